@@ -1,0 +1,20 @@
+// Stage 8 — cli: how subcommands plug into the `roformer` binary.
+//
+// Each src/cli/cmd_*.cpp defines one function that adds its subcommand (options + callback)
+// to the app, and registers it with RF_COMMAND(order, function). main.cpp builds the app
+// from the registry, so adding a command never touches another file.
+// Callbacks report bad input by throwing std::exception with a message that names the bad
+// thing and how to fix it; main prints it as one line "error: ..." and exits with 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rf::cli {
+
+using CommandAdder = void (*)(CLI::App& app);
+int register_command(int order, const char* name, CommandAdder add);
+
+}  // namespace rf::cli
+
+#define RF_COMMAND(order, name, fn) \
+    static const int rf_command_registered_##fn = ::rf::cli::register_command(order, name, fn)

@@ -1,0 +1,50 @@
+// Stage 1 — tensor: a small seeded random generator.
+//
+// std::mt19937_64 is specified bit for bit by the standard; the distributions in <random>
+// are not, so uniform / normal / integer draws are written out here. Same seed → same
+// numbers on every machine and compiler.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+namespace rf {
+
+class Rng {
+public:
+    explicit Rng(uint64_t seed = 0) : engine_(seed) {}
+
+    // uniform in [0, 1) with 53 random bits
+    double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+
+    // integer in [0, n), n > 0 (Lemire-free simple rejection keeps it unbiased)
+    uint64_t below(uint64_t n) {
+        const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+        uint64_t r;
+        do r = engine_(); while (r >= limit);
+        return r % n;
+    }
+
+    // standard normal by Box–Muller (cached second value)
+    double normal() {
+        if (has_spare_) { has_spare_ = false; return spare_; }
+        double u1 = uniform();
+        while (u1 <= 0.0) u1 = uniform();
+        const double u2 = uniform();
+        const double r = std::sqrt(-2.0 * std::log(u1));
+        const double angle = 2.0 * M_PI * u2;
+        spare_ = r * std::sin(angle);
+        has_spare_ = true;
+        return r * std::cos(angle);
+    }
+
+    uint64_t next_u64() { return engine_(); }
+
+private:
+    std::mt19937_64 engine_;
+    bool has_spare_ = false;
+    double spare_ = 0.0;
+};
+
+}  // namespace rf
