@@ -1,0 +1,57 @@
+// Stage 4 — position: one interface for every way of telling the encoder where a token is.
+//
+// Legend: B batch, T sequence length, C hidden size, H heads, D = C / H head size.
+// The model asks its scheme at three places:
+//   embed(x)            after the token lookup       x:[B,T,C]  (learned / sinusoidal add here)
+//   rotate(q, k, v)     after the head split         q,k,v:[B,H,T,D]  (RoPE rotates here)
+//   bias_scores(s)      before the softmax           s:[B,H,T,T]  (ALiBi adds its bias here)
+// Schemes that do nothing at a place return their input unchanged.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/random.hpp"
+#include "tensor/tensor.hpp"
+
+namespace rf {
+
+// Every knob of every scheme; the config file's [position] table maps onto it 1:1.
+struct PositionConfig {
+    std::string scheme = "rope";         // none | learned | sinusoidal | rope | alibi
+    std::string pairing = "interleaved"; // rope: interleaved (2i, 2i+1) | half (i, i + r/2)
+    double base = 10000.0;               // rope / sinusoidal: θ_i = base^(−2i/d)
+    double rotary_fraction = 1.0;        // rope: rotate the first r = fraction·D dims (r even)
+    bool rotate_values = false;          // rope: also rotate v (RoFormer's rotary_value)
+    double interpolation_factor = 1.0;   // rope: position interpolation, m → m / factor
+    double ntk_factor = 1.0;             // rope: NTK-aware base scaling, base·factor^(r/(r−2))
+    size_t max_positions = 512;          // learned: rows in the table (longest allowed T)
+};
+
+// Throws std::invalid_argument naming the offending key (e.g. "position.rotary_fraction")
+// when the values cannot work for this head size.
+void validate_position_config(const PositionConfig& config, size_t hidden, size_t num_heads);
+
+class PositionScheme {
+public:
+    virtual ~PositionScheme() = default;
+    virtual std::string name() const = 0;   // "rope_interleaved", "rope_half", "sinusoidal", ...
+
+    // x:[B,T,C] token embeddings → x plus absolute positions (offset, …, offset+T−1).
+    virtual Tensor embed(const Tensor& x, size_t offset = 0) { return x; }
+    // q,k,v:[B,H,T,D] → rotated in place of the handles (new tensors; graph recorded).
+    virtual void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
+    // scores:[B,H,T,T] → scores plus a position bias.
+    virtual Tensor bias_scores(const Tensor& scores) { return scores; }
+
+    // Trainable parameters with their checkpoint names (only `learned` has one:
+    // "roformer.embeddings.position_embeddings.weight", [max_positions, C]).
+    virtual std::vector<Tensor> parameters() { return {}; }
+};
+
+// Builds the scheme; draws any initial weights (normal(0, 0.02)) from `init_rng`.
+std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
+                                                     size_t num_heads, Rng& init_rng);
+
+}  // namespace rf
