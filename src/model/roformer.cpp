@@ -1,0 +1,122 @@
+// Stage 5 — model: RoFormer encoder + MLM head (see roformer.hpp for the equations).
+#include "model/roformer.hpp"
+
+#include <stdexcept>
+
+namespace rf {
+
+static constexpr int kIgnore = -100;
+
+RoFormerMLM::RoFormerMLM(const ModelConfig& config, uint64_t init_seed)
+    : config_(config), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
+    if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
+    validate_position_config(config.position, config.hidden, config.num_heads);
+    const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
+    const double std = config.init_std, eps = config.layer_norm_eps;
+    Rng rng(init_seed);
+
+    // Parameters are created (and drawn from rng) in HF's state-dict order.
+    word_embeddings = normal_parameter({V, C}, std, rng, "roformer.embeddings.word_embeddings.weight");
+    token_type_embeddings = normal_parameter({config.type_vocab_size, C}, std, rng,
+                                             "roformer.embeddings.token_type_embeddings.weight");
+    embedding_norm = LayerNorm(C, eps, "roformer.embeddings.LayerNorm");
+    position_ = make_position_scheme(config.position, C, config.num_heads, rng);
+    for (size_t i = 0; i < config.num_layers; ++i) {
+        const std::string p = "roformer.encoder.layer." + std::to_string(i);
+        EncoderLayer layer;
+        layer.attention = SelfAttention(C, config.num_heads, config.attention_dropout, std, rng,
+                                        p + ".attention");
+        layer.attention_norm = LayerNorm(C, eps, p + ".attention.output.LayerNorm");
+        layer.intermediate = Linear(C, F, std, rng, p + ".intermediate.dense");
+        layer.output = Linear(F, C, std, rng, p + ".output.dense");
+        layer.output_norm = LayerNorm(C, eps, p + ".output.LayerNorm");
+        layers_.push_back(std::move(layer));
+    }
+    transform = Linear(C, C, std, rng, "cls.predictions.transform.dense");
+    transform_norm = LayerNorm(C, eps, "cls.predictions.transform.LayerNorm");
+    decoder_bias = constant_parameter({V}, Real(0), "cls.predictions.bias");
+
+    parameters_.push_back({word_embeddings, true});
+    parameters_.push_back({token_type_embeddings, true});
+    embedding_norm.collect(parameters_);
+    for (Tensor& t : position_->parameters()) parameters_.push_back({t, true});
+    for (const EncoderLayer& layer : layers_) {
+        layer.attention.collect(parameters_);
+        layer.attention_norm.collect(parameters_);
+        layer.intermediate.collect(parameters_);
+        layer.output.collect(parameters_);
+        layer.output_norm.collect(parameters_);
+    }
+    transform.collect(parameters_);
+    transform_norm.collect(parameters_);
+    parameters_.push_back({decoder_bias, false});
+}
+
+// ids:[B,T] → hidden:[B·T, C]
+Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
+                           bool training) {
+    if (ids.size() != batch * seq_len)
+        throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
+                                    std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
+    const Real p = static_cast<Real>(config_.dropout);
+    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});       // [B,T,C]
+    h = add(h, slice(token_type_embeddings, 0, 0, 1));                    // + type_emb[0]
+    h = position_->embed(h);                                              // + absolute pos
+    h = dropout(embedding_norm(h), p, training, dropout_rng_);
+    for (const EncoderLayer& layer : layers_) {
+        Tensor a = layer.attention(h, *position_, training, dropout_rng_);
+        h = layer.attention_norm(add(h, dropout(a, p, training, dropout_rng_)));
+        Tensor f = layer.output(gelu(layer.intermediate(h)));
+        h = layer.output_norm(add(h, dropout(f, p, training, dropout_rng_)));
+    }
+    return reshape(h, {batch * seq_len, config_.hidden});
+}
+
+// z = LN(gelu(x·Wtᵀ + bt)); logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
+Tensor RoFormerMLM::head(const Tensor& hidden_rows) {
+    Tensor z = transform_norm(gelu(transform(hidden_rows)));
+    return add(matmul(z, word_embeddings, false, true), decoder_bias);
+}
+
+MlmOutput RoFormerMLM::forward(const std::vector<int>& ids, const std::vector<int>& labels,
+                               size_t batch, size_t seq_len, bool training) {
+    if (labels.size() != ids.size())
+        throw std::invalid_argument("forward: labels has " + std::to_string(labels.size()) +
+                                    " entries but ids has " + std::to_string(ids.size()));
+    MlmOutput out;
+    std::vector<int> targets;
+    for (size_t i = 0; i < labels.size(); ++i)
+        if (labels[i] != kIgnore) {
+            out.rows.push_back(static_cast<int>(i));
+            targets.push_back(labels[i]);
+        }
+    Tensor hidden = encode(ids, batch, seq_len, training);
+    // Gather the labelled rows (the embedding op is exactly a row gather with scatter-add
+    // backward), then run the head on those M rows only.
+    Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
+    out.logits = head(rows);
+    out.loss = cross_entropy(out.logits, targets, kIgnore);
+    return out;
+}
+
+Tensor RoFormerMLM::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len) {
+    return head(encode(ids, batch, seq_len, false));
+}
+
+size_t RoFormerMLM::num_parameters() const {
+    size_t n = 0;
+    for (const NamedParameter& p : parameters_) n += p.tensor.numel();
+    return n;
+}
+
+double RoFormerMLM::forward_flops_per_token(size_t seq_len, double head_fraction) const {
+    const double C = double(config_.hidden), F = double(config_.ffn);
+    const double V = double(config_.vocab_size), T = double(seq_len);
+    const double per_layer = 2.0 * 4.0 * C * C      // q, k, v, output projections
+                             + 2.0 * 2.0 * C * F    // FFN up and down
+                             + 2.0 * 2.0 * T * C;   // q·kᵀ and probs·v
+    const double head = head_fraction * (2.0 * C * C + 2.0 * C * V);
+    return double(config_.num_layers) * per_layer + head;
+}
+
+}  // namespace rf

@@ -1,0 +1,93 @@
+// Stage 5 — model: the RoFormer encoder (BERT-style post-LN) with a tied MLM head.
+//
+// Legend: B batch, T tokens, C hidden, F FFN size, V vocabulary, L layers, M masked positions.
+//   h = word_emb[ids] + type_emb[0]  (+ absolute positions)      [B,T,C]
+//   h = dropout(LN(h))
+//   L × { a = dropout(SelfAttention(h));  h = LN(h + a)
+//         f = dropout(W2·gelu(W1·h + b1) + b2);  h = LN(h + f) }
+//   MLM head on the M rows that carry a label:
+//   z = LN(gelu(h·Wtᵀ + bt));  logits = z·word_embᵀ + bias       [M,V]   (decoder tied)
+// Parameter names are HF RoFormerForMaskedLM's, so model.safetensors loads there by name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/attention.hpp"
+#include "nn/layers.hpp"
+#include "position/position.hpp"
+
+namespace rf {
+
+struct ModelConfig {
+    size_t vocab_size = 0;
+    size_t hidden = 128;
+    size_t num_heads = 4;
+    size_t num_layers = 4;
+    size_t ffn = 512;
+    size_t type_vocab_size = 2;      // HF keeps a token-type table; we always use type 0
+    double dropout = 0.0;
+    double attention_dropout = 0.0;
+    double layer_norm_eps = 1e-12;
+    double init_std = 0.02;
+    PositionConfig position;
+};
+
+struct EncoderLayer {
+    SelfAttention attention;
+    LayerNorm attention_norm;        // attention.output.LayerNorm
+    Linear intermediate;             // intermediate.dense  [F, C]
+    Linear output;                   // output.dense        [C, F]
+    LayerNorm output_norm;           // output.LayerNorm
+};
+
+// The result of one forward pass.
+struct MlmOutput {
+    Tensor logits;                   // [M, V] logits at the selected rows
+    Tensor loss;                     // scalar mean cross-entropy (undefined without labels)
+    std::vector<int> rows;           // which of the B·T positions the logits rows are
+};
+
+class RoFormerMLM {
+public:
+    RoFormerMLM(const ModelConfig& config, uint64_t init_seed);
+
+    // ids, labels: row-major [B,T]; labels are −100 where no prediction is asked for.
+    // The head runs only on rows whose label is not −100 (sparse prediction); the loss is
+    // their mean cross-entropy.
+    MlmOutput forward(const std::vector<int>& ids, const std::vector<int>& labels, size_t batch,
+                      size_t seq_len, bool training);
+    // Logits at every position (fill-mask, inspection): [B·T, V].
+    Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len);
+    // The encoder's last hidden states [B·T, C].
+    Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
+
+    const ModelConfig& config() const { return config_; }
+    PositionScheme& position() { return *position_; }
+    // Every trainable tensor, in a fixed order, with names and weight-decay flags.
+    const std::vector<NamedParameter>& parameters() const { return parameters_; }
+    size_t num_parameters() const;
+    // Forward FLOPs per token with the head on a fraction `head_fraction` of positions
+    // (2 per multiply-add; attention's T-dependent terms included). Training ≈ 3× this.
+    double forward_flops_per_token(size_t seq_len, double head_fraction) const;
+    // Dropout randomness (re-seeded by the trainer for bit-identical resumes).
+    Rng& dropout_rng() { return dropout_rng_; }
+
+private:
+    Tensor head(const Tensor& hidden_rows);   // [M,C] → [M,V]
+
+    ModelConfig config_;
+    Tensor word_embeddings;          // [V, C]
+    Tensor token_type_embeddings;    // [type_vocab_size, C]
+    LayerNorm embedding_norm;
+    std::unique_ptr<PositionScheme> position_;
+    std::vector<EncoderLayer> layers_;
+    Linear transform;                // cls.predictions.transform.dense
+    LayerNorm transform_norm;        // cls.predictions.transform.LayerNorm
+    Tensor decoder_bias;             // cls.predictions.bias [V]
+    std::vector<NamedParameter> parameters_;
+    Rng dropout_rng_;
+};
+
+}  // namespace rf

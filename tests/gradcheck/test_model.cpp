@@ -1,0 +1,55 @@
+// Gradient check of the WHOLE model, in double precision, for every position scheme:
+// every element of every parameter, central differences of the MLM loss.
+#include "gradcheck.hpp"
+#include "model/roformer.hpp"
+
+using namespace rf;
+
+namespace {
+
+ModelConfig tiny_config(const std::string& scheme, const std::string& pairing = "interleaved") {
+    ModelConfig c;
+    c.vocab_size = 11;
+    c.hidden = 8;
+    c.num_heads = 2;
+    c.num_layers = 2;
+    c.ffn = 12;
+    c.position.scheme = scheme;
+    c.position.pairing = pairing;
+    c.position.max_positions = 8;
+    return c;
+}
+
+void check_model(ModelConfig config) {
+    RoFormerMLM model(config, 7);
+    const size_t B = 2, T = 5;
+    const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
+    const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};
+
+    std::vector<Tensor> params;
+    for (const NamedParameter& p : model.parameters()) params.push_back(p.tensor);
+    REQUIRE(!params.empty());
+
+    auto f = [&](const std::vector<Tensor>&) {
+        return model.forward(ids, labels, B, T, /*training=*/false).loss;
+    };
+    testing::GradcheckOptions opt;
+    opt.h = 1e-5;      // the loss is a long composition; a slightly larger step is better conditioned
+    opt.atol = 1e-7;
+    opt.rtol = 1e-4;
+    testing::gradcheck(f, params, opt);
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck whole model: rope interleaved") { check_model(tiny_config("rope")); }
+TEST_CASE("gradcheck whole model: rope half") { check_model(tiny_config("rope", "half")); }
+TEST_CASE("gradcheck whole model: rope with rotate_values") {
+    ModelConfig c = tiny_config("rope");
+    c.position.rotate_values = true;
+    check_model(c);
+}
+TEST_CASE("gradcheck whole model: sinusoidal") { check_model(tiny_config("sinusoidal")); }
+TEST_CASE("gradcheck whole model: learned") { check_model(tiny_config("learned")); }
+TEST_CASE("gradcheck whole model: none") { check_model(tiny_config("none")); }
+TEST_CASE("gradcheck whole model: alibi") { check_model(tiny_config("alibi")); }

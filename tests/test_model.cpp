@@ -1,0 +1,110 @@
+// The encoder's structure: HF names and shapes, the sparse MLM head, the tied decoder.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+
+#include "model/roformer.hpp"
+
+using namespace rf;
+
+namespace {
+ModelConfig small_config(const std::string& scheme = "rope") {
+    ModelConfig c;
+    c.vocab_size = 50;
+    c.hidden = 16;
+    c.num_heads = 2;
+    c.num_layers = 2;
+    c.ffn = 32;
+    c.position.scheme = scheme;
+    c.position.max_positions = 32;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] shapes") {
+    RoFormerMLM model(small_config(), 1);
+    std::map<std::string, Shape> shapes;
+    for (const NamedParameter& p : model.parameters()) {
+        CHECK_MESSAGE(shapes.count(p.tensor.name()) == 0, "duplicate name " << p.tensor.name());
+        shapes[p.tensor.name()] = p.tensor.shape();
+    }
+    const std::string l1 = "roformer.encoder.layer.1.";
+    CHECK(shapes.at("roformer.embeddings.word_embeddings.weight") == Shape{50, 16});
+    CHECK(shapes.at("roformer.embeddings.token_type_embeddings.weight") == Shape{2, 16});
+    CHECK(shapes.at("roformer.embeddings.LayerNorm.weight") == Shape{16});
+    CHECK(shapes.at(l1 + "attention.self.query.weight") == Shape{16, 16});
+    CHECK(shapes.at(l1 + "attention.self.value.bias") == Shape{16});
+    CHECK(shapes.at(l1 + "attention.output.dense.weight") == Shape{16, 16});
+    CHECK(shapes.at(l1 + "attention.output.LayerNorm.bias") == Shape{16});
+    CHECK(shapes.at(l1 + "intermediate.dense.weight") == Shape{32, 16});
+    CHECK(shapes.at(l1 + "output.dense.weight") == Shape{16, 32});
+    CHECK(shapes.at(l1 + "output.LayerNorm.weight") == Shape{16});
+    CHECK(shapes.at("cls.predictions.transform.dense.weight") == Shape{16, 16});
+    CHECK(shapes.at("cls.predictions.transform.LayerNorm.bias") == Shape{16});
+    CHECK(shapes.at("cls.predictions.bias") == Shape{50});
+    // 3 embedding tensors + 16 per layer + 5 head tensors, no decoder.weight (it is tied)
+    CHECK(shapes.size() == 3 + 2 * 16 + 5);
+    CHECK(shapes.count("cls.predictions.decoder.weight") == 0);
+
+    RoFormerMLM learned(small_config("learned"), 1);
+    bool found = false;
+    for (const NamedParameter& p : learned.parameters())
+        found |= p.tensor.name() == "roformer.embeddings.position_embeddings.weight";
+    CHECK(found);
+}
+
+TEST_CASE("weight decay flags: 2-D weights decay, biases and LayerNorm do not") {
+    RoFormerMLM model(small_config(), 1);
+    for (const NamedParameter& p : model.parameters())
+        CHECK_MESSAGE(p.decay == (p.tensor.dim() == 2), p.tensor.name());
+}
+
+TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows") {
+    RoFormerMLM model(small_config(), 3);
+    const size_t B = 2, T = 6;
+    std::vector<int> ids(B * T), labels(B * T, -100);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 7) % 40);
+    labels[1] = 9;
+    labels[7] = 12;
+    labels[11] = 40;
+    NoGradGuard no_grad;
+    MlmOutput out = model.forward(ids, labels, B, T, false);
+    Tensor all = model.logits_all(ids, B, T);
+    REQUIRE(out.rows == std::vector<int>{1, 7, 11});
+    REQUIRE(out.logits.shape() == Shape{3, 50});
+    REQUIRE(all.shape() == Shape{12, 50});
+    for (size_t r = 0; r < 3; ++r)
+        for (size_t v = 0; v < 50; ++v)
+            CHECK(out.logits.data()[r * 50 + v] ==
+                  doctest::Approx(all.data()[size_t(out.rows[r]) * 50 + v]).epsilon(1e-5));
+    // At init the loss is close to ln V (near-uniform predictions).
+    CHECK(out.loss.item() == doctest::Approx(std::log(50.0)).epsilon(0.1));
+}
+
+TEST_CASE("same init seed gives identical weights; different seeds differ") {
+    RoFormerMLM a(small_config(), 5), b(small_config(), 5), c(small_config(), 6);
+    const Tensor& wa = a.parameters()[0].tensor;
+    const Tensor& wb = b.parameters()[0].tensor;
+    const Tensor& wc = c.parameters()[0].tensor;
+    bool same = true, differ = false;
+    for (size_t i = 0; i < wa.numel(); ++i) {
+        same &= wa.data()[i] == wb.data()[i];
+        differ |= wa.data()[i] != wc.data()[i];
+    }
+    CHECK(same);
+    CHECK(differ);
+}
+
+TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
+    RoFormerMLM model(small_config(), 2);
+    std::vector<int> ids = {5, 6, 7, 8}, labels = {-100, 30, -100, -100};
+    Tensor loss = model.forward(ids, labels, 1, 4, true).loss;
+    loss.backward();
+    const Tensor& emb = model.parameters()[0].tensor;
+    // Row 30 never appears in the input, so its gradient can only come through the decoder.
+    Tensor e = emb;
+    double row30 = 0;
+    for (size_t c = 0; c < 16; ++c) row30 += std::abs(e.grad().data()[30 * 16 + c]);
+    CHECK(row30 > 0.0);
+}
