@@ -1,0 +1,237 @@
+// Stage 2 — ops: element-wise math. Binary ops broadcast like numpy; the backward of a
+// stretched input sums the upstream gradient over the stretched axes (broadcast.hpp).
+//
+// Legend: a, b inputs; y = out the result (broadcast shape); dout = dL/dy; da = dL/da.
+// Each forward reads its inputs through per-output-axis strides; each backward scatters
+// dout·(local derivative) back through the same strides with +=, which is exactly
+// "sum over the broadcast axes". Same-shape inputs take plain loops.
+#include <cmath>
+
+#include "ops/broadcast.hpp"
+#include "ops/ops.hpp"
+
+namespace rf {
+
+namespace {
+
+// How two inputs map onto the output: its shape and each input's strides over it.
+struct BinaryPlan {
+    Shape out;
+    Strides stride_a, stride_b;
+    bool same_shape = false;
+};
+
+BinaryPlan plan_binary(const Tensor& a, const Tensor& b, const char* op) {
+    BinaryPlan p;
+    const Shape sa = a.shape(), sb = b.shape();
+    p.out = broadcast_shape(sa, sb, op);
+    p.same_shape = (sa == sb);
+    p.stride_a = broadcast_strides(sa, p.out);
+    p.stride_b = broadcast_strides(sb, p.out);
+    return p;
+}
+
+// y[i] = f(a[ja], b[jb])
+template <class F>
+Array binary_forward(const Tensor& a, const Tensor& b, const BinaryPlan& p, F f) {
+    Array y = Array::from_shape(p.out);
+    Real* out = y.data();
+    const Real* pa = a.data();
+    const Real* pb = b.data();
+    if (p.same_shape) {
+        for (size_t i = 0, n = y.size(); i < n; ++i) out[i] = f(pa[i], pb[i]);
+    } else {
+        for_each_broadcast(p.out, p.stride_a, p.stride_b,
+                           [&](size_t i, size_t ja, size_t jb) { out[i] = f(pa[ja], pb[jb]); });
+    }
+    return y;
+}
+
+// grad[j] += term(i, ja, jb) summed over every output i that reads input element j,
+// where j = ja for input a (to_a) and jb for input b.
+template <class F>
+void binary_backward(Array& grad, bool to_a, const BinaryPlan& p, F term) {
+    Real* g = grad.data();
+    if (p.same_shape) {
+        for (size_t i = 0, n = shape_numel(p.out); i < n; ++i) g[i] += term(i, i, i);
+    } else if (to_a) {
+        for_each_broadcast(p.out, p.stride_a, p.stride_b,
+                           [&](size_t i, size_t ja, size_t jb) { g[ja] += term(i, ja, jb); });
+    } else {
+        for_each_broadcast(p.out, p.stride_a, p.stride_b,
+                           [&](size_t i, size_t ja, size_t jb) { g[jb] += term(i, ja, jb); });
+    }
+}
+
+// y[i] = f(x[i])
+template <class F>
+Array unary_forward(const Tensor& x, F f) {
+    Array y = Array::from_shape(x.shape());
+    const Real* in = x.data();
+    Real* out = y.data();
+    for (size_t i = 0, n = y.size(); i < n; ++i) out[i] = f(in[i]);
+    return y;
+}
+
+// dx[i] += dout[i] · local(i)
+template <class F>
+void unary_backward(Tensor& x, const TensorImpl& out, F local) {
+    Array* g = grad_of(x);
+    if (!g) return;
+    Real* dx = g->data();
+    const Real* dout = out.grad.data();
+    for (size_t i = 0, n = out.grad.size(); i < n; ++i) dx[i] += dout[i] * local(i);
+}
+
+}  // namespace
+
+// ---- binary, broadcasting ----------------------------------------------------------------
+// y = a + b   a:in_a b:in_b → y:broadcast(in_a, in_b)
+Tensor add(const Tensor& a, const Tensor& b) {
+    BinaryPlan p = plan_binary(a, b, "add");
+    Array y = binary_forward(a, b, p, [](Real x, Real z) { return x + z; });
+    return make_result(std::move(y), {a, b}, "add", [a = a, b = b](TensorImpl& out) mutable {
+        // da = reduce(dout), db = reduce(dout)
+        if (Array* g = grad_of(a)) accumulate_reduced(*g, out.grad);
+        if (Array* g = grad_of(b)) accumulate_reduced(*g, out.grad);
+    });
+}
+
+// y = a − b
+Tensor sub(const Tensor& a, const Tensor& b) {
+    BinaryPlan p = plan_binary(a, b, "sub");
+    Array y = binary_forward(a, b, p, [](Real x, Real z) { return x - z; });
+    return make_result(std::move(y), {a, b}, "sub", [a = a, b = b, p](TensorImpl& out) mutable {
+        // da = reduce(dout), db = −reduce(dout)
+        const Real* dout = out.grad.data();
+        if (Array* g = grad_of(a)) accumulate_reduced(*g, out.grad);
+        if (Array* g = grad_of(b))
+            binary_backward(*g, false, p, [&](size_t i, size_t, size_t) { return -dout[i]; });
+    });
+}
+
+// y = a ⊙ b
+Tensor mul(const Tensor& a, const Tensor& b) {
+    BinaryPlan p = plan_binary(a, b, "mul");
+    Array y = binary_forward(a, b, p, [](Real x, Real z) { return x * z; });
+    return make_result(std::move(y), {a, b}, "mul", [a = a, b = b, p](TensorImpl& out) mutable {
+        // da = reduce(dout ⊙ b), db = reduce(dout ⊙ a)
+        const Real* dout = out.grad.data();
+        const Real* pa = a.data();
+        const Real* pb = b.data();
+        if (Array* g = grad_of(a))
+            binary_backward(*g, true, p,
+                            [&](size_t i, size_t, size_t jb) { return dout[i] * pb[jb]; });
+        if (Array* g = grad_of(b))
+            binary_backward(*g, false, p,
+                            [&](size_t i, size_t ja, size_t) { return dout[i] * pa[ja]; });
+    });
+}
+
+// y = a / b
+Tensor div(const Tensor& a, const Tensor& b) {
+    BinaryPlan p = plan_binary(a, b, "div");
+    Array y = binary_forward(a, b, p, [](Real x, Real z) { return x / z; });
+    return make_result(std::move(y), {a, b}, "div", [a = a, b = b, p](TensorImpl& out) mutable {
+        // da = reduce(dout / b), db = reduce(−dout ⊙ a / b²)
+        const Real* dout = out.grad.data();
+        const Real* pa = a.data();
+        const Real* pb = b.data();
+        if (Array* g = grad_of(a))
+            binary_backward(*g, true, p,
+                            [&](size_t i, size_t, size_t jb) { return dout[i] / pb[jb]; });
+        if (Array* g = grad_of(b))
+            binary_backward(*g, false, p, [&](size_t i, size_t ja, size_t jb) {
+                return -dout[i] * pa[ja] / (pb[jb] * pb[jb]);
+            });
+    });
+}
+
+// ---- with a constant ---------------------------------------------------------------------
+// y = x + s   x,y:[...]
+Tensor add_scalar(const Tensor& x, Real s) {
+    Array y = unary_forward(x, [s](Real v) { return v + s; });
+    return make_result(std::move(y), {x}, "add_scalar", [x = x](TensorImpl& out) mutable {
+        // dx = dout
+        unary_backward(x, out, [](size_t) { return Real(1); });
+    });
+}
+
+// y = x · s
+Tensor mul_scalar(const Tensor& x, Real s) {
+    Array y = unary_forward(x, [s](Real v) { return v * s; });
+    return make_result(std::move(y), {x}, "mul_scalar", [x = x, s](TensorImpl& out) mutable {
+        // dx = s · dout
+        unary_backward(x, out, [s](size_t) { return s; });
+    });
+}
+
+// y = −x
+Tensor neg(const Tensor& x) {
+    Array y = unary_forward(x, [](Real v) { return -v; });
+    return make_result(std::move(y), {x}, "neg", [x = x](TensorImpl& out) mutable {
+        // dx = −dout
+        unary_backward(x, out, [](size_t) { return Real(-1); });
+    });
+}
+
+// ---- unary math --------------------------------------------------------------------------
+// y = eˣ
+Tensor exp(const Tensor& x) {
+    Array y = unary_forward(x, [](Real v) { return std::exp(v); });
+    return make_result(std::move(y), {x}, "exp", [x = x](TensorImpl& out) mutable {
+        // dx = dout ⊙ y
+        const Real* y = out.data.data();
+        unary_backward(x, out, [y](size_t i) { return y[i]; });
+    });
+}
+
+// y = ln x   (x > 0)
+Tensor log(const Tensor& x) {
+    Array y = unary_forward(x, [](Real v) { return std::log(v); });
+    return make_result(std::move(y), {x}, "log", [x = x](TensorImpl& out) mutable {
+        // dx = dout / x
+        const Real* in = x.data();
+        unary_backward(x, out, [in](size_t i) { return Real(1) / in[i]; });
+    });
+}
+
+// y = √x   (x > 0)
+Tensor sqrt(const Tensor& x) {
+    Array y = unary_forward(x, [](Real v) { return std::sqrt(v); });
+    return make_result(std::move(y), {x}, "sqrt", [x = x](TensorImpl& out) mutable {
+        // dx = dout / (2y)
+        const Real* y = out.data.data();
+        unary_backward(x, out, [y](size_t i) { return Real(0.5) / y[i]; });
+    });
+}
+
+// y = tanh x
+Tensor tanh(const Tensor& x) {
+    Array y = unary_forward(x, [](Real v) { return std::tanh(v); });
+    return make_result(std::move(y), {x}, "tanh", [x = x](TensorImpl& out) mutable {
+        // dx = dout ⊙ (1 − y²)
+        const Real* y = out.data.data();
+        unary_backward(x, out, [y](size_t i) { return Real(1) - y[i] * y[i]; });
+    });
+}
+
+// y = x·Φ(x) = ½x(1 + erf(x/√2)), Φ the standard normal CDF (exact GELU, not the tanh fit)
+Tensor gelu(const Tensor& x) {
+    const Real inv_sqrt2 = Real(0.70710678118654752440);
+    Array y = unary_forward(
+        x, [inv_sqrt2](Real v) { return Real(0.5) * v * (Real(1) + std::erf(v * inv_sqrt2)); });
+    return make_result(std::move(y), {x}, "gelu", [x = x, inv_sqrt2](TensorImpl& out) mutable {
+        // dx = dout ⊙ (Φ(x) + x·φ(x)),  φ(x) = e^{−x²/2} / √(2π)
+        const Real inv_sqrt_2pi = Real(0.39894228040143267794);
+        const Real* in = x.data();
+        unary_backward(x, out, [&](size_t i) {
+            const Real v = in[i];
+            const Real cdf = Real(0.5) * (Real(1) + std::erf(v * inv_sqrt2));
+            const Real pdf = inv_sqrt_2pi * std::exp(Real(-0.5) * v * v);
+            return cdf + v * pdf;
+        });
+    });
+}
+
+}  // namespace rf
