@@ -9,21 +9,25 @@
 using namespace rf;
 
 namespace {
-ModelConfig small_config(const std::string& scheme = "rope") {
+ModelConfig small_config() {
     ModelConfig c;
     c.vocab_size = 50;
     c.hidden = 16;
     c.num_heads = 2;
     c.num_layers = 2;
     c.ffn = 32;
-    c.position.scheme = scheme;
-    c.position.max_positions = 32;
     return c;
+}
+PositionConfig position(const std::string& scheme = "rope") {
+    PositionConfig p;
+    p.scheme = scheme;
+    p.max_positions = 32;
+    return p;
 }
 }  // namespace
 
 TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] shapes") {
-    RoFormerMLM model(small_config(), 1);
+    RoFormerMLM model(small_config(), position(), 1);
     std::map<std::string, Shape> shapes;
     for (const NamedParameter& p : model.parameters()) {
         CHECK_MESSAGE(shapes.count(p.tensor.name()) == 0, "duplicate name " << p.tensor.name());
@@ -47,7 +51,7 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
     CHECK(shapes.size() == 3 + 2 * 16 + 5);
     CHECK(shapes.count("cls.predictions.decoder.weight") == 0);
 
-    RoFormerMLM learned(small_config("learned"), 1);
+    RoFormerMLM learned(small_config(), position("learned"), 1);
     bool found = false;
     for (const NamedParameter& p : learned.parameters())
         found |= p.tensor.name() == "roformer.embeddings.position_embeddings.weight";
@@ -55,13 +59,13 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
 }
 
 TEST_CASE("weight decay flags: 2-D weights decay, biases and LayerNorm do not") {
-    RoFormerMLM model(small_config(), 1);
+    RoFormerMLM model(small_config(), position(), 1);
     for (const NamedParameter& p : model.parameters())
         CHECK_MESSAGE(p.decay == (p.tensor.dim() == 2), p.tensor.name());
 }
 
 TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows") {
-    RoFormerMLM model(small_config(), 3);
+    RoFormerMLM model(small_config(), position(), 3);
     const size_t B = 2, T = 6;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 7) % 40);
@@ -83,7 +87,7 @@ TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows")
 }
 
 TEST_CASE("same init seed gives identical weights; different seeds differ") {
-    RoFormerMLM a(small_config(), 5), b(small_config(), 5), c(small_config(), 6);
+    RoFormerMLM a(small_config(), position(), 5), b(small_config(), position(), 5), c(small_config(), position(), 6);
     const Tensor& wa = a.parameters()[0].tensor;
     const Tensor& wb = b.parameters()[0].tensor;
     const Tensor& wc = c.parameters()[0].tensor;
@@ -97,7 +101,7 @@ TEST_CASE("same init seed gives identical weights; different seeds differ") {
 }
 
 TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
-    RoFormerMLM model(small_config(), 2);
+    RoFormerMLM model(small_config(), position(), 2);
     std::vector<int> ids = {5, 6, 7, 8}, labels = {-100, 30, -100, -100};
     Tensor loss = model.forward(ids, labels, 1, 4, true).loss;
     loss.backward();

@@ -7,20 +7,21 @@ namespace rf {
 
 static constexpr int kIgnore = -100;
 
-RoFormerMLM::RoFormerMLM(const ModelConfig& config, uint64_t init_seed)
-    : config_(config), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
+RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& position,
+                         uint64_t init_seed)
+    : config_(config), position_config_(position), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
-    validate_position_config(config.position, config.hidden, config.num_heads);
+    validate_position_config(position, config.hidden, config.num_heads);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
     const double std = config.init_std, eps = config.layer_norm_eps;
     Rng rng(init_seed);
 
     // Parameters are created (and drawn from rng) in HF's state-dict order.
     word_embeddings = normal_parameter({V, C}, std, rng, "roformer.embeddings.word_embeddings.weight");
-    token_type_embeddings = normal_parameter({config.type_vocab_size, C}, std, rng,
+    token_type_embeddings = normal_parameter({2, C}, std, rng,
                                              "roformer.embeddings.token_type_embeddings.weight");
     embedding_norm = LayerNorm(C, eps, "roformer.embeddings.LayerNorm");
-    position_ = make_position_scheme(config.position, C, config.num_heads, rng);
+    position_ = make_position_scheme(position, C, config.num_heads, rng);
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;

@@ -15,24 +15,12 @@
 #include <vector>
 
 #include "model/attention.hpp"
+#include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
 
 namespace rf {
 
-struct ModelConfig {
-    size_t vocab_size = 0;
-    size_t hidden = 128;
-    size_t num_heads = 4;
-    size_t num_layers = 4;
-    size_t ffn = 512;
-    size_t type_vocab_size = 2;      // HF keeps a token-type table; we always use type 0
-    double dropout = 0.0;
-    double attention_dropout = 0.0;
-    double layer_norm_eps = 1e-12;
-    double init_std = 0.02;
-    PositionConfig position;
-};
 
 struct EncoderLayer {
     SelfAttention attention;
@@ -51,7 +39,7 @@ struct MlmOutput {
 
 class RoFormerMLM {
 public:
-    RoFormerMLM(const ModelConfig& config, uint64_t init_seed);
+    RoFormerMLM(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed);
 
     // ids, labels: row-major [B,T]; labels are −100 where no prediction is asked for.
     // The head runs only on rows whose label is not −100 (sparse prediction); the loss is
@@ -64,6 +52,7 @@ public:
     Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
 
     const ModelConfig& config() const { return config_; }
+    const PositionConfig& position_config() const { return position_config_; }
     PositionScheme& position() { return *position_; }
     // Every trainable tensor, in a fixed order, with names and weight-decay flags.
     const std::vector<NamedParameter>& parameters() const { return parameters_; }
@@ -78,8 +67,9 @@ private:
     Tensor head(const Tensor& hidden_rows);   // [M,C] → [M,V]
 
     ModelConfig config_;
+    PositionConfig position_config_;
     Tensor word_embeddings;          // [V, C]
-    Tensor token_type_embeddings;    // [type_vocab_size, C]
+    Tensor token_type_embeddings;    // [2, C]: HF keeps a token-type table; we use type 0
     LayerNorm embedding_norm;
     std::unique_ptr<PositionScheme> position_;
     std::vector<EncoderLayer> layers_;

@@ -7,21 +7,27 @@ using namespace rf;
 
 namespace {
 
-ModelConfig tiny_config(const std::string& scheme, const std::string& pairing = "interleaved") {
-    ModelConfig c;
+struct TinySetup {
+    ModelConfig model;
+    PositionConfig position;
+};
+
+TinySetup tiny_config(const std::string& scheme, const std::string& pairing = "interleaved") {
+    TinySetup s;
+    ModelConfig& c = s.model;
     c.vocab_size = 11;
     c.hidden = 8;
     c.num_heads = 2;
     c.num_layers = 2;
     c.ffn = 12;
-    c.position.scheme = scheme;
-    c.position.pairing = pairing;
-    c.position.max_positions = 8;
-    return c;
+    s.position.scheme = scheme;
+    s.position.pairing = pairing;
+    s.position.max_positions = 8;
+    return s;
 }
 
-void check_model(ModelConfig config) {
-    RoFormerMLM model(config, 7);
+void check_model(const TinySetup& setup) {
+    RoFormerMLM model(setup.model, setup.position, 7);
     const size_t B = 2, T = 5;
     const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
     const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};
@@ -45,7 +51,7 @@ void check_model(ModelConfig config) {
 TEST_CASE("gradcheck whole model: rope interleaved") { check_model(tiny_config("rope")); }
 TEST_CASE("gradcheck whole model: rope half") { check_model(tiny_config("rope", "half")); }
 TEST_CASE("gradcheck whole model: rope with rotate_values") {
-    ModelConfig c = tiny_config("rope");
+    TinySetup c = tiny_config("rope");
     c.position.rotate_values = true;
     check_model(c);
 }
