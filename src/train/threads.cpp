@@ -1,0 +1,19 @@
+// Stage 7 — train: thread count for OpenMP and OpenBLAS. Kept in its own file because
+// <cblas.h> must not meet xtensor-blas's prototypes in one translation unit.
+#include "train/threads.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <thread>
+
+namespace rf {
+
+size_t set_num_threads(size_t n) {
+    if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+    omp_set_num_threads(static_cast<int>(n));
+    openblas_set_num_threads(static_cast<int>(n));
+    return n;
+}
+
+}  // namespace rf
