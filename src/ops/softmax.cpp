@@ -1,0 +1,168 @@
+// Stage 2 — ops: softmax, log-softmax and the fused cross-entropy loss, over the last axis.
+//
+// Legend:  R  rows = product of all dims but the last     C  size of the last axis
+//          N  positions (rows of logits)                   V  vocabulary (classes)
+//
+// Every row is shifted by its maximum before exponentiating, so exp never overflows
+// (softmax([1000, 1001]) is as exact as softmax([0, 1])). Rows are independent, so the row
+// loops run under OpenMP with no cross-thread sums. Sums are accumulated in double.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/ops.hpp"
+
+namespace rf {
+namespace {
+
+void require_last_axis(const Tensor& x, const char* op) {
+    if (x.dim() == 0 || x.size(-1) == 0)
+        throw std::invalid_argument(std::string(op) + ": needs a non-empty last axis, got shape " +
+                                    shape_str(x.shape()));
+}
+
+// For one row: m = max(x), returns log Σ exp(x − m) + m  (the log-sum-exp).
+double row_logsumexp(const Real* x, size_t C) {
+    const Real m = *std::max_element(x, x + C);
+    double total = 0.0;
+    for (size_t j = 0; j < C; ++j) total += std::exp(double(x[j] - m));
+    return double(m) + std::log(total);
+}
+
+}  // namespace
+
+// ---- softmax ------------------------------------------------------------------------------
+// y = exp(x − max) / Σ exp(x − max)   x:[..., C] → y:[..., C]
+Tensor softmax(const Tensor& x) {
+    require_last_axis(x, "softmax");
+    const size_t C = x.size(-1), R = x.numel() / C;
+    Array y = Array::from_shape(x.value().shape());
+    const Real* X = x.data();
+    Real* Y = y.data();
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < long(R); ++r) {
+        const Real* xr = X + size_t(r) * C;
+        Real* yr = Y + size_t(r) * C;
+        const Real m = *std::max_element(xr, xr + C);
+        double total = 0.0;
+        for (size_t j = 0; j < C; ++j) {
+            yr[j] = std::exp(xr[j] - m);
+            total += yr[j];
+        }
+        const Real inv = Real(1.0 / total);
+        for (size_t j = 0; j < C; ++j) yr[j] *= inv;
+    }
+    return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
+        // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
+        Array* gx = grad_of(x);
+        if (!gx) return;
+        const Real* Y = o.data.data();   // the saved output
+        const Real* dY = o.grad.data();
+        Real* dX = gx->data();
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < long(R); ++r) {
+            const size_t off = size_t(r) * C;
+            double dot = 0.0;
+            for (size_t j = 0; j < C; ++j) dot += double(dY[off + j]) * Y[off + j];
+            for (size_t j = 0; j < C; ++j) dX[off + j] += Y[off + j] * (dY[off + j] - Real(dot));
+        }
+    });
+}
+
+// ---- log_softmax --------------------------------------------------------------------------
+// y = x − logsumexp(x)   x:[..., C] → y:[..., C]
+Tensor log_softmax(const Tensor& x) {
+    require_last_axis(x, "log_softmax");
+    const size_t C = x.size(-1), R = x.numel() / C;
+    Array y = Array::from_shape(x.value().shape());
+    const Real* X = x.data();
+    Real* Y = y.data();
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < long(R); ++r) {
+        const size_t off = size_t(r) * C;
+        const double lse = row_logsumexp(X + off, C);
+        for (size_t j = 0; j < C; ++j) Y[off + j] = Real(double(X[off + j]) - lse);
+    }
+    return make_result(std::move(y), {x}, "log_softmax", [x = x, R, C](TensorImpl& o) mutable {
+        // log_softmax backward: dx += dy − softmax(x)·Σ_j dy_j,  softmax = exp(y)   [..., C]
+        Array* gx = grad_of(x);
+        if (!gx) return;
+        const Real* Y = o.data.data();   // the saved output
+        const Real* dY = o.grad.data();
+        Real* dX = gx->data();
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < long(R); ++r) {
+            const size_t off = size_t(r) * C;
+            double total = 0.0;
+            for (size_t j = 0; j < C; ++j) total += dY[off + j];
+            for (size_t j = 0; j < C; ++j)
+                dX[off + j] += dY[off + j] - std::exp(Y[off + j]) * Real(total);
+        }
+    });
+}
+
+// ---- cross_entropy ------------------------------------------------------------------------
+// L = −(1/n) Σ_{i: t_i ≠ ignore} log softmax(logits_i)[t_i]   logits:[N, V] targets:[N] → []
+// (n = number of non-ignored rows; n = 0 gives L = 0.)
+Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int ignore_index) {
+    if (logits.dim() != 2)
+        throw std::invalid_argument("cross_entropy: logits must be [N, V], got " +
+                                    shape_str(logits.shape()) + "; reshape to 2-D first");
+    const size_t N = logits.size(0), V = logits.size(1);
+    if (targets.size() != N)
+        throw std::invalid_argument("cross_entropy: " + std::to_string(targets.size()) +
+                                    " targets for logits " + shape_str(logits.shape()) +
+                                    "; need one target per row");
+    size_t count = 0;
+    for (size_t i = 0; i < N; ++i) {
+        const int t = targets[i];
+        if (t == ignore_index) continue;
+        if (t < 0 || size_t(t) >= V)
+            throw std::invalid_argument("cross_entropy: target " + std::to_string(t) + " at row " +
+                                        std::to_string(i) + " is outside [0, " +
+                                        std::to_string(V) + ") and is not ignore_index " +
+                                        std::to_string(ignore_index));
+        ++count;
+    }
+
+    // Per-row log-sum-exp, kept for backward; per-row losses summed in row order afterwards.
+    const Real* X = logits.data();
+    std::vector<double> lse(N, 0.0), row_loss(N, 0.0);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < long(N); ++i) {
+        if (targets[size_t(i)] == ignore_index) continue;
+        const size_t off = size_t(i) * V;
+        lse[size_t(i)] = row_logsumexp(X + off, V);
+        row_loss[size_t(i)] = lse[size_t(i)] - double(X[off + size_t(targets[size_t(i)])]);
+    }
+    double total = 0.0;
+    for (double l : row_loss) total += l;
+    Array loss = Array::from_shape({});
+    loss() = count ? Real(total / double(count)) : Real(0);
+
+    return make_result(std::move(loss), {logits}, "cross_entropy",
+                       [logits = logits, targets, ignore_index, lse = std::move(lse), count, N,
+                        V](TensorImpl& o) mutable {
+        // cross_entropy backward: dlogits_i += dL·(softmax(logits_i) − onehot(t_i)) / n
+        // for non-ignored rows i; ignored rows (and n = 0) get nothing.   [N, V]
+        Array* g = grad_of(logits);
+        if (!g || count == 0) return;
+        const double scale = double(o.grad()) / double(count);
+        const Real* X = logits.data();
+        Real* dX = g->data();
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < long(N); ++i) {
+            const int t = targets[size_t(i)];
+            if (t == ignore_index) continue;
+            const size_t off = size_t(i) * V;
+            for (size_t j = 0; j < V; ++j) {
+                const double p = std::exp(double(X[off + j]) - lse[size_t(i)]);
+                dX[off + j] += Real(scale * (p - (j == size_t(t) ? 1.0 : 0.0)));
+            }
+        }
+    });
+}
+
+}  // namespace rf
