@@ -1,0 +1,63 @@
+// Stage 8 — cli: `roformer rope-decay`, the RoFormer paper's long-range decay curve as CSV.
+//
+//   roformer rope-decay --dim 64 --base 10000 --max-distance 256 [--step 1]
+// prints `distance,bound` for distance = 0, step, 2·step, … ≤ max-distance, where bound is
+// rope_decay_bound (src/position/rope_decay.hpp). Plot it to redraw the paper's Fig. 2.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "position/rope_decay.hpp"
+
+namespace {
+
+struct RopeDecayOptions {
+    int64_t dim = 128;
+    double base = 10000.0;
+    double max_distance = 256.0;
+    double step = 1.0;
+};
+
+void run_rope_decay(const RopeDecayOptions& o) {
+    if (o.dim < 2 || o.dim % 2 != 0)
+        throw std::invalid_argument("--dim " + std::to_string(o.dim) +
+                                    " must be an even number ≥ 2 (RoPE rotates pairs of dims)");
+    if (!(o.base > 0.0))
+        throw std::invalid_argument("--base must be > 0 (the paper uses 10000)");
+    if (!(o.max_distance >= 0.0) || !std::isfinite(o.max_distance))
+        throw std::invalid_argument("--max-distance must be a finite number ≥ 0");
+    if (!(o.step > 0.0) || !std::isfinite(o.step))
+        throw std::invalid_argument("--step must be > 0 (e.g. 1)");
+    const double count = std::floor(o.max_distance / o.step + 1e-9);
+    if (count > 1e7)
+        throw std::invalid_argument("--max-distance / --step asks for more than 10 million rows; "
+                                    "raise --step");
+
+    std::printf("distance,bound\n");
+    for (int64_t k = 0; k <= static_cast<int64_t>(count); ++k) {
+        const double distance = static_cast<double>(k) * o.step;
+        std::printf("%.10g,%.6f\n", distance,
+                    rf::rope_decay_bound(static_cast<size_t>(o.dim), o.base, distance));
+    }
+}
+
+void add_rope_decay(CLI::App& app) {
+    auto options = std::make_shared<RopeDecayOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "rope-decay", "Print the RoPE long-range decay bound (paper Fig. 2) as CSV distance,bound");
+    cmd->add_option("--dim", options->dim, "Head size d (even)")->capture_default_str();
+    cmd->add_option("--base", options->base, "Frequency base: theta_i = base^(-2i/d)")
+        ->capture_default_str();
+    cmd->add_option("--max-distance", options->max_distance, "Largest relative distance m - n")
+        ->capture_default_str();
+    cmd->add_option("--step", options->step, "Distance increment")->capture_default_str();
+    cmd->callback([options] { run_rope_decay(*options); });
+}
+
+}  // namespace
+
+RF_COMMAND(80, "rope-decay", add_rope_decay);

@@ -1,0 +1,66 @@
+// Stage 4 — position: ALiBi (Press et al. 2022), a per-head linear distance penalty on the
+// attention scores; here the symmetric bidirectional form for an encoder.
+//
+// Legend: B batch, H heads, T sequence length; i the query position, j the key position.
+//   scores[b, h, i, j] −= slope_h · |i − j|
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "position/schemes.hpp"
+
+namespace rf {
+
+// Geometric slopes 2^(−8h/n), h = 1 … n, for n a power of two.
+static std::vector<double> power_of_two_slopes(size_t n) {
+    std::vector<double> slopes(n);
+    for (size_t h = 1; h <= n; ++h)
+        slopes[h - 1] = std::pow(2.0, -8.0 * static_cast<double>(h) / static_cast<double>(n));
+    return slopes;
+}
+
+std::vector<double> alibi_slopes(size_t num_heads) {
+    if (num_heads == 0) throw std::invalid_argument("alibi_slopes: model.num_heads must be > 0");
+    size_t n = 1;
+    while (n * 2 <= num_heads) n *= 2;   // largest power of two ≤ H
+    std::vector<double> slopes = power_of_two_slopes(n);
+    if (n == num_heads) return slopes;
+    // The remaining H − n heads take every other slope of the 2n-head list,
+    // 2^(−4·(2k−1)/n) for k = 1 … H − n.
+    const std::vector<double> finer = power_of_two_slopes(2 * n);
+    for (size_t k = 0; slopes.size() < num_heads; k += 2) slopes.push_back(finer[k]);
+    return slopes;
+}
+
+// out = scores − slope_h·|i − j|   scores:[B,H,T,T] → [B,H,T,T]
+Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes) {
+    if (scores.dim() != 4 || scores.size(1) != slopes.size() || scores.size(2) != scores.size(3))
+        throw std::invalid_argument("alibi: scores have shape " + shape_str(scores.shape()) +
+                                    ", expected [B, " + std::to_string(slopes.size()) +
+                                    ", T, T] (one slope per head)");
+    const size_t B = scores.size(0), H = scores.size(1), T = scores.size(2);
+    Array y = Array::from_shape(scores.value().shape());
+    const Real* s = scores.data();
+    Real* out = y.data();
+    for (size_t b = 0; b < B; ++b)
+        for (size_t h = 0; h < H; ++h) {
+            const double slope = slopes[h];
+            const size_t base = (b * H + h) * T * T;
+            for (size_t i = 0; i < T; ++i)
+                for (size_t j = 0; j < T; ++j) {
+                    const double distance = i > j ? double(i - j) : double(j - i);
+                    out[base + i * T + j] = s[base + i * T + j] - static_cast<Real>(slope * distance);
+                }
+        }
+
+    return make_result(std::move(y), {scores}, "alibi", [](TensorImpl& out) {
+        // dscores += dout   (the bias is a constant)
+        if (Array* ds = grad_of(out.node->parents[0])) {
+            Real* d = ds->data();
+            const Real* g = out.grad.data();
+            for (size_t i = 0; i < out.grad.size(); ++i) d[i] += g[i];
+        }
+    });
+}
+
+}  // namespace rf

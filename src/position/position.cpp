@@ -1,0 +1,85 @@
+// Stage 4 — position: config validation, the factory, and the RoPE scheme.
+//
+// Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
+#include "position/position.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "position/schemes.hpp"
+
+namespace rf {
+
+static std::string number(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+static void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
+    const std::string& s = c.scheme;
+    if (s != "none" && s != "learned" && s != "sinusoidal" && s != "rope" && s != "alibi")
+        fail("position.scheme = \"" + s +
+             "\" is unknown; use one of none, learned, sinusoidal, rope, alibi");
+    parse_rope_pairing(c.pairing);   // throws naming position.pairing
+    if (!(c.base > 0.0))
+        fail("position.base = " + number(c.base) + " must be > 0 (the paper uses 10000)");
+    if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
+        fail("position.rotary_fraction = " + number(c.rotary_fraction) +
+             " must be in (0, 1]; 1 rotates the whole head");
+    if (!(c.interpolation_factor > 0.0))
+        fail("position.interpolation_factor = " + number(c.interpolation_factor) +
+             " must be > 0 (1 = no interpolation, 2 = squeeze twice the trained length)");
+    if (!(c.ntk_factor > 0.0))
+        fail("position.ntk_factor = " + number(c.ntk_factor) +
+             " must be > 0 (1 = no base scaling)");
+    if (c.max_positions == 0)
+        fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
+    if (num_heads == 0 || hidden % num_heads != 0)
+        fail("model.num_heads = " + std::to_string(num_heads) + " must divide model.hidden = " +
+             std::to_string(hidden) + " (head size D = hidden / num_heads)");
+    if (s != "rope") return;
+
+    const size_t D = hidden / num_heads;
+    if (D % 2 != 0)
+        fail("position.scheme = rope needs an even head size, but model.hidden / "
+             "model.num_heads = " + std::to_string(hidden) + "/" + std::to_string(num_heads) +
+             " = " + std::to_string(D) + "; choose hidden and num_heads with an even quotient");
+    const double exact = c.rotary_fraction * static_cast<double>(D);
+    const size_t r = rope_rotary_dims(c.rotary_fraction, D);
+    if (std::abs(exact - static_cast<double>(r)) > 1e-9 || r < 2 || r % 2 != 0)
+        fail("position.rotary_fraction = " + number(c.rotary_fraction) + " gives " +
+             number(exact) + " rotary dims for head size " + std::to_string(D) +
+             "; it must give an even whole number from 2 to " + std::to_string(D) +
+             " (e.g. 0.5 → " + std::to_string(D / 2) + ", 1 → " + std::to_string(D) + ")");
+    if (c.ntk_factor != 1.0 && r == 2)
+        fail("position.ntk_factor = " + number(c.ntk_factor) +
+             " needs at least 4 rotary dims (base·factor^(r/(r-2)) is undefined for r = 2); "
+             "raise position.rotary_fraction or set position.ntk_factor = 1");
+}
+
+std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
+                                                     size_t num_heads, Rng& init_rng) {
+    validate_position_config(config, hidden, num_heads);
+    const std::string& s = config.scheme;
+    if (s == "learned")
+        return std::make_unique<LearnedPosition>(config.max_positions, hidden, init_rng);
+    if (s == "sinusoidal") return std::make_unique<SinusoidalPosition>(hidden, config.base);
+    if (s == "alibi") return std::make_unique<AlibiPosition>(num_heads);
+    if (s == "rope")
+        return std::make_unique<RopePosition>(
+            rope_options_from_config(config, hidden / num_heads), config.rotate_values);
+    return std::make_unique<NoPosition>();
+}
+
+// q, k:[B,H,T,D] → R_m q, R_m k at m = offset + t; v too when rotate_values.
+void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
+    q = rope(q, table_, offset);
+    k = rope(k, table_, offset);
+    if (rotate_values_) v = rope(v, table_, offset);
+}
+
+}  // namespace rf

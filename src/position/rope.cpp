@@ -1,0 +1,194 @@
+// Stage 4 — position: the RoPE angle table, the raw-loop kernel and the differentiable op.
+//
+// Legend: N = B·H rows of heads, T sequence length, D head size, r rotary dims, h = r/2 pairs.
+#include "position/rope.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "position/position.hpp"
+
+namespace rf {
+
+RopePairing parse_rope_pairing(const std::string& name) {
+    if (name == "interleaved") return RopePairing::interleaved;
+    if (name == "half") return RopePairing::half;
+    throw std::invalid_argument("position.pairing = \"" + name +
+                                "\" is unknown; use \"interleaved\" (pairs (2i, 2i+1), the "
+                                "paper's) or \"half\" (pairs (i, i + r/2), GPT-NeoX style)");
+}
+
+const char* rope_pairing_name(RopePairing pairing) {
+    return pairing == RopePairing::interleaved ? "interleaved" : "half";
+}
+
+size_t rope_rotary_dims(double rotary_fraction, size_t head_dim) {
+    return static_cast<size_t>(std::llround(rotary_fraction * static_cast<double>(head_dim)));
+}
+
+RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim) {
+    RopeOptions o;
+    o.pairing = parse_rope_pairing(config.pairing);
+    o.head_dim = head_dim;
+    o.rotary_dims = rope_rotary_dims(config.rotary_fraction, head_dim);
+    o.base = config.base;
+    o.interpolation_factor = config.interpolation_factor;
+    o.ntk_factor = config.ntk_factor;
+    return o;
+}
+
+double rope_effective_base(const RopeOptions& o) {
+    if (o.ntk_factor == 1.0) return o.base;
+    const double r = static_cast<double>(o.rotary_dims);
+    return o.base * std::pow(o.ntk_factor, r / (r - 2.0));
+}
+
+std::vector<double> rope_frequencies(const RopeOptions& o) {
+    const double base = rope_effective_base(o);
+    const double r = static_cast<double>(o.rotary_dims);
+    std::vector<double> theta(o.rotary_dims / 2);
+    for (size_t i = 0; i < theta.size(); ++i)
+        theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / r);
+    return theta;
+}
+
+// ---- the angle table ----------------------------------------------------------------------
+static void check_rope_options(const RopeOptions& o) {
+    const std::string D = std::to_string(o.head_dim), r = std::to_string(o.rotary_dims);
+    if (o.head_dim == 0 || o.head_dim % 2 != 0)
+        throw std::invalid_argument("RoPE needs an even head size, got D = " + D +
+                                    "; choose model.hidden / model.num_heads even");
+    if (o.rotary_dims < 2 || o.rotary_dims % 2 != 0 || o.rotary_dims > o.head_dim)
+        throw std::invalid_argument("RoPE rotary dims r = " + r + " must be even and in [2, " +
+                                    D + "]; fix position.rotary_fraction");
+    if (!(o.base > 0.0))
+        throw std::invalid_argument("position.base = " + std::to_string(o.base) +
+                                    " must be > 0 (the paper uses 10000)");
+    if (!(o.interpolation_factor > 0.0))
+        throw std::invalid_argument("position.interpolation_factor = " +
+                                    std::to_string(o.interpolation_factor) +
+                                    " must be > 0 (1 = no interpolation)");
+    if (!(o.ntk_factor > 0.0))
+        throw std::invalid_argument("position.ntk_factor = " + std::to_string(o.ntk_factor) +
+                                    " must be > 0 (1 = no scaling)");
+    if (o.ntk_factor != 1.0 && o.rotary_dims == 2)
+        throw std::invalid_argument("position.ntk_factor needs at least 4 rotary dims (r/(r-2) "
+                                    "is undefined for r = 2); raise position.rotary_fraction "
+                                    "or set position.ntk_factor = 1");
+}
+
+RopeTable::RopeTable(RopeOptions options) : options_(options) {
+    check_rope_options(options_);
+    theta_ = rope_frequencies(options_);
+}
+
+void RopeTable::reserve(size_t length) {
+    if (length <= capacity_) return;
+    const size_t h = half();
+    cos_.resize(length * h);
+    sin_.resize(length * h);
+    for (size_t m = capacity_; m < length; ++m) {
+        // The angle in double: (m / factor)·θ_i. Only cos/sin are rounded to Real.
+        const double position = static_cast<double>(m) / options_.interpolation_factor;
+        for (size_t i = 0; i < h; ++i) {
+            const double angle = position * theta_[i];
+            cos_[m * h + i] = static_cast<Real>(std::cos(angle));
+            sin_[m * h + i] = static_cast<Real>(std::sin(angle));
+        }
+    }
+    capacity_ = length;
+}
+
+// ---- the kernel -------------------------------------------------------------------------
+// Pair i is (lo, hi) = (2i, 2i+1) interleaved, (i, i + h) half. With c = cos mθ_i,
+// s = sin_sign · sin mθ_i:
+//   y_lo = c·x_lo − s·x_hi
+//   y_hi = s·x_lo + c·x_hi
+// and y_d = x_d for the pass-through dims d ≥ r.
+void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
+                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
+                 bool accumulate) {
+    const size_t h = r / 2;
+    const size_t step = pairing == RopePairing::interleaved ? 2 : 1;   // lo = i·step
+    const size_t gap = pairing == RopePairing::interleaved ? 1 : h;    // hi = lo + gap
+    const long long rows = static_cast<long long>(N);
+#pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
+    for (long long n = 0; n < rows; ++n) {
+        for (size_t t = 0; t < T; ++t) {
+            const size_t row = (static_cast<size_t>(n) * T + t) * D;
+            const Real* x = in + row;
+            Real* y = out + row;
+            const Real* c = cos + t * h;
+            const Real* s = sin + t * h;
+            for (size_t i = 0; i < h; ++i) {
+                const size_t lo = i * step, hi = lo + gap;
+                const Real x_lo = x[lo], x_hi = x[hi];
+                const Real si = sin_sign * s[i];
+                const Real y_lo = c[i] * x_lo - si * x_hi;
+                const Real y_hi = si * x_lo + c[i] * x_hi;
+                if (accumulate) { y[lo] += y_lo; y[hi] += y_hi; }
+                else { y[lo] = y_lo; y[hi] = y_hi; }
+            }
+            for (size_t d = r; d < D; ++d) y[d] = accumulate ? y[d] + x[d] : x[d];
+        }
+    }
+}
+
+// ---- the op -----------------------------------------------------------------------------
+namespace {
+// cos/sin rows gathered for the positions of one call: [T, r/2] each. The backward keeps its
+// own copy, so later table growth (which may move the table's storage) cannot affect it.
+struct RopeAngles {
+    std::vector<Real> cos, sin;
+};
+}  // namespace
+
+Tensor rope(const Tensor& x, RopeTable& table, size_t offset) {
+    const size_t T = x.dim() >= 2 ? x.size(-2) : 0;
+    std::vector<size_t> positions(T);
+    for (size_t t = 0; t < T; ++t) positions[t] = offset + t;
+    return rope(x, table, positions);
+}
+
+// y = R_m x per row   x:[..., T, D] → y:[..., T, D]
+Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions) {
+    const RopeOptions& o = table.options();
+    if (x.dim() < 2 || x.size(-1) != o.head_dim)
+        throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
+                                    " but the table is for [..., T, " +
+                                    std::to_string(o.head_dim) + "] (head size D)");
+    const size_t T = x.size(-2), D = o.head_dim, r = o.rotary_dims, h = r / 2;
+    if (positions.size() != T)
+        throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
+                                    " position ids for a sequence of length T = " +
+                                    std::to_string(T) + " in x " + shape_str(x.shape()));
+    const size_t N = T == 0 ? 0 : x.numel() / (T * D);
+
+    size_t longest = 0;
+    for (size_t p : positions) longest = std::max(longest, p + 1);
+    table.reserve(longest);
+    auto angles = std::make_shared<RopeAngles>();
+    angles->cos.resize(T * h);
+    angles->sin.resize(T * h);
+    for (size_t t = 0; t < T; ++t)
+        for (size_t i = 0; i < h; ++i) {
+            angles->cos[t * h + i] = table.cos_row(positions[t])[i];
+            angles->sin[t * h + i] = table.sin_row(positions[t])[i];
+        }
+
+    Array y = Array::from_shape(x.value().shape());
+    rope_kernel(x.data(), y.data(), N, T, D, r, o.pairing, angles->cos.data(),
+                angles->sin.data(), Real(1), false);
+
+    const RopePairing pairing = o.pairing;
+    return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {
+        // dx += R_mᵀ dy = R_{−m} dy   dy, dx:[..., T, D]
+        if (Array* dx = grad_of(out.node->parents[0]))
+            rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
+                        angles->sin.data(), Real(-1), true);
+    });
+}
+
+}  // namespace rf

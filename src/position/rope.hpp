@@ -1,0 +1,89 @@
+// Stage 4 — position: rotary position embedding (RoPE, Su et al. 2021) as one differentiable op.
+//
+// Legend: B batch, H heads, T sequence length, D head size, r rotary dims (the first r of D,
+//         even), m a position, θ_i = base^(−2i/r) for i = 0 … r/2−1.
+//
+// R_m is block-diagonal: r/2 independent 2-D rotations by the angles m·θ_i, one per pair of
+// dims, identity on dims r … D−1. Which dims form a pair is the `pairing`:
+//   interleaved  pair i = (2i, 2i+1)       the paper, GPT-J, Meta LLaMA, ggml NORMAL
+//   half         pair i = (i, i + r/2)     GPT-NeoX rotate_half, HF LLaMA, ggml NEOX
+// The two are the same rotation up to a fixed permutation of the head dims (docs/rope.md).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.hpp"
+
+namespace rf {
+
+struct PositionConfig;
+
+enum class RopePairing { interleaved, half };
+
+// "interleaved" | "half" → enum; anything else throws naming position.pairing.
+RopePairing parse_rope_pairing(const std::string& name);
+const char* rope_pairing_name(RopePairing pairing);
+
+struct RopeOptions {
+    RopePairing pairing = RopePairing::interleaved;
+    size_t head_dim = 0;               // D
+    size_t rotary_dims = 0;            // r: even, 2 ≤ r ≤ D; dims r … D−1 pass through
+    double base = 10000.0;             // θ_i = base^(−2i/r)
+    double interpolation_factor = 1.0; // position interpolation: angle uses m / factor
+    double ntk_factor = 1.0;           // NTK-aware scaling: base → base · factor^(r/(r−2))
+};
+
+// r = rotary_fraction · D, rounded; validate_position_config guarantees it is exact and even.
+size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
+RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
+
+// base · ntk^(r/(r−2)), exactly `base` when ntk = 1.
+double rope_effective_base(const RopeOptions& options);
+// θ_i = effective_base^(−2i/r), i = 0 … r/2−1, in double.
+std::vector<double> rope_frequencies(const RopeOptions& options);
+
+// The angle table: row m holds cos and sin of (m / interpolation_factor)·θ_i for i < r/2.
+// Angles are computed in double and only the final cos/sin are rounded to Real (a float
+// product m·θ_i loses ~1e-3 rad at m = 100 000; see tests/test_rope.cpp "precision").
+// The table keeps every row it has computed: reserve(n) appends rows up to n and never
+// recomputes or drops old ones, so a row's values never depend on the lengths seen.
+class RopeTable {
+public:
+    explicit RopeTable(RopeOptions options);   // throws std::invalid_argument on bad options
+
+    const RopeOptions& options() const { return options_; }
+    const std::vector<double>& frequencies() const { return theta_; }
+    size_t capacity() const { return capacity_; }   // rows computed = longest length seen
+    size_t half() const { return options_.rotary_dims / 2; }
+
+    void reserve(size_t length);                     // ensure rows 0 … length−1 exist
+    const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }   // [r/2]
+    const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }   // [r/2]
+
+private:
+    RopeOptions options_;
+    std::vector<double> theta_;    // [r/2]
+    std::vector<Real> cos_, sin_;  // [capacity, r/2]
+    size_t capacity_ = 0;
+};
+
+// The kernel, forward and backward in one: for every row (n, t)
+//   sin_sign = +1:  y = R_m x      (forward)
+//   sin_sign = −1:  y = R_mᵀ x = R_{−m} x   (backward: R is orthogonal, dL/dx = R_mᵀ dL/dy)
+// in, out: [N, T, D] contiguous (N = B·H; in == out is allowed when !accumulate);
+// cos, sin: [T, r/2], row t = the angles of the position used at t.
+// accumulate: out += y (gradients) instead of out = y. Parallel over N with OpenMP; each
+// row is written by one thread only, so the result is deterministic.
+void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
+                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
+                 bool accumulate);
+
+// x:[..., T, D] → y:[..., T, D] with y[..., t, :] = R_{offset+t} x[..., t, :].
+// Grows the table when offset + T exceeds it. Backward: dx += R_mᵀ dy (same kernel, sign −1).
+Tensor rope(const Tensor& x, RopeTable& table, size_t offset = 0);
+// Same with explicit position ids, positions.size() == T, shared by all leading dims.
+Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions);
+
+}  // namespace rf

@@ -1,0 +1,31 @@
+// Stage 4 — position: the long-range decay bound, one running complex sum.
+//
+// Legend: d head size, h = d/2 pairs, Δ distance, S_j the partial sum of the first j terms.
+#include "position/rope_decay.hpp"
+
+#include <cmath>
+#include <complex>
+#include <stdexcept>
+#include <string>
+
+namespace rf {
+
+// bound(Δ) = (1/h) Σ_{j=1}^{h} |S_j|,  S_j = S_{j−1} + e^{iΔθ_{j−1}},  θ_i = base^(−2i/d)
+double rope_decay_bound(size_t dim, double base, double distance) {
+    if (dim < 2 || dim % 2 != 0)
+        throw std::invalid_argument("rope_decay_bound: dim = " + std::to_string(dim) +
+                                    " must be even and ≥ 2");
+    if (!(base > 0.0))
+        throw std::invalid_argument("rope_decay_bound: base must be > 0");
+    const size_t h = dim / 2;
+    std::complex<double> partial(0.0, 0.0);
+    double total = 0.0;
+    for (size_t i = 0; i < h; ++i) {
+        const double theta = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(dim));
+        partial += std::polar(1.0, distance * theta);
+        total += std::abs(partial);
+    }
+    return total / static_cast<double>(h);
+}
+
+}  // namespace rf

@@ -1,0 +1,92 @@
+// Stage 4 — position: the concrete schemes behind PositionScheme, and their helper ops.
+//
+// Legend: B batch, T sequence length, C hidden size, H heads, D head size, P table rows.
+// make_position_scheme (position.cpp) is the usual way in; the classes are declared here so
+// tests can reach their tables and helpers.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "position/position.hpp"
+#include "position/rope.hpp"
+
+namespace rf {
+
+// ---- learned.cpp / sinusoidal.cpp: absolute tables added to the token embeddings -------
+// out[b, t, :] = x[b, t, :] + table[offset + t, :]   x:[B,T,C] table:[P,C] → out:[B,T,C]
+// Backward: dx += dout; dtable[offset + t] += Σ_b dout[b, t] (only if table requires grad).
+Tensor add_position_rows(const Tensor& x, const Tensor& table, size_t offset);
+
+class LearnedPosition : public PositionScheme {
+public:
+    // table [max_positions, hidden] ~ normal(0, 0.02), named
+    // "roformer.embeddings.position_embeddings.weight".
+    LearnedPosition(size_t max_positions, size_t hidden, Rng& init_rng);
+    std::string name() const override { return "learned"; }
+    Tensor embed(const Tensor& x, size_t offset = 0) override;   // throws past max_positions
+    std::vector<Tensor> parameters() override { return {table_}; }
+    Tensor& table() { return table_; }
+
+private:
+    Tensor table_;
+};
+
+// Vaswani et al.: PE[m, 2i] = sin(m / base^(2i/C)), PE[m, 2i+1] = cos(m / base^(2i/C)).
+// Values in double, rounded to Real once. rows [0, length) of the table.
+Array sinusoidal_table(size_t length, size_t hidden, double base);
+
+class SinusoidalPosition : public PositionScheme {
+public:
+    SinusoidalPosition(size_t hidden, double base) : hidden_(hidden), base_(base) {}
+    std::string name() const override { return "sinusoidal"; }
+    Tensor embed(const Tensor& x, size_t offset = 0) override;
+    size_t capacity() const { return table_.defined() ? table_.size(0) : 0; }
+
+private:
+    size_t hidden_;
+    double base_;
+    Tensor table_;   // fixed (no grad), grown to the longest offset + T seen
+};
+
+// ---- rope_scheme in position.cpp --------------------------------------------------------
+class RopePosition : public PositionScheme {
+public:
+    RopePosition(const RopeOptions& options, bool rotate_values)
+        : table_(options), rotate_values_(rotate_values) {}
+    std::string name() const override {
+        return std::string("rope_") + rope_pairing_name(table_.options().pairing);
+    }
+    // q, k (and v if rotate_values) ← rope(·, table, offset)
+    void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
+    RopeTable& table() { return table_; }
+
+private:
+    RopeTable table_;
+    bool rotate_values_;
+};
+
+// ---- alibi.cpp: symmetric bidirectional linear bias (Press et al. 2022) ----------------
+// Slopes for H heads: 2^(−8h/H), h = 1 … H when H is a power of two; otherwise the first
+// n = 2^⌊log2 H⌋ of those for n heads, then every other slope of the 2n-head list.
+std::vector<double> alibi_slopes(size_t num_heads);
+// out[b, h, i, j] = scores[b, h, i, j] − slope_h·|i − j|   scores:[B,H,T,T]; dscores += dout
+Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes);
+
+class AlibiPosition : public PositionScheme {
+public:
+    explicit AlibiPosition(size_t num_heads) : slopes_(alibi_slopes(num_heads)) {}
+    std::string name() const override { return "alibi"; }
+    Tensor bias_scores(const Tensor& scores) override { return add_alibi_bias(scores, slopes_); }
+    const std::vector<double>& slopes() const { return slopes_; }
+
+private:
+    std::vector<double> slopes_;
+};
+
+class NoPosition : public PositionScheme {
+public:
+    std::string name() const override { return "none"; }
+};
+
+}  // namespace rf
