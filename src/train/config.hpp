@@ -17,23 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "model/model_config.hpp"
 #include "position/position.hpp"
 
 namespace rf {
 
-// [model] — the encoder's size (BERT-style post-LN RoFormer encoder + MLM head).
-struct ModelConfig {
-    size_t vocab_size = 0;           // token rows; 0 = take the size of the trained tokenizer
-    size_t hidden = 128;             // C: width of every token vector
-    size_t num_heads = 4;            // H: attention heads, head size D = hidden / num_heads
-    size_t num_layers = 4;           // N: encoder blocks
-    size_t ffn = 512;                // inner width of each block's feed-forward (GELU) layer
-    double dropout = 0.0;            // on embeddings and block outputs (Cramming: none for
-                                     // short pretraining, the model is far from overfitting)
-    double attention_dropout = 0.0;  // on the attention probabilities
-    double layer_norm_eps = 1e-12;   // ε inside every LayerNorm (BERT / RoFormer value)
-    double init_std = 0.02;          // weights drawn from normal(0, init_std); biases zero
-};
+// [model] — the encoder's size: rf::ModelConfig in model/model_config.hpp.
+
 
 // [data] — the corpus, the tokenizer and the MLM windows.
 struct DataConfig {
