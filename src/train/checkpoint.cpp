@@ -1,0 +1,161 @@
+// Stage 7 — train: saving and loading checkpoints and run directories.
+#include "train/checkpoint.hpp"
+
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "train/safetensors.hpp"
+
+namespace rf {
+
+namespace fs = std::filesystem;
+
+std::string run_file(const std::string& run_dir, const std::string& name) {
+    return (fs::path(run_dir) / name).string();
+}
+
+ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_size) {
+    ModelConfig m = config.model;
+    if (m.vocab_size == 0) m.vocab_size = tokenizer_vocab_size;
+    if (m.vocab_size < tokenizer_vocab_size)
+        throw std::invalid_argument("model.vocab_size=" + std::to_string(m.vocab_size) +
+                                    " is smaller than the tokenizer's " +
+                                    std::to_string(tokenizer_vocab_size) +
+                                    " tokens; set it to 0 to follow the tokenizer");
+    return m;
+}
+
+// The lines of the resolved config that decide the model's shape and meaning: every
+// [model] and [position] key except the ones evaluation may change.
+static bool is_eval_time_key(const std::string& line) {
+    return line.rfind("interpolation_factor", 0) == 0 || line.rfind("ntk_factor", 0) == 0 ||
+           line.rfind("dropout", 0) == 0 || line.rfind("attention_dropout", 0) == 0;
+}
+
+static std::map<std::string, std::string> model_signature(const Config& config) {
+    std::map<std::string, std::string> keys;
+    std::istringstream in(to_toml(config));
+    std::string line, table;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        if (line[0] == '[') { table = line.substr(1, line.find(']') - 1); continue; }
+        if (table != "model" && table != "position") continue;
+        if (is_eval_time_key(line)) continue;
+        const size_t eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        auto trim = [](std::string s) {
+            while (!s.empty() && s.back() == ' ') s.pop_back();
+            while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+            return s;
+        };
+        keys[table + "." + trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+    }
+    return keys;
+}
+
+void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
+                     size_t step, const AdamW* optimizer) {
+    std::vector<NamedTensor> tensors;
+    for (const NamedParameter& p : model.parameters()) tensors.push_back(to_named_tensor(p.tensor));
+    std::map<std::string, std::string> meta;
+    meta["format"] = "roformer-cpp";
+    meta["step"] = std::to_string(step);
+    meta["position_scheme"] = config.position.scheme;
+    meta["pairing"] = config.position.scheme == "rope" ? config.position.pairing : "";
+    meta["config"] = to_toml(config);
+    meta["vocab_size"] = std::to_string(model.config().vocab_size);
+    for (const auto& [key, value] : model_signature(config)) meta["model." + key] = value;
+    write_safetensors(run_file(run_dir, "model.safetensors"), tensors, meta);
+
+    if (!optimizer) return;
+    const AdamWState state = optimizer->export_state();
+    std::vector<NamedTensor> moments;
+    for (const AdamWState::Moments& m : state.params) {
+        moments.push_back({m.name + ".exp_avg", {m.m.size()}, std::vector<float>(m.m.begin(), m.m.end())});
+        moments.push_back({m.name + ".exp_avg_sq", {m.v.size()}, std::vector<float>(m.v.begin(), m.v.end())});
+    }
+    write_safetensors(run_file(run_dir, "optimizer.safetensors"), moments,
+                      {{"step", std::to_string(state.step)}, {"format", "roformer-cpp adamw"}});
+}
+
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
+    return read_safetensors(path).metadata;
+}
+
+size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::string& path) {
+    const SafetensorsFile file = read_safetensors(path);
+    auto meta = [&](const std::string& key) {
+        auto it = file.metadata.find(key);
+        return it == file.metadata.end() ? std::string() : it->second;
+    };
+    if (meta("format") != "roformer-cpp")
+        throw std::runtime_error(path + " is not a roformer-cpp model checkpoint (no format tag)");
+    // Scheme and pairing first: a pairing mismatch would run silently and predict garbage.
+    if (meta("position_scheme") != config.position.scheme)
+        throw std::runtime_error(path + " was trained with position.scheme=" +
+                                 meta("position_scheme") + " but the model uses " +
+                                 config.position.scheme + "; load it with its own config");
+    if (config.position.scheme == "rope" && meta("pairing") != config.position.pairing)
+        throw std::runtime_error(path + " was trained with position.pairing=" + meta("pairing") +
+                                 " but the model uses " + config.position.pairing +
+                                 "; the two pairings are not interchangeable without permuting "
+                                 "Wq/Wk rows");
+    for (const auto& [key, value] : model_signature(config)) {
+        const std::string saved = meta("model." + key);
+        if (saved != value)
+            throw std::runtime_error(path + " was trained with " + key + "=" + saved +
+                                     " but the model has " + key + "=" + value);
+    }
+    for (const NamedParameter& p : model.parameters()) {
+        Tensor target = p.tensor;
+        copy_into(file.at(target.name(), path), target);
+    }
+    return static_cast<size_t>(std::stoull(meta("step").empty() ? "0" : meta("step")));
+}
+
+void load_optimizer_state(AdamW& optimizer, const std::string& path) {
+    const SafetensorsFile file = read_safetensors(path);
+    AdamWState state;
+    auto it = file.metadata.find("step");
+    if (it == file.metadata.end()) throw std::runtime_error(path + " has no step in its metadata");
+    state.step = static_cast<size_t>(std::stoull(it->second));
+    for (size_t i = 0; i < optimizer.parameters().size(); ++i) {
+        const std::string& name = optimizer.name_of(i);
+        const NamedTensor& m = file.at(name + ".exp_avg", path);
+        const NamedTensor& v = file.at(name + ".exp_avg_sq", path);
+        state.params.push_back({name, std::vector<Real>(m.data.begin(), m.data.end()),
+                                std::vector<Real>(v.data.begin(), v.data.end())});
+    }
+    optimizer.import_state(state);
+}
+
+LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
+    if (!fs::is_directory(run_dir))
+        throw std::runtime_error("run directory '" + run_dir +
+                                 "' does not exist; pass the --out directory of a finished "
+                                 "`roformer train`");
+    for (const char* name : {"config.toml", "tokenizer.json", "model.safetensors"})
+        if (!fs::exists(run_file(run_dir, name)))
+            throw std::runtime_error("'" + run_file(run_dir, name) +
+                                     "' is missing; is this a finished run directory?");
+    LoadedRun run;
+    const Config saved = load_config(run_file(run_dir, "config.toml"));
+    run.config = load_config(run_file(run_dir, "config.toml"), overrides);
+    // Anything that changes the model is refused; the loader below would refuse it too, but
+    // this names the override the user typed.
+    const auto before = model_signature(saved), after = model_signature(run.config);
+    for (const auto& [key, value] : after)
+        if (before.at(key) != value)
+            throw std::invalid_argument("--set " + key + " changes the trained model (it was " +
+                                        before.at(key) + "); only data.*, train.threads and "
+                                        "position.interpolation_factor / ntk_factor may change "
+                                        "at evaluation");
+    run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
+    const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
+    run.model = std::make_unique<RoFormerMLM>(model_config, run.config.position, run.config.train.seed);
+    run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
+    return run;
+}
+
+}  // namespace rf

@@ -1,0 +1,56 @@
+// Stage 7 — train: a run directory and the checkpoints in it.
+//
+// runs/NAME/
+//   config.toml             the resolved config (every key), reloadable
+//   tokenizer.json          the tokenizer trained on the training split
+//   split.txt               which blocks of the corpus are validation (one line)
+//   metrics.csv             one row per logged step (docs/training.md explains the columns)
+//   model.safetensors       weights under HF RoFormerForMaskedLM names; __metadata__ holds
+//                           the config, position scheme, pairing and step
+//   optimizer.safetensors   AdamW moments + step, for --resume
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "data/tokenizer.hpp"
+#include "model/roformer.hpp"
+#include "nn/adamw.hpp"
+#include "train/config.hpp"
+
+namespace rf {
+
+std::string run_file(const std::string& run_dir, const std::string& name);
+
+// Writes model.safetensors (+ optimizer.safetensors when `optimizer` is given) atomically.
+void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
+                     size_t step, const AdamW* optimizer);
+
+// The __metadata__ map of a model checkpoint.
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path);
+
+// Copies the weights of `path` into `model`. Refuses (std::runtime_error, one line) when the
+// checkpoint's position scheme, pairing or model config differ from the model's, or when a
+// tensor is missing or has another shape. Returns the checkpoint's step.
+size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::string& path);
+void load_optimizer_state(AdamW& optimizer, const std::string& path);
+
+// A trained run, ready to evaluate or predict.
+struct LoadedRun {
+    Config config;
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    std::unique_ptr<RoFormerMLM> model;
+    size_t step = 0;
+};
+
+// Loads config.toml, tokenizer.json and model.safetensors from `run_dir`. `overrides` are
+// applied to the saved config first; only evaluation-time keys may change (data.*,
+// position.interpolation_factor, position.ntk_factor, train.threads, train.eval_batches) —
+// anything that changes the model is refused with a message naming the key.
+LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
+
+// ModelConfig with vocab_size filled from the tokenizer.
+ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_size);
+
+}  // namespace rf
