@@ -9,6 +9,7 @@
 // OpenMP: each iteration writes its own slice, so results do not depend on scheduling.
 // (Do not include xtensor-blas here: its cblas prototypes conflict with <cblas.h>.)
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -36,11 +37,12 @@ namespace {
 }
 
 // Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
-// one product. OpenBLAS (pthread build) would otherwise also try to thread each small
-// product and oversubscribe the cores, so it is held to one thread for the duration.
+// one product and more than one thread. OpenBLAS (pthread build) would otherwise also try to
+// thread each small product and oversubscribe the cores, so it is held to one thread for the
+// duration. With one OpenMP thread the products run in order and OpenBLAS may thread each.
 template <class Body>
 void for_each_product(size_t count, Body body) {
-    if (count <= 1) {
+    if (count <= 1 || omp_get_max_threads() <= 1) {
         for (size_t i = 0; i < count; ++i) body(i);
         return;
     }
