@@ -71,7 +71,9 @@ std::vector<int> Tokenizer::encode(const std::string& text) const {
         const int special = special_literal_at(text, pos);
         if (special < 0) continue;
         size_t segment_end = pos;
-        if (special_absorbs_space() && segment_end > segment_start && text[segment_end - 1] == ' ') --segment_end;
+        if (special_absorbs_space() && special != kUnkId && segment_end > segment_start &&
+            text[segment_end - 1] == ' ')
+            --segment_end;
         encode_plain(text.substr(segment_start, segment_end - segment_start), ids);
         ids.push_back(special);
         segment_start = pos + std::char_traits<char>::length(kSpecialTokens[special]);
@@ -95,8 +97,8 @@ std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_framing) co
         const std::string& piece = token(id);
         if (is_special(id)) {
             if (skip_framing && (id == kPadId || id == kClsId || id == kSepId)) continue;
-            if (special_absorbs_space() && !text.empty() && text.back() != ' ' && text.back() != '\n' &&
-                text.back() != '\t')
+            if (special_absorbs_space() && id != kUnkId && !text.empty() && text.back() != ' ' &&
+                text.back() != '\n' && text.back() != '\t')
                 text += ' ';
         }
         text += piece;

@@ -12,10 +12,11 @@
 // characters were all seen in training. Invalid UTF-8 bytes decode to U+FFFD (→ [UNK]
 // unless U+FFFD was seen); nothing throws on bad input.
 // Special-token literals in the text ("[MASK]", also [PAD] [UNK] [CLS] [SEP]) encode to
-// their ids. With BPE a single space right before a literal is absorbed by it (the literal
-// stands for a whole word, and BPE words carry their leading space), and decode writes a
-// space before a special token that follows a non-space character. So
+// their ids. With BPE a single space right before a literal other than [UNK] is absorbed
+// by it (the literal stands for a whole word, and BPE words carry their leading space), and
+// decode writes a space before such a token when it follows a non-space character. So
 // "the [MASK] and" ↔ [the, [MASK], ▁and] exactly; "the[MASK]" decodes as "the [MASK]".
+// [UNK] stands for one unknown character and is written back with no space.
 #pragma once
 
 #include <cstddef>
