@@ -108,7 +108,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 Field& find_field(std::vector<Field>& fields, const std::string& table, const std::string& key,
                   const std::string& where) {
     if (std::find(kTables.begin(), kTables.end(), table) == kTables.end())
-        throw std::invalid_argument("unknown table '[" + table + "]' " + where +
+        throw std::invalid_argument("unknown table '[" + table + "]'" + where +
                                     "; known tables: " + join(kTables));
     std::vector<std::string> known;
     std::string closest;
@@ -121,8 +121,9 @@ Field& find_field(std::vector<Field>& fields, const std::string& table, const st
         if (d < best) best = d, closest = f.key;
     }
     std::string hint = closest.empty() ? "" : "; did you mean '" + table + "." + closest + "'?";
-    throw std::invalid_argument("unknown key '" + table + "." + key + "' " + where + hint +
-                                "; known keys in [" + table + "]: " + join(known));
+    throw std::invalid_argument("unknown key '" + table + "." + key + "'" + where + hint +
+                                (hint.empty() ? "; k" : " K") + "nown keys in [" + table +
+                                "]: " + join(known));
 }
 
 // ---- values ---------------------------------------------------------------------------------
