@@ -47,8 +47,8 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
     CHECK(shapes.at("cls.predictions.transform.dense.weight") == Shape{16, 16});
     CHECK(shapes.at("cls.predictions.transform.LayerNorm.bias") == Shape{16});
     CHECK(shapes.at("cls.predictions.bias") == Shape{50});
-    // 3 embedding tensors + 16 per layer + 5 head tensors, no decoder.weight (it is tied)
-    CHECK(shapes.size() == 3 + 2 * 16 + 5);
+    // 4 embedding tensors + 16 per layer + 5 head tensors, no decoder.weight (it is tied)
+    CHECK(shapes.size() == 4 + 2 * 16 + 5);
     CHECK(shapes.count("cls.predictions.decoder.weight") == 0);
 
     RoFormerMLM learned(small_config(), position("learned"), 1);

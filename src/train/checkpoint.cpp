@@ -55,10 +55,11 @@ static std::map<std::string, std::string> model_signature(const Config& config) 
 }
 
 void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
-                     size_t step, const AdamW* optimizer) {
+                     size_t step, const AdamW* optimizer,
+                     const std::map<std::string, std::string>& extra) {
     std::vector<NamedTensor> tensors;
     for (const NamedParameter& p : model.parameters()) tensors.push_back(to_named_tensor(p.tensor));
-    std::map<std::string, std::string> meta;
+    std::map<std::string, std::string> meta = extra;
     meta["format"] = "roformer-cpp";
     meta["step"] = std::to_string(step);
     meta["position_scheme"] = config.position.scheme;

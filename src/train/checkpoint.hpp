@@ -24,8 +24,10 @@ namespace rf {
 std::string run_file(const std::string& run_dir, const std::string& name);
 
 // Writes model.safetensors (+ optimizer.safetensors when `optimizer` is given) atomically.
+// `extra` adds entries to the model file's __metadata__ (the trainer's resume bookkeeping).
 void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
-                     size_t step, const AdamW* optimizer);
+                     size_t step, const AdamW* optimizer,
+                     const std::map<std::string, std::string>& extra = {});
 
 // The __metadata__ map of a model checkpoint.
 std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path);

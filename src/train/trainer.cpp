@@ -136,6 +136,13 @@ static std::string format_duration(double seconds) {
     return o.str();
 }
 
+// exact text form of a double (%a), read back with strtod
+static std::string hex_double(double v) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%a", v);
+    return buffer;
+}
+
 // ---- training ---------------------------------------------------------------------------
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const std::string& dir = options.out_dir;
@@ -173,13 +180,20 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     AdamW optimizer(model.parameters(), adam);
 
     size_t start_step = 0;
-    double elapsed_before = 0;
+    double elapsed_before = 0, pending_loss_sum = 0;
+    size_t pending_loss_count = 0;
     fs::create_directories(dir);
     const std::string metrics_path = run_file(dir, "metrics.csv");
     if (options.resume) {
         start_step = load_model_weights(model, config, run_file(dir, "model.safetensors"));
         load_optimizer_state(optimizer, run_file(dir, "optimizer.safetensors"));
         elapsed_before = truncate_metrics(metrics_path, start_step);
+        // The train-loss average of a logging window that the interruption cut in two.
+        const auto meta = read_checkpoint_metadata(run_file(dir, "model.safetensors"));
+        if (meta.count("train_loss_sum")) {
+            pending_loss_sum = std::strtod(meta.at("train_loss_sum").c_str(), nullptr);
+            pending_loss_count = std::stoull(meta.at("train_loss_count"));
+        }
     } else {
         std::ofstream(run_file(dir, "config.toml")) << to_toml(config);
         tokenizer->save(run_file(dir, "tokenizer.json"));
@@ -215,8 +229,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         return elapsed_before +
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    double loss_sum = 0, window_start_s = elapsed();
-    size_t loss_count = 0, window_steps = 0;
+    double loss_sum = pending_loss_sum, window_start_s = elapsed();
+    size_t loss_count = pending_loss_count, window_steps = 0;
     for (size_t step = start_step; step < end_step; ++step) {
         const data::MlmBatch batch = sampler.batch_at(step, tc.batch_size);
         model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);
@@ -240,7 +254,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const size_t done = step + 1;
         const bool last = done == end_step;
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
-        const bool do_log = do_eval || last || (tc.log_every && done % tc.log_every == 0);
+        const bool do_log = do_eval || done == tc.steps || (tc.log_every && done % tc.log_every == 0);
         EvalResult ev;
         if (do_eval) ev = evaluate(model, val, tc.eval_batches);
         if (do_log) {
@@ -275,7 +289,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }
         if (do_eval) summary.final_eval = ev;
         if (last || (tc.checkpoint_every && done % tc.checkpoint_every == 0))
-            save_checkpoint(dir, model, config, done, &optimizer);
+            save_checkpoint(dir, model, config, done, &optimizer,
+                            {{"train_loss_sum", hex_double(loss_sum)},
+                             {"train_loss_count", std::to_string(loss_count)}});
         summary.steps = done;
     }
     if (terminal) log << "\n";
