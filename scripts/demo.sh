@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Set-up + the main job.
+# Set-up + the main job: train the classroom RoFormer (RoPE) on the shipped KJV text, then
+# ask it to fill a mask. Every run gets a fresh directory under runs/ (nothing is overwritten).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-build/roformer --help
+RUN="${RUN:-runs/classroom-$(date +%Y%m%d-%H%M%S)}"
+build/roformer train --config configs/classroom.toml --out "$RUN"
+build/roformer fill-mask --run "$RUN" "In the beginning God created the [MASK] and the earth."
+echo "next: build/roformer eval --run $RUN --seq-len 128 --seq-len 256   (docs/training.md)"
