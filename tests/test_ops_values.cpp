@@ -157,7 +157,8 @@ TEST_CASE("linear matches x·Wᵀ + b by hand loops") {
     for (size_t r = 0; r < 6; ++r)
         for (size_t o = 0; o < 4; ++o) {
             double total = 0.0;
-            for (size_t i = 0; i < 5; ++i) total += double(x.data()[r * 5 + i]) * w.data()[o * 5 + i];
+            for (size_t i = 0; i < 5; ++i)
+                total += double(x.data()[r * 5 + i]) * w.data()[o * 5 + i];
             CHECK(y_nobias.data()[r * 4 + o] == doctest::Approx(total).epsilon(1e-5));
             CHECK(y.data()[r * 4 + o] == doctest::Approx(total + b.data()[o]).epsilon(1e-5));
         }
@@ -170,7 +171,8 @@ TEST_CASE("matmul and linear reject mismatched shapes, naming both") {
     CHECK(msg.find("[4, 5]") != std::string::npos);
     CHECK_THROWS_AS(rf::matmul(Tensor::zeros({2, 3, 4}), Tensor::zeros({3, 4, 5})),
                     std::invalid_argument);   // batch dims differ
-    CHECK_THROWS_AS(rf::matmul(Tensor::zeros({3}), Tensor::zeros({3, 2})), std::invalid_argument);
+    CHECK_THROWS_AS(rf::matmul(Tensor::zeros({3}), Tensor::zeros({3, 2})),
+                    std::invalid_argument);
     CHECK_THROWS_AS(rf::linear(a, Tensor::zeros({4, 2}), Tensor()), std::invalid_argument);
     CHECK_THROWS_AS(rf::linear(a, Tensor::zeros({4, 3}), Tensor::zeros({3})),
                     std::invalid_argument);

@@ -29,9 +29,10 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
     const size_t V = weight.size(0), C = weight.size(1);
     for (size_t n = 0; n < ids.size(); ++n)
         if (ids[n] < 0 || size_t(ids[n]) >= V)
-            throw std::invalid_argument("embedding: id " + std::to_string(ids[n]) + " at position " +
-                                    std::to_string(n) + " is outside the table's [0, " +
-                                    std::to_string(V) + ") rows; check the vocabulary size");
+            throw std::invalid_argument("embedding: id " + std::to_string(ids[n]) +
+                                        " at position " + std::to_string(n) +
+                                        " is outside the table's [0, " +
+                                        std::to_string(V) + ") rows; check the vocabulary size");
 
     Shape out_shape = ids_shape;
     out_shape.push_back(C);

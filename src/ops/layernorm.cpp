@@ -56,8 +56,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
     }
 
     return make_result(std::move(y), {x, gamma, beta}, "layer_norm",
-                       [x = x, gamma = gamma, beta = beta, mean = std::move(mean), rstd = std::move(rstd), R,
-                        C](TensorImpl& o) mutable {
+                       [x = x, gamma = gamma, beta = beta, mean = std::move(mean),
+                        rstd = std::move(rstd), R, C](TensorImpl& o) mutable {
         // layer_norm backward: dx = rstd·(g − mean(g) − xhat·mean(g⊙xhat)), g = dy⊙γ  [..., C]
         //                      dγ += Σ_rows dy⊙xhat [C],   dβ += Σ_rows dy [C]
         const Real* X = x.data();

@@ -23,14 +23,16 @@ namespace {
 
 // ---- gemm dispatch: float → sgemm, double → dgemm ----------------------------------------
 // C[M,N] = alpha · op(A) · op(B) + beta · C, all row-major.
-[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A, size_t lda,
-          const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
+                           const float* A, size_t lda, const float* B, size_t ldb, float beta,
+                           float* C, size_t ldc) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, int(lda),
                 B, int(ldb), beta, C, int(ldc));
 }
-[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A,
-          size_t lda, const double* B, size_t ldb, double beta, double* C, size_t ldc) {
+[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
+                           const double* A, size_t lda, const double* B, size_t ldb, double beta,
+                           double* C, size_t ldc) {
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, int(lda),
                 B, int(ldb), beta, C, int(ldc));
@@ -66,8 +68,9 @@ struct ProductShape {
 
 ProductShape product_shape(const Shape& sa, const Shape& sb, bool trans_a, bool trans_b) {
     auto fail = [&](const std::string& why) {
-        return std::invalid_argument("matmul: " + why + " (A " + shape_str(sa) + (trans_a ? "ᵀ" : "") +
-                                     ", B " + shape_str(sb) + (trans_b ? "ᵀ" : "") + ")");
+        return std::invalid_argument("matmul: " + why + " (A " + shape_str(sa) +
+                                     (trans_a ? "ᵀ" : "") + ", B " + shape_str(sb) +
+                                     (trans_b ? "ᵀ" : "") + ")");
     };
     if (sa.size() < 2 || sb.size() < 2) throw fail("both operands need at least 2 dims");
     ProductShape p;
@@ -171,8 +174,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     const Shape sx = x.shape(), sw = weight.shape();
     if (sx.empty() || sw.size() != 2 || sx.back() != sw[1])
-        throw std::invalid_argument("linear: x " + shape_str(sx) + " needs last dim = in of weight " +
-                                    shape_str(sw) + " ([out, in])");
+        throw std::invalid_argument("linear: x " + shape_str(sx) +
+                                    " needs its last dim = in of weight " + shape_str(sw) +
+                                    " ([out, in])");
     const size_t in = sw[1], out_features = sw[0], rows = x.numel() / in;
     if (bias.defined() && (bias.dim() != 1 || bias.size(0) != out_features))
         throw std::invalid_argument("linear: bias " + shape_str(bias.shape()) + " must be [" +
@@ -194,7 +198,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     std::vector<Tensor> parents{x, weight};
     if (bias.defined()) parents.push_back(bias);
     return make_result(std::move(y), parents, "linear",
-                       [x = x, weight = weight, bias = bias, rows, in, out_features](TensorImpl& o) mutable {
+                       [x = x, weight = weight, bias = bias, rows, in,
+                        out_features](TensorImpl& o) mutable {
         // linear backward: dx += dy·W [R,in]   dW += dyᵀ·x [out,in]   db += Σ_rows dy [out]
         const Real* dY = o.grad.data();
         if (Array* gx = grad_of(x))
