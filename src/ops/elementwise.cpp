@@ -6,6 +6,8 @@
 // dout·(local derivative) back through the same strides with +=, which is exactly
 // "sum over the broadcast axes". Same-shape inputs take plain loops.
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
@@ -231,17 +233,33 @@ Tensor tanh(const Tensor& x) {
 // Computed as ½x·erfc(−x/√2), the same function without the cancellation in 1 + erf for
 // negative x (float 1 + erf(x/√2) is 0 below x ≈ −5.5; erfc keeps full relative precision).
 Tensor gelu(const Tensor& x) {
+    // y = x·Φ(x), Φ(x) = ½erfc(−x/√2). Φ is kept for the backward (it is the costly part).
     const Real inv_sqrt2 = Real(0.70710678118654752440);
+    const size_t n = x.numel();
     Array y = empty_like(x);
-    xt::noalias(y) = Real(0.5) * x.value() * xt::erfc(-inv_sqrt2 * x.value());
-    return make_result(std::move(y), {x}, "gelu", [x = x, inv_sqrt2](TensorImpl& out) mutable {
-        // dx = dout ⊙ (Φ(x) + x·φ(x)),  Φ(x) = ½erfc(−x/√2),  φ(x) = e^{−x²/2} / √(2π)
+    auto cdf = std::make_shared<std::vector<Real>>(grad_enabled() && x.requires_grad() ? n : 0);
+    const Real* in = x.data();
+    Real* out = y.data();
+    Real* phi = cdf->empty() ? nullptr : cdf->data();
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (size_t i = 0; i < n; ++i) {
+        const Real c = Real(0.5) * std::erfc(-inv_sqrt2 * in[i]);
+        out[i] = in[i] * c;
+        if (phi) phi[i] = c;
+    }
+    return make_result(std::move(y), {x}, "gelu", [x = x, cdf](TensorImpl& out) mutable {
+        // dx = dout ⊙ (Φ(x) + x·φ(x)),  φ(x) = e^{−x²/2} / √(2π)
         const Real inv_sqrt_2pi = Real(0.39894228040143267794);
         Array* g = grad_of(x);
         if (!g) return;
-        const Array& v = x.value();
-        xt::noalias(*g) += out.grad * (Real(0.5) * xt::erfc(-inv_sqrt2 * v) +
-                                       inv_sqrt_2pi * v * xt::exp(Real(-0.5) * v * v));
+        const size_t n = x.numel();
+        const Real* v = x.data();
+        const Real* c = cdf->data();
+        const Real* dout = out.grad.data();
+        Real* dx = g->data();
+#pragma omp parallel for schedule(static) if (n > 32768)
+        for (size_t i = 0; i < n; ++i)
+            dx[i] += dout[i] * (c[i] + inv_sqrt_2pi * v[i] * std::exp(Real(-0.5) * v[i] * v[i]));
     });
 }
 
