@@ -107,12 +107,14 @@ void RopeTable::reserve(size_t length) {
 //   y_lo = c·x_lo − s·x_hi
 //   y_hi = s·x_lo + c·x_hi
 // and y_d = x_d for the pass-through dims d ≥ r.
-void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
-                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
-                 bool accumulate) {
+// The pairing and accumulate flags are template parameters so each of the four loops is
+// compiled with constant strides (the interleaved loop vectorises only then).
+template <bool Interleaved, bool Accumulate>
+static void rope_rows(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
+                      const Real* cos, const Real* sin, Real sin_sign) {
     const size_t h = r / 2;
-    const size_t step = pairing == RopePairing::interleaved ? 2 : 1;   // lo = i·step
-    const size_t gap = pairing == RopePairing::interleaved ? 1 : h;    // hi = lo + gap
+    const size_t step = Interleaved ? 2 : 1;   // lo = i·step
+    const size_t gap = Interleaved ? 1 : h;    // hi = lo + gap
     const long long rows = static_cast<long long>(N);
 #pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
     for (long long n = 0; n < rows; ++n) {
@@ -128,12 +130,22 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                 const Real si = sin_sign * s[i];
                 const Real y_lo = c[i] * x_lo - si * x_hi;
                 const Real y_hi = si * x_lo + c[i] * x_hi;
-                if (accumulate) { y[lo] += y_lo; y[hi] += y_hi; }
+                if (Accumulate) { y[lo] += y_lo; y[hi] += y_hi; }
                 else { y[lo] = y_lo; y[hi] = y_hi; }
             }
-            for (size_t d = r; d < D; ++d) y[d] = accumulate ? y[d] + x[d] : x[d];
+            for (size_t d = r; d < D; ++d) y[d] = Accumulate ? y[d] + x[d] : x[d];
         }
     }
+}
+
+void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
+                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
+                 bool accumulate) {
+    const bool interleaved = pairing == RopePairing::interleaved;
+    if (interleaved && accumulate) rope_rows<true, true>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else if (interleaved) rope_rows<true, false>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else if (accumulate) rope_rows<false, true>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else rope_rows<false, false>(in, out, N, T, D, r, cos, sin, sin_sign);
 }
 
 // ---- the op -----------------------------------------------------------------------------
