@@ -149,6 +149,15 @@ TEST_CASE("matmul matches a naive triple loop for every transpose-flag combinati
     }
 }
 
+TEST_CASE("matmul with an empty inner dimension is all zeros, with empty rows is empty") {
+    const Tensor c = rf::matmul(Tensor::full({2, 0}, Real(1)), Tensor::full({0, 3}, Real(1)));
+    REQUIRE(c.shape() == Shape{2, 3});
+    for (size_t i = 0; i < 6; ++i) CHECK(c.data()[i] == Real(0));
+    CHECK(rf::matmul(Tensor::zeros({2, 0, 4}), Tensor::zeros({4, 3})).shape() == Shape{2, 0, 3});
+    CHECK(rf::linear(Tensor::zeros({0, 4}), Tensor::zeros({3, 4}), Tensor::zeros({3})).shape() ==
+          Shape{0, 3});
+}
+
 TEST_CASE("linear matches x·Wᵀ + b by hand loops") {
     rf::Rng rng(8);
     const Tensor x = uniform({2, 3, 5}, rng), w = uniform({4, 5}, rng), b = uniform({4}, rng);

@@ -22,20 +22,23 @@ namespace rf {
 namespace {
 
 // ---- gemm dispatch: float → sgemm, double → dgemm ----------------------------------------
-// C[M,N] = alpha · op(A) · op(B) + beta · C, all row-major.
+// C[M,N] = op(A) · op(B) + beta · C, all row-major. BLAS requires every leading dimension to
+// be ≥ 1 even when a dim is 0 (an empty product), hence ld().
+int ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
+
 [[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
                            const float* A, size_t lda, const float* B, size_t ldb, float beta,
                            float* C, size_t ldc) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, int(lda),
-                B, int(ldb), beta, C, int(ldc));
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, ld(lda),
+                B, ld(ldb), beta, C, ld(ldc));
 }
 [[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
                            const double* A, size_t lda, const double* B, size_t ldb, double beta,
                            double* C, size_t ldc) {
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, int(lda),
-                B, int(ldb), beta, C, int(ldc));
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, ld(lda),
+                B, ld(ldb), beta, C, ld(ldc));
 }
 
 // Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
@@ -177,7 +180,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         throw std::invalid_argument("linear: x " + shape_str(sx) +
                                     " needs its last dim = in of weight " + shape_str(sw) +
                                     " ([out, in])");
-    const size_t in = sw[1], out_features = sw[0], rows = x.numel() / in;
+    const size_t in = sw[1], out_features = sw[0];
+    size_t rows = 1;
+    for (size_t i = 0; i + 1 < sx.size(); ++i) rows *= sx[i];
     if (bias.defined() && (bias.dim() != 1 || bias.size(0) != out_features))
         throw std::invalid_argument("linear: bias " + shape_str(bias.shape()) + " must be [" +
                                     std::to_string(out_features) + "] for weight " + shape_str(sw));

@@ -101,6 +101,15 @@ void bench_attention(rf::Rng& rng) {
                         Q + i * T * D, int(D), K + i * T * D, int(D), 0.f, s.data() + i * T * T,
                         int(T));
     }, 5);
+    // The same loop split over OpenMP threads while OpenBLAS keeps its own thread count: what
+    // the op would do without holding OpenBLAS to one thread inside its parallel loop.
+    report("raw  S (omp loop, blas threaded)", flops, [&] {
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < long(batch); ++i)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
+                        Q + size_t(i) * T * D, int(D), K + size_t(i) * T * D, int(D), 0.f,
+                        s.data() + size_t(i) * T * T, int(T));
+    }, 5);
     report("op   S = matmul(Q, K, *, trans)", flops, [&] { rf::matmul(q, k, false, true); }, 5);
     Tensor q_grad = random_tensor({B, H, T, D}, rng, true);
     Tensor k_grad = random_tensor({B, H, T, D}, rng, true);
