@@ -205,7 +205,8 @@ struct Trajectory {
     std::vector<double> losses, grad_norms, lrs;   // losses has one more: after the last update
 };
 
-Trajectory run_adamw(RoFormerMLM& model, const Setup& s) {
+// lr_shift: ask the schedule for step + lr_shift (only the can-fail test sets it).
+Trajectory run_adamw(RoFormerMLM& model, const Setup& s, size_t lr_shift = 0) {
     AdamW optimizer(model.parameters(), AdamWOptions{s.train.beta1, s.train.beta2, s.train.eps,
                                                      s.train.weight_decay});
     Trajectory t;
@@ -215,7 +216,7 @@ Trajectory run_adamw(RoFormerMLM& model, const Setup& s) {
         optimizer.zero_grad();
         out.loss.backward();
         t.grad_norms.push_back(optimizer.clip_grad_norm(s.train.grad_clip));
-        t.lrs.push_back(lr_at(step, s.train));
+        t.lrs.push_back(lr_at(step + lr_shift, s.train));
         optimizer.step(t.lrs.back());
     }
     NoGradGuard no_grad;
@@ -262,7 +263,7 @@ RF_PARITY_CASES("none")
 RF_PARITY_CASES("alibi")
 #undef RF_PARITY_CASES
 
-TEST_CASE("parity can fail: one corrupted weight or one corrupted gradient is detected") {
+TEST_CASE("parity can fail: a corrupted weight, gradient or schedule step is detected") {
     const SafetensorsFile ref = load_fixture("rope_interleaved");
     const Setup s = setup_from(ref);
     auto count_failures = [](const std::vector<Comparison>& all, std::string* first) {
@@ -293,6 +294,13 @@ TEST_CASE("parity can fail: one corrupted weight or one corrupted gradient is de
         std::string first;
         CHECK(count_failures(all, &first) == 1);
         CHECK(first == "grad." + target);
+    }
+    SUBCASE("the schedule one step ahead changes the loss trajectory") {
+        auto model = build_model(s);
+        const Trajectory t = run_adamw(*model, s, 1);
+        const Comparison c = compare("adamw.loss", t.losses, ref.at("adamw.loss").data);
+        MESSAGE("lr_at(step + 1): loss trajectory err/tol " << c.worst);
+        CHECK(!c.ok());
     }
 }
 
