@@ -27,7 +27,7 @@ void require_last_axis(const Tensor& x, const char* op) {
 double row_logsumexp(const Real* x, size_t C) {
     const Real m = *std::max_element(x, x + C);
     double total = 0.0;
-    for (size_t j = 0; j < C; ++j) total += std::exp(double(x[j] - m));
+    for (size_t j = 0; j < C; ++j) total += std::exp(x[j] - m);   // exp in Real, sum in double
     return double(m) + std::log(total);
 }
 
@@ -149,7 +149,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
         // for non-ignored rows i; ignored rows (and n = 0) get nothing.   [N, V]
         Array* g = grad_of(logits);
         if (!g || count == 0) return;
-        const double scale = double(o.grad()) / double(count);
+        const Real scale = Real(double(o.grad()) / double(count));
         const Real* X = logits.data();
         Real* dX = g->data();
 #pragma omp parallel for schedule(static)
@@ -157,10 +157,9 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
             const int t = targets[size_t(i)];
             if (t == ignore_index) continue;
             const size_t off = size_t(i) * V;
-            for (size_t j = 0; j < V; ++j) {
-                const double p = std::exp(double(X[off + j]) - lse[size_t(i)]);
-                dX[off + j] += Real(scale * (p - (j == size_t(t) ? 1.0 : 0.0)));
-            }
+            const Real row_lse = Real(lse[size_t(i)]);
+            for (size_t j = 0; j < V; ++j) dX[off + j] += scale * std::exp(X[off + j] - row_lse);
+            dX[off + size_t(t)] -= scale;
         }
     });
 }
