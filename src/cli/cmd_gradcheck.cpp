@@ -1,0 +1,266 @@
+// Stage 8 — cli: `roformer gradcheck`, a live central-difference check of one op in float32.
+//
+//   roformer gradcheck [--op rope|gelu|layer_norm|softmax|matmul] [--pairing interleaved|half]
+//                      [--base 10000] [--seed 0] [--dim 8] [--seq 4] [--heads 1] [--offset 0]
+//                      [--format table|csv] [--tol 1e-3] [--break-sin-sign]
+//
+// Legend: T = --seq rows (positions), D = --dim columns (head size for rope), H = --heads.
+// Shapes per op:  rope x:[1,H,T,D]   gelu, softmax x:[T,D]   layer_norm x:[T,D] γ,β:[D]
+//                 matmul a:[T,D] b:[D,T]
+//
+// The check, for a fixed random R of the output's shape and L = Σ out ⊙ R (summed in double):
+//   analytic  = what out.backward(R) leaves in each input's grad
+//   numeric   = (L(x + h e_j) − L(x − h e_j)) / ((x + h) − (x − h)),  h = 1e-2 · max(1, |x_j|)
+// for EVERY element j, one at a time. The denominator is the difference of the two float
+// values actually stored, not 2h. In float32, h must be large (the rounding error of L is
+// divided by h) and the error is reported as |analytic − numeric| / max(1, |numeric|).
+// The rigorous double-precision checks live in tests/gradcheck/; this command is for watching
+// one run live (notebooks/02_autograd_and_gradcheck.ipynb).
+// --break-sin-sign (rope only) replaces the op's backward by the same kernel called with
+// sin_sign = +1 instead of −1 — the classic RoPE backward bug — to show what a failure looks like.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "ops/ops.hpp"
+#include "position/rope.hpp"
+#include "tensor/random.hpp"
+
+namespace {
+
+using rf::Real;
+using rf::Shape;
+using rf::Tensor;
+
+struct GradcheckCommandOptions {
+    std::string op = "rope";
+    std::string pairing = "interleaved";
+    double base = 10000.0;
+    uint64_t seed = 0;
+    size_t dim = 8;
+    size_t seq = 4;
+    size_t heads = 1;
+    size_t offset = 0;
+    std::string format = "table";
+    double tolerance = 1e-3;
+    bool break_sin_sign = false;
+};
+
+// One input of the op under test: its name (printed) and the tensor.
+struct NamedInput {
+    std::string name;
+    Tensor tensor;
+};
+
+// The op as a function of its inputs, plus an optional replacement for the analytic gradient
+// (used only by --break-sin-sign).
+struct OpUnderTest {
+    std::vector<NamedInput> inputs;
+    std::function<Tensor(const std::vector<Tensor>&)> forward;
+    std::function<void(std::vector<Tensor>&, const rf::Array& dout)> wrong_backward;
+};
+
+Tensor random_tensor(const Shape& shape, rf::Rng& rng) {
+    Tensor t = Tensor::zeros(shape, true);
+    for (size_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<Real>(rng.normal());
+    return t;
+}
+
+OpUnderTest make_op(const GradcheckCommandOptions& o, rf::Rng& rng,
+                    std::shared_ptr<rf::RopeTable>& table) {
+    const size_t T = o.seq, D = o.dim;
+    OpUnderTest t;
+    if (o.op == "rope") {
+        rf::RopeOptions ro;
+        ro.pairing = rf::parse_rope_pairing(o.pairing);
+        ro.head_dim = D;
+        ro.rotary_dims = D;
+        ro.base = o.base;
+        table = std::make_shared<rf::RopeTable>(ro);   // throws on an odd --dim or bad --base
+        t.inputs = {{"x", random_tensor({1, o.heads, T, D}, rng)}};
+        const size_t offset = o.offset;
+        t.forward = [table, offset](const std::vector<Tensor>& in) {
+            return rf::rope(in[0], *table, offset);
+        };
+        if (o.break_sin_sign)
+            t.wrong_backward = [table, offset, ro, T, D](std::vector<Tensor>& in,
+                                                         const rf::Array& dout) {
+                // The bug: dx += R_m dy (sin_sign = +1) instead of R_mᵀ dy (sin_sign = −1).
+                const size_t h = D / 2;
+                std::vector<Real> cos(T * h), sin(T * h);
+                for (size_t p = 0; p < T; ++p)
+                    for (size_t i = 0; i < h; ++i) {
+                        cos[p * h + i] = table->cos_row(offset + p)[i];
+                        sin[p * h + i] = table->sin_row(offset + p)[i];
+                    }
+                in[0].zero_grad();
+                rf::rope_kernel(dout.data(), in[0].grad().data(), in[0].numel() / (T * D), T, D,
+                                D, ro.pairing, cos.data(), sin.data(), Real(1), true);
+            };
+    } else if (o.op == "gelu") {
+        t.inputs = {{"x", random_tensor({T, D}, rng)}};
+        t.forward = [](const std::vector<Tensor>& in) { return rf::gelu(in[0]); };
+    } else if (o.op == "softmax") {
+        t.inputs = {{"x", random_tensor({T, D}, rng)}};
+        t.forward = [](const std::vector<Tensor>& in) { return rf::softmax(in[0]); };
+    } else if (o.op == "layer_norm") {
+        t.inputs = {{"x", random_tensor({T, D}, rng)},
+                    {"gamma", random_tensor({D}, rng)},
+                    {"beta", random_tensor({D}, rng)}};
+        t.forward = [](const std::vector<Tensor>& in) {
+            return rf::layer_norm(in[0], in[1], in[2], Real(1e-5));
+        };
+    } else if (o.op == "matmul") {
+        t.inputs = {{"a", random_tensor({T, D}, rng)}, {"b", random_tensor({D, T}, rng)}};
+        t.forward = [](const std::vector<Tensor>& in) { return rf::matmul(in[0], in[1]); };
+    } else {
+        throw std::invalid_argument("--op " + o.op +
+                                    " is unknown; use rope, gelu, layer_norm, softmax or matmul");
+    }
+    if (o.break_sin_sign && o.op != "rope")
+        throw std::invalid_argument("--break-sin-sign only applies to --op rope");
+    return t;
+}
+
+// "2:5" for the multi-index of flat element j in `shape` (row-major).
+std::string coords_of(size_t j, const Shape& shape) {
+    std::vector<size_t> idx(shape.size());
+    for (size_t a = shape.size(); a-- > 0;) {
+        idx[a] = j % shape[a];
+        j /= shape[a];
+    }
+    std::string s;
+    for (size_t a = 0; a < idx.size(); ++a) s += (a ? ":" : "") + std::to_string(idx[a]);
+    return s;
+}
+
+void run_gradcheck(const GradcheckCommandOptions& o) {
+    if (o.dim < 1 || o.seq < 1 || o.heads < 1)
+        throw std::invalid_argument("--dim, --seq and --heads must be at least 1");
+    if (o.dim * o.seq * o.heads > 4096)
+        throw std::invalid_argument("--dim × --seq × --heads is over 4096 elements; this is a live "
+                                    "demo, keep it small (e.g. --dim 8 --seq 4)");
+    if (o.format != "table" && o.format != "csv")
+        throw std::invalid_argument("--format " + o.format + " is unknown; use table or csv");
+    if (!(o.tolerance > 0.0)) throw std::invalid_argument("--tol must be > 0 (e.g. 1e-3)");
+    if (o.op == "rope" && o.dim % 2 != 0)
+        throw std::invalid_argument("--dim " + std::to_string(o.dim) +
+                                    " must be even for rope (RoPE rotates pairs of dims)");
+    if (o.op == "rope" && o.pairing != "interleaved" && o.pairing != "half")
+        throw std::invalid_argument("--pairing " + o.pairing + " is unknown; use interleaved or half");
+
+    rf::Rng rng(o.seed);
+    std::shared_ptr<rf::RopeTable> table;
+    OpUnderTest op = make_op(o, rng, table);
+    std::vector<Tensor> inputs;
+    for (auto& in : op.inputs) inputs.push_back(in.tensor);
+
+    // Analytic: out.backward(R) gives dL/dinput for L = Σ out ⊙ R.
+    Tensor out = op.forward(inputs);
+    rf::Array R = rf::Array::from_shape(out.value().shape());
+    for (auto& r : R) r = static_cast<Real>(rng.normal());
+    for (auto& x : inputs) x.zero_grad();
+    if (op.wrong_backward) op.wrong_backward(inputs, R);
+    else out.backward(R);
+
+    auto loss = [&]() {
+        rf::NoGradGuard no_grad;
+        const Tensor y = op.forward(inputs);
+        double total = 0.0;
+        for (size_t i = 0; i < y.numel(); ++i)
+            total += static_cast<double>(y.data()[i]) * static_cast<double>(R.data()[i]);
+        return total;
+    };
+
+    const bool csv = o.format == "csv";
+    if (csv) std::printf("tensor,element,coords,analytic,numeric,abs_error,rel_error\n");
+    else
+        std::printf("%-6s %7s %-9s %13s %13s %10s %10s\n", "tensor", "element", "coords",
+                    "analytic", "numeric", "abs_error", "rel_error");
+    double worst = 0.0;
+    std::string worst_where;
+    size_t checked = 0, failures = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        Tensor& x = inputs[k];
+        const rf::Array analytic = x.grad();
+        for (size_t j = 0; j < x.numel(); ++j) {
+            const Real saved = x.data()[j];
+            const Real h = static_cast<Real>(1e-2 * std::max(1.0, std::abs(double(saved))));
+            const Real x_plus = saved + h, x_minus = saved - h;
+            x.data()[j] = x_plus;
+            const double plus = loss();
+            x.data()[j] = x_minus;
+            const double minus = loss();
+            x.data()[j] = saved;
+            const double numeric = (plus - minus) / (double(x_plus) - double(x_minus));
+            const double a = analytic.data()[j];
+            const double abs_error = std::abs(a - numeric);
+            double rel_error = abs_error / std::max(1.0, std::abs(numeric));
+            if (std::isnan(rel_error)) rel_error = INFINITY;
+            const std::string where = coords_of(j, x.shape());
+            ++checked;
+            if (rel_error > o.tolerance) ++failures;
+            if (rel_error > worst || worst_where.empty()) {
+                worst = rel_error;
+                worst_where = op.inputs[k].name + "[" + where + "]";
+            }
+            std::printf(csv ? "%s,%zu,%s,%.8g,%.8g,%.3g,%.3g\n"
+                            : "%-6s %7zu %-9s %13.7f %13.7f %10.2e %10.2e\n",
+                        op.inputs[k].name.c_str(), j, where.c_str(), a, numeric, abs_error,
+                        rel_error);
+        }
+    }
+    char label[96] = "";
+    if (o.op == "rope")
+        std::snprintf(label, sizeof label, " (%s, base %g%s)", o.pairing.c_str(), o.base,
+                      o.break_sin_sign ? ", sin sign broken on purpose" : "");
+    std::printf("%ssummary: op %s%s, %zu elements, max rel_error %.3g at %s, "
+                "%zu above tol %.1e: %s\n",
+                csv ? "# " : "", o.op.c_str(), label, checked, worst, worst_where.c_str(),
+                failures, o.tolerance, failures == 0 ? "PASS" : "FAIL");
+    std::fflush(stdout);
+    if (failures > 0)
+        throw std::runtime_error("gradient check failed: " + std::to_string(failures) + " of " +
+                                 std::to_string(checked) + " elements have rel_error above --tol");
+}
+
+void add_gradcheck(CLI::App& app) {
+    auto options = std::make_shared<GradcheckCommandOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "gradcheck", "Check one op's backward against central differences, element by element "
+                     "(float32, live)");
+    cmd->add_option("--op", options->op, "rope | gelu | layer_norm | softmax | matmul")
+        ->capture_default_str();
+    cmd->add_option("--pairing", options->pairing, "RoPE pairing: interleaved | half")
+        ->capture_default_str();
+    cmd->add_option("--base", options->base, "RoPE base: theta_i = base^(-2i/d)")
+        ->capture_default_str();
+    cmd->add_option("--seed", options->seed, "Seed of the random input and of R")
+        ->capture_default_str();
+    cmd->add_option("--dim", options->dim, "Columns D (the head size for rope, even)")
+        ->capture_default_str();
+    cmd->add_option("--seq", options->seq, "Rows T (positions for rope)")->capture_default_str();
+    cmd->add_option("--heads", options->heads, "Heads H (rope only: x is [1, H, T, D])")
+        ->capture_default_str();
+    cmd->add_option("--offset", options->offset, "First position (rope only)")
+        ->capture_default_str();
+    cmd->add_option("--format", options->format, "table | csv (summary as a final '# ' line)")
+        ->capture_default_str();
+    cmd->add_option("--tol", options->tolerance,
+                    "Fail (exit 2) if any |analytic - numeric| / max(1, |numeric|) exceeds this")
+        ->capture_default_str();
+    cmd->add_flag("--break-sin-sign", options->break_sin_sign,
+                  "rope only: use the forward's sin sign in the backward (a deliberate bug)");
+    cmd->callback([options] { run_gradcheck(*options); });
+}
+
+}  // namespace
+
+RF_COMMAND(85, "gradcheck", add_gradcheck);
