@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Stage 9 — compare: draw the comparison's plots from its CSV files (matplotlib, Agg).
+
+    python3 scripts/plot_curves.py DIR [curves|extrapolation|all]
+
+  curves         DIR/curves.csv        -> DIR/curves.png
+                 validation loss vs step: per scheme the mean over seeds (line) and the
+                 min-max band; right panel: the same, zoomed on the last 40 % of the steps.
+  extrapolation  DIR/extrapolation.csv -> DIR/extrapolation.png
+                 validation loss vs window length (k*L): per scheme and method the mean over
+                 seeds with min-max error bars; lengths a model cannot run at are left out.
+Exit codes: 0 written, 2 bad arguments or missing CSV, 3 matplotlib missing.
+`roformer compare` / `roformer extrapolate` call this; the C++ never draws images itself.
+"""
+import csv
+import os
+import sys
+from collections import defaultdict
+
+ORDER = ["rope_interleaved", "rope_half", "sinusoidal", "learned", "none", "alibi"]
+COLORS = {
+    "rope_interleaved": "#1f77b4",
+    "rope_half": "#17becf",
+    "sinusoidal": "#2ca02c",
+    "learned": "#d62728",
+    "none": "#7f7f7f",
+    "alibi": "#9467bd",
+}
+STYLES = {"plain": "-", "interpolation": "--", "ntk": ":"}
+
+
+def scheme_order(names):
+    return sorted(names, key=lambda s: (ORDER.index(s) if s in ORDER else len(ORDER), s))
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def plot_curves(directory, plt):
+    rows = read_rows(os.path.join(directory, "curves.csv"))
+    # scheme -> step -> [val_loss per seed]
+    losses = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        losses[r["scheme"]][int(r["step"])].append(float(r["val_loss"]))
+    if not losses:
+        raise SystemExit("plot_curves: curves.csv has no rows")
+    last_step = max(max(by_step) for by_step in losses.values())
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    zoom_from = 0.6 * last_step
+    zoom_low, zoom_high = float("inf"), float("-inf")
+    for scheme in scheme_order(losses):
+        steps = sorted(losses[scheme])
+        mean = [sum(losses[scheme][s]) / len(losses[scheme][s]) for s in steps]
+        low = [min(losses[scheme][s]) for s in steps]
+        high = [max(losses[scheme][s]) for s in steps]
+        seeds = max(len(losses[scheme][s]) for s in steps)
+        color = COLORS.get(scheme)
+        for ax in axes:
+            ax.plot(steps, mean, color=color, label=f"{scheme} ({seeds} seeds)", linewidth=1.6)
+            ax.fill_between(steps, low, high, color=color, alpha=0.2, linewidth=0)
+        late = [(lo, hi) for s, lo, hi in zip(steps, low, high) if s >= zoom_from]
+        if scheme != "none" and late:
+            zoom_low = min(zoom_low, min(lo for lo, _ in late))
+            zoom_high = max(zoom_high, max(hi for _, hi in late))
+    axes[0].set_title("validation MLM loss (mean over seeds, band = min–max)")
+    axes[1].set_title(f"zoom: steps ≥ {zoom_from:.0f} (position schemes)")
+    axes[1].set_xlim(zoom_from, last_step)
+    if zoom_low < zoom_high:
+        pad = 0.15 * (zoom_high - zoom_low) + 1e-3
+        axes[1].set_ylim(zoom_low - pad, zoom_high + pad)
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.set_ylabel("validation loss (nats)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    out = os.path.join(directory, "curves.png")
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+
+
+def plot_extrapolation(directory, plt):
+    rows = read_rows(os.path.join(directory, "extrapolation.csv"))
+    # (scheme, method) -> length -> [loss per seed]
+    losses = defaultdict(lambda: defaultdict(list))
+    lengths = set()
+    for r in rows:
+        lengths.add(int(r["length"]))
+        if r["loss"]:
+            losses[(r["scheme"], r["method"])][int(r["length"])].append(float(r["loss"]))
+    if not losses:
+        raise SystemExit("plot_extrapolation: extrapolation.csv has no evaluated rows")
+    fig, ax = plt.subplots(figsize=(8, 5))
+    def rank(key):
+        scheme, method = key
+        return (ORDER.index(scheme) if scheme in ORDER else len(ORDER), scheme,
+                list(STYLES).index(method) if method in STYLES else len(STYLES))
+
+    keys = sorted(losses, key=rank)
+    for scheme, method in keys:
+        by_length = losses[(scheme, method)]
+        xs = sorted(by_length)
+        mean = [sum(by_length[x]) / len(by_length[x]) for x in xs]
+        err = [[m - min(by_length[x]) for m, x in zip(mean, xs)], [max(by_length[x]) - m for m, x in zip(mean, xs)]]
+        label = scheme if method == "plain" else f"{scheme} + {method}"
+        ax.errorbar(xs, mean, yerr=err, color=COLORS.get(scheme), linestyle=STYLES.get(method, "-"),
+                    marker="o", markersize=4, capsize=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(lengths))
+    ax.set_xticklabels([str(x) for x in sorted(lengths)])
+    ax.set_xlabel("window length (tokens); the first is the training length")
+    ax.set_ylabel("validation loss (nats)")
+    ax.set_title("length extrapolation (mean over seeds, bars = min–max)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    out = os.path.join(directory, "extrapolation.png")
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+
+
+def main(argv):
+    if len(argv) < 2 or len(argv) > 3 or (len(argv) == 3 and argv[2] not in ("curves", "extrapolation", "all")):
+        print(__doc__, file=sys.stderr)
+        return 2
+    directory = argv[1]
+    what = argv[2] if len(argv) == 3 else "all"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_curves: matplotlib is missing (Debian: apt install python3-matplotlib)", file=sys.stderr)
+        return 3
+    jobs = {"curves": plot_curves, "extrapolation": plot_extrapolation}
+    for name, job in jobs.items():
+        if what not in (name, "all"):
+            continue
+        path = os.path.join(directory, f"{name}.csv")
+        if not os.path.exists(path):
+            if what == "all":
+                continue
+            print(f"plot_curves: {path} not found", file=sys.stderr)
+            return 2
+        job(directory, plt)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

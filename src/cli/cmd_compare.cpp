@@ -1,0 +1,65 @@
+// Stage 9 — cli: `roformer compare`, every position scheme × seed on identical inputs.
+//
+//   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
+//                    [--schemes rope_interleaved,learned,...] [--threshold NATS]
+//                    [--set key=value ...] [--no-plot]
+// Finished runs are skipped and interrupted ones resumed, so the same command continues
+// where it stopped. See src/train/compare.hpp for the directory layout and the preset's
+// [compare] table.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "train/compare.hpp"
+
+namespace {
+
+struct CompareCommandOptions {
+    std::string config_path;
+    std::vector<std::string> overrides;
+    rf::CompareOptions compare;
+    size_t seeds = 0;                  // 0: the preset's (default 3)
+    std::vector<std::string> schemes;  // empty: the preset's (default all six)
+    double threshold = 0;              // 0: the preset's (default automatic)
+    bool no_plot = false;
+};
+
+void run_compare_command(const CompareCommandOptions& o) {
+    rf::ComparePreset preset = rf::load_compare_preset(
+        o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path), o.overrides);
+    if (o.seeds) preset.settings.seeds = o.seeds;
+    if (!o.schemes.empty()) preset.settings.schemes = o.schemes;
+    if (o.threshold > 0) preset.settings.loss_threshold = o.threshold;
+    rf::CompareOptions options = o.compare;
+    options.plot = !o.no_plot;
+    const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
+    std::cout << "\n" << rf::summary_markdown(report.summary) << "\n"
+              << report.trained << " runs trained, " << report.resumed << " resumed, " << report.skipped
+              << " already finished; wrote " << options.out_dir << "/curves.csv, summary.md"
+              << (report.plotted ? ", curves.png" : "") << "\n"
+              << "next: roformer extrapolate --runs " << options.out_dir << "\n";
+}
+
+void add_compare(CLI::App& app) {
+    auto options = std::make_shared<CompareCommandOptions>();
+    CLI::App* cmd = app.add_subcommand("compare", "Train every position scheme × seed and compare the loss curves");
+    cmd->add_option("--config", options->config_path, "Preset: a config file with an optional [compare] table")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--out", options->compare.out_dir, "Comparison directory")->capture_default_str();
+    cmd->add_option("--seeds", options->seeds, "Seeds 1..N per scheme (default: the preset's, else 3)");
+    cmd->add_option("--schemes", options->schemes,
+                    "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
+        ->delimiter(',');
+    cmd->add_option("--threshold", options->threshold,
+                    "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)");
+    cmd->add_option("--set", options->overrides, "Override one config key for every run (repeatable)")->take_all();
+    cmd->add_option("--plot-script", options->compare.plot_script, "Path to scripts/plot_curves.py (default: search)");
+    cmd->add_flag("--no-plot", options->no_plot, "Do not run the plot script");
+    cmd->callback([options] { run_compare_command(*options); });
+}
+
+}  // namespace
+
+RF_COMMAND(50, "compare", add_compare);

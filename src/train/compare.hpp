@@ -1,0 +1,96 @@
+// Stage 9 — compare: train every position scheme × seed on identical inputs and summarize.
+//
+//   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
+//                    [--schemes a,b,...] [--set key=value ...]
+// DIR/
+//   <scheme>/seed<k>/   one ordinary run directory per scheme × seed (roformer train's layout)
+//   curves.csv          scheme,seed,step,train_loss,val_loss,val_accuracy (validation rows only)
+//   summary.md          per scheme: final loss, steps to a threshold, paired test vs learned
+//   curves.png          drawn by scripts/plot_curves.py (the C++ writes no images)
+//
+// The preset is an ordinary config file plus an optional [compare] table, read here and
+// stripped before the rest goes through the usual config loader:
+//   [compare]
+//   schemes = ["rope_interleaved", "rope_half", ...]   # default: all six
+//   seeds = 3                                          # train.seed = 1 … seeds
+//   loss_threshold = 4.5                               # nats; 0 or absent = automatic
+// Command-line --seeds / --schemes / --threshold override the table.
+//
+// Within one seed the runs differ only in the position scheme: same tokenizer, training
+// windows, masks, batch order, validation windows and masks, hyperparameters and init seed.
+// (One caveat: the learned table is drawn from the init generator right after the
+// embeddings, so `learned`'s encoder weights are a different draw from the same distribution.)
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "train/compare_stats.hpp"
+#include "train/config.hpp"
+
+namespace rf {
+
+// rope_interleaved, rope_half, sinusoidal, learned, none, alibi — the default order.
+const std::vector<std::string>& comparison_schemes();
+
+// Sets position.scheme (and position.pairing for the two RoPE names). Throws
+// std::invalid_argument listing the valid names.
+void apply_comparison_scheme(Config& config, const std::string& scheme);
+
+struct CompareSettings {
+    std::vector<std::string> schemes = comparison_schemes();
+    size_t seeds = 3;
+    double loss_threshold = 0;   // ≤ 0: automatic (see summarize_curves)
+};
+
+struct ComparePreset {
+    Config base;                 // the preset's config (train.seed and position.* overwritten per run)
+    CompareSettings settings;
+};
+
+// defaults → the file's tables (except [compare]) → overrides → validate(); the file's
+// [compare] table fills `settings`. Errors name the file and the key.
+ComparePreset load_compare_preset(const std::optional<std::string>& path,
+                                  const std::vector<std::string>& overrides = {});
+
+// The Config of one run: base, the scheme applied, train.seed = seed; validated.
+Config comparison_run_config(const Config& base, const std::string& scheme, size_t seed);
+
+// DIR/<scheme>/seed<k>
+std::string comparison_run_dir(const std::string& out_dir, const std::string& scheme, size_t seed);
+
+struct CompareOptions {
+    std::string out_dir = "runs/compare";
+    bool plot = true;            // run scripts/plot_curves.py at the end
+    std::string plot_script;     // empty: search (see find_plot_script)
+};
+
+struct CompareReport {
+    size_t trained = 0;          // started from scratch
+    size_t resumed = 0;          // continued from a checkpoint
+    size_t skipped = 0;          // already finished
+    ComparisonSummary summary;
+    bool plotted = false;        // curves.png was written
+};
+
+// Trains what is missing, writes curves.csv and summary.md, plots. One line per run to `log`.
+CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options, std::ostream& log);
+
+// The validation points (rows with a val_loss) of a run's metrics.csv.
+std::vector<CurvePoint> read_run_curve(const std::string& run_dir);
+
+void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows);
+std::vector<CurveRow> read_curves_csv(const std::string& path);
+
+// scripts/plot_curves.py: `explicit_path` if given, else ./scripts/, else next to the binary
+// (<exe dir>/../scripts, <exe dir>/../../scripts). Empty when not found.
+std::string find_plot_script(const std::string& explicit_path = "");
+
+// Runs the plot script on `dir` for `what` ("curves" or "extrapolation"); on failure
+// (no python3 / matplotlib / script) prints a warning to `log` and returns false.
+bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
+                     std::ostream& log);
+
+}  // namespace rf

@@ -1,0 +1,212 @@
+// Stage 9 — compare: length extrapolation (see extrapolate.hpp).
+#include "train/extrapolate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "data/corpus.hpp"
+#include "data/mlm.hpp"
+#include "train/checkpoint.hpp"
+#include "train/compare.hpp"
+#include "train/compare_stats.hpp"
+#include "train/threads.hpp"
+#include "train/trainer.hpp"
+
+namespace rf {
+
+namespace fs = std::filesystem;
+
+static const char* kSectionTitle = "## Length extrapolation";
+
+std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
+    if (!fs::is_directory(runs_dir))
+        throw std::runtime_error("'" + runs_dir + "' is not a directory; pass the --out of `roformer compare`");
+    std::vector<std::string> schemes;
+    for (const fs::directory_entry& e : fs::directory_iterator(runs_dir))
+        if (e.is_directory()) schemes.push_back(e.path().filename().string());
+    const std::vector<std::string>& order = comparison_schemes();
+    auto rank = [&](const std::string& s) {
+        return size_t(std::find(order.begin(), order.end(), s) - order.begin());
+    };
+    std::sort(schemes.begin(), schemes.end(), [&](const std::string& a, const std::string& b) {
+        return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+    });
+    std::vector<FoundRun> runs;
+    for (const std::string& scheme : schemes) {
+        std::vector<FoundRun> seeds;
+        for (const fs::directory_entry& e : fs::directory_iterator(fs::path(runs_dir) / scheme)) {
+            const std::string name = e.path().filename().string();
+            if (!e.is_directory() || name.rfind("seed", 0) != 0 || name.size() == 4 ||
+                name.find_first_not_of("0123456789", 4) != std::string::npos)
+                continue;
+            if (!fs::exists(e.path() / "model.safetensors")) continue;
+            seeds.push_back({scheme, size_t(std::stoull(name.substr(4))), e.path().string()});
+        }
+        std::sort(seeds.begin(), seeds.end(), [](const FoundRun& a, const FoundRun& b) { return a.seed < b.seed; });
+        runs.insert(runs.end(), seeds.begin(), seeds.end());
+    }
+    if (runs.empty())
+        throw std::runtime_error("no trained runs under '" + runs_dir +
+                                 "' (expected <scheme>/seed<k>/model.safetensors); run `roformer compare` first");
+    return runs;
+}
+
+// The validation split's ids; runs with the same tokenizer and data keys share them.
+static const std::vector<int>& validation_ids(const LoadedRun& run, const std::string& run_dir,
+                                              std::map<std::string, std::vector<int>>& cache) {
+    std::ifstream tokenizer_file(run_file(run_dir, "tokenizer.json"));
+    std::ostringstream key;
+    key << run.config.data.path << "\n" << run.config.data.validation_fraction << "\n" << tokenizer_file.rdbuf();
+    auto it = cache.find(key.str());
+    if (it != cache.end()) return it->second;
+    data::SplitOptions split_options;
+    split_options.validation_fraction = run.config.data.validation_fraction;
+    const data::CorpusSplit split = data::load_corpus(run.config.data.path, split_options);
+    return cache[key.str()] = run.tokenizer->encode(split.validation_text);
+}
+
+static std::string format_number(double v, const char* pattern = "%.6f") {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, pattern, v);
+    return buffer;
+}
+
+std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options, std::ostream& log) {
+    if (options.factors.empty() || std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
+        throw std::invalid_argument("extrapolate: factors must be ≥ 1 (e.g. 1 2 4)");
+    const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
+    std::map<std::string, std::vector<int>> cache;
+    std::vector<ExtrapolationRow> rows;
+    for (const FoundRun& found : runs) {
+        LoadedRun run = load_run(found.dir);
+        set_num_threads(run.config.train.threads);
+        const std::vector<int>& ids = validation_ids(run, found.dir, cache);
+        const Config& c = run.config;
+        const bool rope = c.position.scheme == "rope";
+        data::MaskingOptions masking;
+        masking.select_probability = c.data.mask_prob;
+        std::ostringstream line;
+        line << found.scheme << " seed " << found.seed << ":";
+        for (size_t k : options.factors) {
+            const size_t length = k * c.data.seq_len;
+            // Fewer rows per batch at longer lengths: about the same tokens per forward.
+            const size_t batch_rows = std::max<size_t>(1, c.train.batch_size / k);
+            const auto batches = data::make_length_eval_batches(ids, length, batch_rows, run.tokenizer->vocab_size(),
+                                                                kValidationSeed, masking, options.max_tokens);
+            std::vector<std::string> methods = {"plain"};
+            if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
+            for (const std::string& method : methods) {
+                ExtrapolationRow row{found.scheme, found.seed, length, k, method};
+                if (method != "plain" && k == 1) {
+                    row = rows[rows.size() - (method == "ntk" ? 2 : 1)];   // factor 1 = no scaling
+                    row.method = method;
+                    row.note = "factor 1 is the plain model";
+                    rows.push_back(row);
+                    continue;
+                }
+                LoadedRun scaled;
+                RoFormerMLM* model = run.model.get();
+                if (method != "plain") {
+                    const std::string key = method == "ntk" ? "position.ntk_factor" : "position.interpolation_factor";
+                    scaled = load_run(found.dir, {key + "=" + std::to_string(k) + ".0"});
+                    model = scaled.model.get();
+                }
+                try {
+                    const EvalResult r = evaluate(*model, batches);
+                    row.ran = true;
+                    row.loss = r.loss;
+                    row.accuracy = r.accuracy;
+                    row.predictions = r.predictions;
+                } catch (const std::invalid_argument&) {
+                    // learned: add_position_rows refuses rows past the table
+                    row.note = "cannot run beyond max_positions (" + std::to_string(c.position.max_positions) + ")";
+                }
+                line << "  " << length << (method == "plain" ? "" : method == "ntk" ? "/ntk" : "/pi") << " "
+                     << (row.ran ? format_number(row.loss, "%.4f") : std::string("—"));
+                rows.push_back(row);
+            }
+        }
+        log << line.str() << "\n" << std::flush;
+    }
+
+    const fs::path dir(options.runs_dir);
+    {
+        std::ofstream csv(dir / "extrapolation.csv");
+        if (!csv) throw std::runtime_error("cannot write " + (dir / "extrapolation.csv").string());
+        csv << "scheme,seed,length,factor,method,loss,accuracy,predictions,note\n";
+        for (const ExtrapolationRow& r : rows)
+            csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << "," << r.method << ","
+                << (r.ran ? format_number(r.loss) : "") << "," << (r.ran ? format_number(r.accuracy) : "") << ","
+                << r.predictions << "," << r.note << "\n";
+    }
+    // summary.md: everything before an earlier extrapolation section, then this one.
+    const fs::path summary_path = dir / "summary.md";
+    std::string summary;
+    if (std::ifstream in{summary_path}) {
+        std::ostringstream text;
+        text << in.rdbuf();
+        summary = text.str();
+        const size_t at = summary.find(kSectionTitle);
+        if (at != std::string::npos) summary.resize(at);
+        if (!summary.empty() && summary.back() != '\n') summary += "\n";
+        if (!summary.empty()) summary += "\n";
+    }
+    std::ofstream(summary_path) << summary << extrapolation_markdown(rows, options.max_tokens);
+    if (options.plot)
+        run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation", log);
+    return rows;
+}
+
+std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, size_t max_tokens) {
+    // (scheme, method) in first-seen order → factor → the seeds' rows
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::map<std::pair<std::string, std::string>, std::map<size_t, std::vector<const ExtrapolationRow*>>> cells;
+    std::map<size_t, size_t> length_of;
+    for (const ExtrapolationRow& r : rows) {
+        const auto key = std::make_pair(r.scheme, r.method);
+        if (!cells.count(key)) keys.push_back(key);
+        cells[key][r.factor].push_back(&r);
+        length_of[r.factor] = r.length;
+    }
+    std::ostringstream md;
+    md << kSectionTitle << "\n\n"
+       << "Validation MLM loss (nats, mean ± std over seeds) on the first " << max_tokens
+       << " validation tokens cut into windows of k·L tokens, the same per-token masks at every "
+          "length (written by `roformer extrapolate`). interpolation: RoPE position interpolation "
+          "(positions divided by k); ntk: NTK-aware base scaling by k.\n\n| scheme | method |";
+    for (const auto& [k, length] : length_of) md << " " << (k == 1 ? "" : std::to_string(k)) << "L = " << length << " |";
+    md << "\n|---|---|";
+    for (size_t i = 0; i < length_of.size(); ++i) md << "---|";
+    md << "\n";
+    for (const auto& key : keys) {
+        md << "| " << key.first << " | " << key.second << " |";
+        for (const auto& [k, length] : length_of) {
+            const auto& seeds = cells[key][k];
+            std::vector<double> losses;
+            std::string note;
+            for (const ExtrapolationRow* r : seeds) {
+                if (r->ran) losses.push_back(r->loss);
+                else note = r->note;
+            }
+            if (!losses.empty()) {
+                const MeanStd m = mean_std(losses);
+                md << " " << format_number(m.mean, "%.4f") << " ± " << format_number(m.std, "%.4f");
+                if (losses.size() < seeds.size()) md << " (" << note << " for some seeds)";
+            } else {
+                md << " " << (note.empty() ? std::string("—") : note);
+            }
+            md << " |";
+        }
+        md << "\n";
+    }
+    md << "\n![loss vs window length](extrapolation.png)\n";
+    return md.str();
+}
+
+}  // namespace rf
