@@ -6,6 +6,7 @@
 //
 // Each line is the median of 7 repetitions (each repetition times several calls), printed as
 // GFLOP/s = 2·M·N·K·batch / seconds, with 1 and with 2 threads (OpenBLAS and OpenMP alike).
+// Run it on an otherwise idle machine: the wall-clock numbers assume the cores are yours.
 // The op's backward is timed by calling the output node's backward closure directly, with
 // only the input of interest requiring grad, so each line is exactly one product.
 #include <cblas.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <vector>
@@ -24,22 +26,34 @@ using rf::Tensor;
 
 namespace {
 
-double median_seconds_per_call(const std::function<void()>& call, int calls_per_rep) {
+struct Timing {
+    double wall = 0;   // seconds per call, median over repetitions
+    double cpu = 0;    // process CPU seconds per call (all threads), same repetition
+};
+
+Timing median_time_per_call(const std::function<void()>& call, int calls_per_rep) {
     call();   // warm-up: first-touch allocations, thread start-up
-    std::vector<double> reps;
+    std::vector<Timing> reps;
     for (int r = 0; r < 7; ++r) {
+        const std::clock_t cpu_start = std::clock();
         const auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < calls_per_rep; ++i) call();
         const auto stop = std::chrono::steady_clock::now();
-        reps.push_back(std::chrono::duration<double>(stop - start).count() / calls_per_rep);
+        const std::clock_t cpu_stop = std::clock();
+        reps.push_back({std::chrono::duration<double>(stop - start).count() / calls_per_rep,
+                        double(cpu_stop - cpu_start) / CLOCKS_PER_SEC / calls_per_rep});
     }
-    std::sort(reps.begin(), reps.end());
+    std::sort(reps.begin(), reps.end(),
+              [](const Timing& x, const Timing& y) { return x.wall < y.wall; });
     return reps[reps.size() / 2];
 }
 
+// Wall-clock GFLOP/s is the headline; GFLOP per CPU-second is printed beside it because on
+// a shared machine other processes steal time slices (it also counts spinning threads).
 void report(const char* what, double flops, const std::function<void()>& call, int calls) {
-    const double s = median_seconds_per_call(call, calls);
-    std::printf("  %-32s %8.1f GFLOP/s  (%.3f ms)\n", what, flops / s * 1e-9, s * 1e3);
+    const Timing t = median_time_per_call(call, calls);
+    std::printf("  %-32s %8.1f GFLOP/s  (%7.3f ms)  %8.1f GFLOP/cpu-s\n", what,
+                flops / t.wall * 1e-9, t.wall * 1e3, flops / t.cpu * 1e-9);
 }
 
 Tensor random_tensor(const rf::Shape& shape, rf::Rng& rng, bool requires_grad) {
