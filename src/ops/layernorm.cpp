@@ -40,7 +40,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
     const Real* G = gamma.data();
     const Real* B = beta.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) {
         const Real* xr = X + size_t(r) * C;
         Real* yr = Y + size_t(r) * C;
@@ -67,7 +67,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
         const std::vector<Real>& S = rstd;
         if (Array* gx = grad_of(x)) {
             Real* dX = gx->data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
             for (long r = 0; r < long(R); ++r) {
                 const size_t off = size_t(r) * C;
                 const Real m = M[size_t(r)], s = S[size_t(r)];

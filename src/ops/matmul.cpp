@@ -45,9 +45,10 @@ int ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
 // one product and more than one thread. OpenBLAS (pthread build) would otherwise also try to
 // thread each small product and oversubscribe the cores, so it is held to one thread for the
 // duration. With one OpenMP thread the products run in order and OpenBLAS may thread each.
+// Small batches (< ~1 MFLOP in all) stay on one thread: waking a second costs more.
 template <class Body>
-void for_each_product(size_t count, Body body) {
-    if (count <= 1 || omp_get_max_threads() <= 1) {
+void for_each_product(size_t count, size_t flops_per_product, Body body) {
+    if (count <= 1 || omp_get_max_threads() <= 1 || count * flops_per_product < (1u << 20)) {
         for (size_t i = 0; i < count; ++i) body(i);
         return;
     }
@@ -131,7 +132,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
         // [batch·M, K]·op(B): the batch folds into the rows of one large product.
         gemm(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C, p.N);
     } else {
-        for_each_product(p.batch, [&](size_t i) {
+        for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
             gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step,
                  p.ldb(), Real(0), C + i * c_step, p.N);
         });
@@ -155,14 +156,14 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
         } else if (p.shared_b) {
             // Aᵀ stored per batch: dA slices are independent; dB sums over the batch in order.
             if (dA)
-                for_each_product(p.batch, [&](size_t i) {
+                for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
                     accumulate_grad_a(p, p.M, dC + i * c_step, B, dA + i * a_step);
                 });
             if (dB)
                 for (size_t i = 0; i < p.batch; ++i)
                     accumulate_grad_b(p, p.M, A + i * a_step, p.lda(), dC + i * c_step, dB);
         } else {
-            for_each_product(p.batch, [&](size_t i) {
+            for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
                 if (dA) accumulate_grad_a(p, p.M, dC + i * c_step, B + i * b_step, dA + i * a_step);
                 if (dB)
                     accumulate_grad_b(p, p.M, A + i * a_step, p.lda(), dC + i * c_step,

@@ -41,7 +41,7 @@ Tensor softmax(const Tensor& x) {
     Array y = Array::from_shape(x.value().shape());
     const Real* X = x.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) {
         const Real* xr = X + size_t(r) * C;
         Real* yr = Y + size_t(r) * C;
@@ -61,7 +61,7 @@ Tensor softmax(const Tensor& x) {
         const Real* Y = o.data.data();   // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
         for (long r = 0; r < long(R); ++r) {
             const size_t off = size_t(r) * C;
             double dot = 0.0;
@@ -79,7 +79,7 @@ Tensor log_softmax(const Tensor& x) {
     Array y = Array::from_shape(x.value().shape());
     const Real* X = x.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) {
         const size_t off = size_t(r) * C;
         const double lse = row_logsumexp(X + off, C);
@@ -92,7 +92,7 @@ Tensor log_softmax(const Tensor& x) {
         const Real* Y = o.data.data();   // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (R * C > 16384)
         for (long r = 0; r < long(R); ++r) {
             const size_t off = size_t(r) * C;
             double total = 0.0;
@@ -130,7 +130,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
     // Per-row log-sum-exp, kept for backward; per-row losses summed in row order afterwards.
     const Real* X = logits.data();
     std::vector<double> lse(N, 0.0), row_loss(N, 0.0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * V > 16384)
     for (long i = 0; i < long(N); ++i) {
         if (targets[size_t(i)] == ignore_index) continue;
         const size_t off = size_t(i) * V;
@@ -152,7 +152,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
         const Real scale = Real(double(o.grad()) / double(count));
         const Real* X = logits.data();
         Real* dX = g->data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * V > 16384)
         for (long i = 0; i < long(N); ++i) {
             const int t = targets[size_t(i)];
             if (t == ignore_index) continue;
