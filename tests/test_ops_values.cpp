@@ -228,14 +228,17 @@ TEST_CASE("dropout keeps about 1 âˆ’ p of the elements and scales them by 1/(1 â
     CHECK(same);
 }
 
-TEST_CASE("dropout is the identity (the same tensor) in eval, at p = 0 and without grad") {
+TEST_CASE("dropout is the identity (the same tensor) in eval and at p = 0, and only there") {
     Tensor x = Tensor::full({4, 4}, Real(1), true);
     rf::Rng rng(3);
     CHECK(rf::dropout(x, Real(0.5), false, rng).impl() == x.impl());
     CHECK(rf::dropout(x, Real(0), true, rng).impl() == x.impl());
     {
+        // Grad mode does not decide the mode: training under NoGradGuard still drops.
         rf::NoGradGuard no_grad;
-        CHECK(rf::dropout(x, Real(0.5), true, rng).impl() == x.impl());
+        const Tensor y = rf::dropout(x, Real(0.5), true, rng);
+        CHECK(y.impl() != x.impl());
+        CHECK(!y.requires_grad());
     }
     CHECK_THROWS_AS(rf::dropout(x, Real(1), true, rng), std::invalid_argument);
     CHECK_THROWS_AS(rf::dropout(x, Real(-0.1), true, rng), std::invalid_argument);

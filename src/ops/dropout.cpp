@@ -5,8 +5,9 @@
 //
 // Training: each element is kept with probability 1−p (one rng.uniform() draw per element,
 // in row-major order, so the same seed gives the same mask) and scaled by 1/(1−p), so that
-// E[y] = x and evaluation needs no rescaling. Evaluation (training = false, or grad mode off)
-// and p = 0 return x itself: no copy, no graph node.
+// E[y] = x and evaluation needs no rescaling. Evaluation (training = false) and p = 0 return
+// x itself: no copy, no graph node. Only `training` decides, as in PyTorch: grad mode says
+// whether to record a graph, not which mode the model is in.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ namespace rf {
 Tensor dropout(const Tensor& x, Real p, bool training, Rng& rng) {
     if (!(p >= Real(0) && p < Real(1)))
         throw std::invalid_argument("dropout: p must be in [0, 1), got " + std::to_string(p));
-    if (!training || p == Real(0) || !grad_enabled()) return x;
+    if (!training || p == Real(0)) return x;
 
     const size_t n = x.numel();
     const Real keep_scale = Real(1) / (Real(1) - p);

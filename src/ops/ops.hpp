@@ -76,7 +76,7 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
 
 // ---- dropout.cpp: inverted dropout ------------------------------------------------------
 // Training: keep with probability 1−p and scale kept values by 1/(1−p). Identity when
-// !training, p == 0, or grad mode is off (evaluation).
+// !training or p == 0 (evaluation); grad mode does not matter, as in PyTorch.
 Tensor dropout(const Tensor& x, Real p, bool training, Rng& rng);
 
 }  // namespace rf
