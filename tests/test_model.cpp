@@ -112,3 +112,20 @@ TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
     for (size_t c = 0; c < 16; ++c) row30 += std::abs(e.grad().data()[30 * 16 + c]);
     CHECK(row30 > 0.0);
 }
+
+TEST_CASE("within one seed every scheme starts from the same encoder weights") {
+    RoFormerMLM rope(small_config(), position("rope"), 11);
+    RoFormerMLM learned(small_config(), position("learned"), 11);
+    RoFormerMLM none(small_config(), position("none"), 11);
+    auto weights = [](const RoFormerMLM& m) {
+        std::map<std::string, std::vector<Real>> w;
+        for (const NamedParameter& p : m.parameters())
+            w[p.tensor.name()].assign(p.tensor.data(), p.tensor.data() + p.tensor.numel());
+        return w;
+    };
+    auto a = weights(rope), b = weights(learned), c = weights(none);
+    CHECK(b.size() == a.size() + 1);   // learned adds only its position table
+    b.erase("roformer.embeddings.position_embeddings.weight");
+    CHECK(a == b);
+    CHECK(a == c);
+}

@@ -21,7 +21,11 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     token_type_embeddings = normal_parameter({2, C}, std, rng,
                                              "roformer.embeddings.token_type_embeddings.weight");
     embedding_norm = LayerNorm(C, eps, "roformer.embeddings.LayerNorm");
-    position_ = make_position_scheme(position, C, config.num_heads, rng);
+    // Position parameters (only `learned` has any) come from their own generator, so every
+    // other weight is the same draw whatever the scheme: within a seed, runs of different
+    // schemes start from identical encoders.
+    Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
+    position_ = make_position_scheme(position, C, config.num_heads, position_rng);
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;
