@@ -227,6 +227,7 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     rf::ComparePreset preset = rf::load_compare_preset(smoke_preset(), {corpus_override()});
     REQUIRE(preset.settings.schemes.size() == 2);
     REQUIRE(preset.settings.seeds == 2);
+    REQUIRE(preset.settings.jobs == 2);   // the first invocation trains in forked processes
     rf::CompareOptions options;
     options.out_dir = (dir / "out").string();
     options.plot = false;
@@ -241,6 +242,16 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     const std::string summary = read_text(dir / "out" / "summary.md");
     for (const std::string& scheme : preset.settings.schemes) CHECK(count_of(summary, "| " + scheme + " |") == 1);
     CHECK(first.summary.schemes[0].versus_reference.pairs == 2);   // rope vs learned, 2 seeds
+
+    // The same comparison trained in-process, one run at a time, gives identical curves.
+    {
+        rf::ComparePreset serial = preset;
+        serial.settings.jobs = 1;
+        rf::CompareOptions serial_options = options;
+        serial_options.out_dir = (dir / "serial").string();
+        rf::run_compare(serial, serial_options, log);
+        CHECK(read_text(dir / "serial" / "curves.csv") == read_text(dir / "out" / "curves.csv"));
+    }
 
     // Again: nothing is retrained (the checkpoints keep their modification times).
     const fs::path model = fs::path(rf::comparison_run_dir(options.out_dir, "learned", 2)) / "model.safetensors";
@@ -259,6 +270,7 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     partial.quiet = true;
     rf::train(none, partial, log);
     preset.settings.schemes.push_back("none");
+    preset.settings.jobs = 1;             // and this one in-process
     const rf::CompareReport third = rf::run_compare(preset, options, log);
     CHECK(third.skipped == 4);
     CHECK(third.resumed == 1);

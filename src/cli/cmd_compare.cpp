@@ -1,7 +1,7 @@
 // Stage 9 — cli: `roformer compare`, every position scheme × seed on identical inputs.
 //
 //   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
-//                    [--schemes rope_interleaved,learned,...] [--threshold NATS]
+//                    [--schemes rope_interleaved,learned,...] [--jobs N] [--threshold NATS]
 //                    [--set key=value ...] [--no-plot]
 // Finished runs are skipped and interrupted ones resumed, so the same command continues
 // where it stopped. See src/train/compare.hpp for the directory layout and the preset's
@@ -21,6 +21,7 @@ struct CompareCommandOptions {
     std::vector<std::string> overrides;
     rf::CompareOptions compare;
     size_t seeds = 0;                  // 0: the preset's (default 3)
+    size_t jobs = 0;                   // 0: the preset's (default 1)
     std::vector<std::string> schemes;  // empty: the preset's (default all six)
     double threshold = 0;              // 0: the preset's (default automatic)
     bool no_plot = false;
@@ -30,6 +31,7 @@ void run_compare_command(const CompareCommandOptions& o) {
     rf::ComparePreset preset = rf::load_compare_preset(
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path), o.overrides);
     if (o.seeds) preset.settings.seeds = o.seeds;
+    if (o.jobs) preset.settings.jobs = o.jobs;
     if (!o.schemes.empty()) preset.settings.schemes = o.schemes;
     if (o.threshold > 0) preset.settings.loss_threshold = o.threshold;
     rf::CompareOptions options = o.compare;
@@ -49,6 +51,7 @@ void add_compare(CLI::App& app) {
         ->check(CLI::ExistingFile);
     cmd->add_option("--out", options->compare.out_dir, "Comparison directory")->capture_default_str();
     cmd->add_option("--seeds", options->seeds, "Seeds 1..N per scheme (default: the preset's, else 3)");
+    cmd->add_option("--jobs", options->jobs, "Runs trained at once, each in its own process (default: the preset's, else 1)");
     cmd->add_option("--schemes", options->schemes,
                     "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
         ->delimiter(',');

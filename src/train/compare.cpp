@@ -1,12 +1,16 @@
 // Stage 9 — compare: the preset, the runs (skip / resume / train), curves.csv and summary.md.
 #include "train/compare.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -65,12 +69,16 @@ static void read_compare_table(const toml::table& table, const std::string& path
             const toml::value<int64_t>* v = node.as_integer();
             if (!v || v->get() < 1) throw std::invalid_argument("compare.seeds must be an integer ≥ 1" + at);
             settings.seeds = size_t(v->get());
+        } else if (key == "jobs") {
+            const toml::value<int64_t>* v = node.as_integer();
+            if (!v || v->get() < 1) throw std::invalid_argument("compare.jobs must be an integer ≥ 1" + at);
+            settings.jobs = size_t(v->get());
         } else if (key == "loss_threshold") {
             if (!node.is_number()) throw std::invalid_argument("compare.loss_threshold must be a number" + at);
             settings.loss_threshold = node.value<double>().value_or(0.0);
         } else {
             throw std::invalid_argument("unknown key 'compare." + key + "'" + at +
-                                        "; [compare] takes schemes, seeds, loss_threshold");
+                                        "; [compare] takes schemes, seeds, jobs, loss_threshold");
         }
     }
 }
@@ -143,113 +151,6 @@ std::string comparison_run_dir(const std::string& out_dir, const std::string& sc
     return (fs::path(out_dir) / scheme / ("seed" + std::to_string(seed))).string();
 }
 
-// ---- CSV files ----------------------------------------------------------------------------
-static std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::istringstream in(line);
-    while (std::getline(in, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-}
-
-static size_t column(const std::vector<std::string>& header, const std::string& name, const std::string& path) {
-    for (size_t i = 0; i < header.size(); ++i)
-        if (header[i] == name) return i;
-    throw std::runtime_error(path + " has no column '" + name + "'; is it a roformer metrics/curves file?");
-}
-
-std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
-    const std::string path = run_file(run_dir, "metrics.csv");
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path + "; is '" + run_dir + "' a run directory?");
-    std::string line;
-    std::getline(in, line);
-    const auto header = split_csv_line(line);
-    const size_t c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
-                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
-    std::vector<CurvePoint> curve;
-    while (std::getline(in, line)) {
-        const auto cells = split_csv_line(line);
-        if (cells.size() <= c_acc || cells[c_val].empty()) continue;
-        curve.push_back({std::stoull(cells[c_step]), std::stod(cells[c_train]), std::stod(cells[c_val]),
-                         std::stod(cells[c_acc])});
-    }
-    return curve;
-}
-
-void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    out << "scheme,seed,step,train_loss,val_loss,val_accuracy\n";
-    char buffer[160];
-    for (const CurveRow& r : rows) {
-        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(), r.seed,
-                      r.point.step, r.point.train_loss, r.point.val_loss, r.point.val_accuracy);
-        out << buffer;
-    }
-}
-
-std::vector<CurveRow> read_curves_csv(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::string line;
-    std::getline(in, line);
-    const auto header = split_csv_line(line);
-    const size_t c_scheme = column(header, "scheme", path), c_seed = column(header, "seed", path),
-                 c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
-                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
-    std::vector<CurveRow> rows;
-    while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        const auto c = split_csv_line(line);
-        if (c.size() < header.size()) throw std::runtime_error(path + ": short row '" + line + "'");
-        rows.push_back({c[c_scheme], std::stoull(c[c_seed]),
-                        {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]), std::stod(c[c_acc])}});
-    }
-    return rows;
-}
-
-// ---- the plot script ------------------------------------------------------------------------
-static std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
-std::string find_plot_script(const std::string& explicit_path) {
-    if (!explicit_path.empty()) return fs::exists(explicit_path) ? explicit_path : "";
-    std::vector<fs::path> candidates = {fs::path("scripts") / "plot_curves.py"};
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot_curves.py");
-        candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" / "plot_curves.py");
-    }
-    for (const fs::path& p : candidates)
-        if (fs::exists(p, ec)) return p.string();
-    return "";
-}
-
-bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
-                     std::ostream& log) {
-    if (script.empty()) {
-        log << "warning: scripts/plot_curves.py not found; no " << what << ".png (run it by hand: "
-            << "python3 scripts/plot_curves.py " << dir << " " << what << ")\n";
-        return false;
-    }
-    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    const std::string command = python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
-    log.flush();
-    const int status = std::system(command.c_str());
-    if (status != 0) {
-        log << "warning: `" << command << "` failed (exit " << status << "); no " << what
-            << ".png — it needs python3 with matplotlib (Debian: apt install python3-matplotlib)\n";
-        return false;
-    }
-    return true;
-}
-
 // ---- the runs -------------------------------------------------------------------------------
 enum class RunState { fresh, resume, finished };
 
@@ -310,6 +211,70 @@ static std::string summary_header(const ComparePreset& preset, const CompareOpti
     return md.str();
 }
 
+// One run of the comparison and what to do with it.
+struct PlannedRun {
+    std::string scheme;
+    size_t seed = 0;
+    Config config;
+    std::string dir;
+    RunState state = RunState::fresh;
+};
+
+static void train_planned(const PlannedRun& run, std::ostream& log) {
+    TrainOptions train_options;
+    train_options.out_dir = run.dir;
+    train_options.resume = run.state == RunState::resume;
+    train_options.quiet = true;
+    train(run.config, train_options, log);
+}
+
+// Trains `todo`, `jobs` at a time: each in a forked child process (own memory, own OpenMP
+// and OpenBLAS state), so parallel runs share nothing. `done(run, seconds)` is called in the
+// parent as each one finishes. The parent itself never trains (no OpenMP threads to inherit).
+template <class Done>
+static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs, std::ostream& log,
+                               Done done) {
+    std::map<pid_t, std::pair<const PlannedRun*, std::chrono::steady_clock::time_point>> active;
+    std::vector<std::string> failed;
+    size_t next = 0;
+    while (next < todo.size() || !active.empty()) {
+        while (failed.empty() && next < todo.size() && active.size() < jobs) {
+            const PlannedRun* run = todo[next++];
+            log.flush();
+            std::fflush(nullptr);
+            const pid_t pid = fork();
+            if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
+            if (pid == 0) {   // the child: train, report an error on stderr, never return
+                int status = 0;
+                try {
+                    std::ostringstream quiet;
+                    train_planned(*run, quiet);
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "error: %s: %s\n", run->dir.c_str(), e.what());
+                    status = 1;
+                }
+                std::fflush(nullptr);
+                _exit(status);
+            }
+            active[pid] = {run, std::chrono::steady_clock::now()};
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) throw std::runtime_error("compare: waitpid failed");
+        const auto it = active.find(pid);
+        if (it == active.end()) continue;
+        const auto [run, started] = it->second;
+        active.erase(it);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            done(*run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        else
+            failed.push_back(run->dir);
+    }
+    if (!failed.empty())
+        throw std::runtime_error("compare: " + std::to_string(failed.size()) + " run(s) failed, first " + failed[0] +
+                                 " (its error is printed above); fix it and run the same command again to continue");
+}
+
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options, std::ostream& log) {
     const CompareSettings& settings = preset.settings;
     check_settings(settings);
@@ -317,42 +282,55 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     for (const std::string& scheme : settings.schemes) comparison_run_config(preset.base, scheme, 1);
     fs::create_directories(options.out_dir);
 
-    CompareReport report;
-    std::vector<CurveRow> rows;
-    const size_t total = settings.schemes.size() * settings.seeds;
-    size_t index = 0;
-    for (size_t seed = 1; seed <= settings.seeds; ++seed) {
+    // Seed-major order: an interrupted comparison has whole seeds of every scheme.
+    std::vector<PlannedRun> plan;
+    for (size_t seed = 1; seed <= settings.seeds; ++seed)
         for (const std::string& scheme : settings.schemes) {
-            ++index;
-            const Config config = comparison_run_config(preset.base, scheme, seed);
-            const std::string dir = comparison_run_dir(options.out_dir, scheme, seed);
-            const RunState state = inspect_run_dir(dir, config, log);
-            char line[256];
-            if (state == RunState::finished) {
-                ++report.skipped;
-            } else {
-                TrainOptions train_options;
-                train_options.out_dir = dir;
-                train_options.resume = state == RunState::resume;
-                train_options.quiet = true;
-                const TrainSummary s = train(config, train_options, log);
-                ++(state == RunState::resume ? report.resumed : report.trained);
-                std::snprintf(line, sizeof line, "[%zu/%zu] %-16s seed %zu: val loss %.4f, accuracy %.4f, %.1f s%s\n",
-                              index, total, scheme.c_str(), seed, s.final_eval.loss, s.final_eval.accuracy,
-                              s.elapsed_s, state == RunState::resume ? " (resumed)" : "");
-                log << line << std::flush;
-            }
-            const std::vector<CurvePoint> curve = read_run_curve(dir);
-            if (curve.empty()) throw std::runtime_error(run_file(dir, "metrics.csv") + " has no validation rows");
-            if (state == RunState::finished) {
-                std::snprintf(line, sizeof line, "[%zu/%zu] %-16s seed %zu: val loss %.4f, accuracy %.4f (finished earlier, skipped)\n",
-                              index, total, scheme.c_str(), seed, curve.back().val_loss, curve.back().val_accuracy);
-                log << line << std::flush;
-            }
-            for (const CurvePoint& p : curve) rows.push_back({scheme, seed, p});
+            PlannedRun run{scheme, seed, comparison_run_config(preset.base, scheme, seed),
+                           comparison_run_dir(options.out_dir, scheme, seed)};
+            run.state = inspect_run_dir(run.dir, run.config, log);
+            plan.push_back(run);
+        }
+
+    CompareReport report;
+    size_t finished = 0;
+    char line[256];
+    auto print = [&](const PlannedRun& run, const std::string& how) {
+        const std::vector<CurvePoint> curve = read_run_curve(run.dir);
+        if (curve.empty()) throw std::runtime_error(run_file(run.dir, "metrics.csv") + " has no validation rows");
+        std::snprintf(line, sizeof line, "[%zu/%zu] %-16s seed %zu: val loss %.4f, accuracy %.4f (%s)\n", ++finished,
+                      plan.size(), run.scheme.c_str(), run.seed, curve.back().val_loss, curve.back().val_accuracy,
+                      how.c_str());
+        log << line << std::flush;
+    };
+    std::vector<const PlannedRun*> todo;
+    for (const PlannedRun& run : plan) {
+        if (run.state == RunState::finished) {
+            ++report.skipped;
+            print(run, "finished earlier, skipped");
+        } else {
+            todo.push_back(&run);
+            ++(run.state == RunState::resume ? report.resumed : report.trained);
         }
     }
+    auto done = [&](const PlannedRun& run, double seconds) {
+        char how[64];
+        std::snprintf(how, sizeof how, "%.1f s%s", seconds, run.state == RunState::resume ? ", resumed" : "");
+        print(run, how);
+    };
+    if (settings.jobs <= 1) {
+        for (const PlannedRun* run : todo) {
+            const auto started = std::chrono::steady_clock::now();
+            train_planned(*run, log);
+            done(*run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        }
+    } else {
+        train_in_processes(todo, settings.jobs, log, done);
+    }
 
+    std::vector<CurveRow> rows;
+    for (const PlannedRun& run : plan)
+        for (const CurvePoint& p : read_run_curve(run.dir)) rows.push_back({run.scheme, run.seed, p});
     const std::string out = options.out_dir;
     write_curves_csv((fs::path(out) / "curves.csv").string(), rows);
     report.summary = summarize_curves(rows, settings.schemes, settings.loss_threshold);

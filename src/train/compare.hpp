@@ -13,8 +13,12 @@
 //   [compare]
 //   schemes = ["rope_interleaved", "rope_half", ...]   # default: all six
 //   seeds = 3                                          # train.seed = 1 … seeds
-//   loss_threshold = 4.5                               # nats; 0 or absent = automatic
-// Command-line --seeds / --schemes / --threshold override the table.
+//   jobs = 2                                           # runs trained at once (default 1)
+//   loss_threshold = 2.3                               # nats; 0 or absent = automatic
+// Command-line --seeds / --schemes / --jobs / --threshold override the table.
+// With jobs > 1 each run trains in its own forked process with train.threads threads (set
+// train.threads = 1 and jobs = cores: at this model size one thread per run is far more
+// efficient than several threads on one run). Results do not depend on jobs.
 //
 // Within one seed the runs differ only in the position scheme: same tokenizer, training
 // windows, masks, batch order, validation windows and masks, hyperparameters and init seed.
@@ -42,6 +46,7 @@ void apply_comparison_scheme(Config& config, const std::string& scheme);
 struct CompareSettings {
     std::vector<std::string> schemes = comparison_schemes();
     size_t seeds = 3;
+    size_t jobs = 1;
     double loss_threshold = 0;   // ≤ 0: automatic (see summarize_curves)
 };
 

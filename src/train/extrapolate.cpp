@@ -102,7 +102,12 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
             std::vector<std::string> methods = {"plain"};
             if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
             for (const std::string& method : methods) {
-                ExtrapolationRow row{found.scheme, found.seed, length, k, method};
+                ExtrapolationRow row;
+                row.scheme = found.scheme;
+                row.seed = found.seed;
+                row.length = length;
+                row.factor = k;
+                row.method = method;
                 if (method != "plain" && k == 1) {
                     row = rows[rows.size() - (method == "ntk" ? 2 : 1)];   // factor 1 = no scaling
                     row.method = method;

@@ -1,0 +1,123 @@
+// Stage 9 — compare: reading run metrics, curves.csv, and calling the plot script.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "train/checkpoint.hpp"
+#include "train/compare.hpp"
+
+namespace rf {
+
+namespace fs = std::filesystem;
+
+// ---- CSV files ----------------------------------------------------------------------------
+static std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    return cells;
+}
+
+static size_t column(const std::vector<std::string>& header, const std::string& name, const std::string& path) {
+    for (size_t i = 0; i < header.size(); ++i)
+        if (header[i] == name) return i;
+    throw std::runtime_error(path + " has no column '" + name + "'; is it a roformer metrics/curves file?");
+}
+
+std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
+    const std::string path = run_file(run_dir, "metrics.csv");
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path + "; is '" + run_dir + "' a run directory?");
+    std::string line;
+    std::getline(in, line);
+    const auto header = split_csv_line(line);
+    const size_t c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
+                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
+    std::vector<CurvePoint> curve;
+    while (std::getline(in, line)) {
+        const auto cells = split_csv_line(line);
+        if (cells.size() <= c_acc || cells[c_val].empty()) continue;
+        curve.push_back({std::stoull(cells[c_step]), std::stod(cells[c_train]), std::stod(cells[c_val]),
+                         std::stod(cells[c_acc])});
+    }
+    return curve;
+}
+
+void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows) {
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << "scheme,seed,step,train_loss,val_loss,val_accuracy\n";
+    char buffer[160];
+    for (const CurveRow& r : rows) {
+        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(), r.seed,
+                      r.point.step, r.point.train_loss, r.point.val_loss, r.point.val_accuracy);
+        out << buffer;
+    }
+}
+
+std::vector<CurveRow> read_curves_csv(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::string line;
+    std::getline(in, line);
+    const auto header = split_csv_line(line);
+    const size_t c_scheme = column(header, "scheme", path), c_seed = column(header, "seed", path),
+                 c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
+                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
+    std::vector<CurveRow> rows;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        const auto c = split_csv_line(line);
+        if (c.size() < header.size()) throw std::runtime_error(path + ": short row '" + line + "'");
+        rows.push_back({c[c_scheme], std::stoull(c[c_seed]),
+                        {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]), std::stod(c[c_acc])}});
+    }
+    return rows;
+}
+
+// ---- the plot script ------------------------------------------------------------------------
+static std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+std::string find_plot_script(const std::string& explicit_path) {
+    if (!explicit_path.empty()) return fs::exists(explicit_path) ? explicit_path : "";
+    std::vector<fs::path> candidates = {fs::path("scripts") / "plot_curves.py"};
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot_curves.py");
+        candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" / "plot_curves.py");
+    }
+    for (const fs::path& p : candidates)
+        if (fs::exists(p, ec)) return p.string();
+    return "";
+}
+
+bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
+                     std::ostream& log) {
+    if (script.empty()) {
+        log << "warning: scripts/plot_curves.py not found; no " << what << ".png (run it by hand: "
+            << "python3 scripts/plot_curves.py " << dir << " " << what << ")\n";
+        return false;
+    }
+    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    const std::string command = python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
+    log.flush();
+    const int status = std::system(command.c_str());
+    if (status != 0) {
+        log << "warning: `" << command << "` failed (exit " << status << "); no " << what
+            << ".png — it needs python3 with matplotlib (Debian: apt install python3-matplotlib)\n";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace rf
