@@ -209,9 +209,14 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
     text.erase(begin, end - begin);
     std::ofstream(dir / "plain.toml") << text;
     CHECK(preset.base == rf::load_config((dir / "plain.toml").string()));
-    // Every default-preset run validates, and learned's table is exactly the window length.
-    for (const std::string& scheme : preset.settings.schemes) rf::comparison_run_config(preset.base, scheme, 2);
-    CHECK(preset.base.position.max_positions == preset.base.data.seq_len);
+    // Every run of every shipped preset validates, and learned's table is exactly the window
+    // length (so extrapolation reports "cannot run" for it rather than using untrained rows).
+    for (const char* name : {"compare", "compare_long", "compare_smoke"}) {
+        CAPTURE(name);
+        const rf::ComparePreset p = rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
+        for (const std::string& scheme : p.settings.schemes) rf::comparison_run_config(p.base, scheme, 2);
+        CHECK(p.base.position.max_positions == p.base.data.seq_len);
+    }
 
     // Errors name the file, the line and the key.
     std::ofstream(dir / "bad.toml") << "[compare]\nseeds = 2\nrepeats = 4\n";

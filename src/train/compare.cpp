@@ -205,9 +205,8 @@ static std::string summary_header(const ComparePreset& preset, const CompareOpti
        << "), validation every " << c.train.eval_every << " steps on " << c.data.val_windows
        << " fixed windows.\n\n"
        << "Runs of one seed share the tokenizer, training windows, masks, batch order, validation "
-          "set and init seed; only the position scheme differs (the learned table is drawn from the "
-          "init generator after the embeddings, so learned's encoder weights are another draw of "
-          "the same distribution).\n\n";
+          "set and initial weights (learned's extra table comes from its own generator); only the "
+          "position scheme differs.\n\n";
     return md.str();
 }
 

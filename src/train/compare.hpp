@@ -21,9 +21,9 @@
 // efficient than several threads on one run). Results do not depend on jobs.
 //
 // Within one seed the runs differ only in the position scheme: same tokenizer, training
-// windows, masks, batch order, validation windows and masks, hyperparameters and init seed.
-// (One caveat: the learned table is drawn from the init generator right after the
-// embeddings, so `learned`'s encoder weights are a different draw from the same distribution.)
+// windows, masks, batch order, validation windows and masks, hyperparameters, and the same
+// initial weights (the learned table is drawn from its own generator, so every other weight
+// is bit-identical across schemes).
 #pragma once
 
 #include <iosfwd>
