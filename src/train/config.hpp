@@ -56,7 +56,10 @@ struct TrainConfig {
     size_t eval_every = 100;          // evaluate every N steps; 0 = only the final evaluation
     size_t eval_batches = 0;          // validation batches per evaluation; 0 = all windows
     size_t log_every = 10;            // log / write a metrics row every N steps
-    size_t threads = 0;               // worker threads; 0 = all cores
+    size_t threads = 1;               // worker threads (OpenMP + OpenBLAS); 0 = all cores.
+                                      // 1 by default: at these model sizes a second thread
+                                      // gains little on an idle machine and loses badly on a
+                                      // busy one (README, Performance)
     size_t checkpoint_every = 0;      // save a checkpoint every N steps; 0 = only at the end
 };
 
