@@ -163,6 +163,22 @@ TEST_CASE("compare: summary statistics of a hand-made curves table") {
     // none − learned = {1, 0.9, 0.8}
     CHECK(n.versus_reference.mean_difference == doctest::Approx(0.9));
 
+    CHECK_FALSE(s.has_pairing_check);   // no rope_interleaved / rope_half in this table
+
+    // The pairing check: rope_interleaved − rope_half paired by seed (seed 4 has no partner).
+    std::vector<rf::CurveRow> pairings;
+    const std::vector<double> inter = {1.5, 1.7, 1.4}, half = {1.6, 1.6, 1.6};
+    for (size_t seed = 1; seed <= 3; ++seed) {
+        pairings.push_back(row("rope_interleaved", seed, 100, inter[seed - 1]));
+        pairings.push_back(row("rope_half", seed, 100, half[seed - 1]));
+    }
+    pairings.push_back(row("rope_half", 4, 100, 9.0));
+    const rf::ComparisonSummary ps = rf::summarize_curves(pairings, {"rope_interleaved", "rope_half"}, 0.0);
+    REQUIRE(ps.has_pairing_check);
+    CHECK(ps.pairing_check.pairs == 3);
+    CHECK(ps.pairing_check.mean_difference == doctest::Approx((-0.1 + 0.1 - 0.2) / 3));
+    CHECK(rf::summary_markdown(ps).find("RoPE pairings") != std::string::npos);
+
     // A fixed threshold is used as given; the markdown names every scheme once per row.
     const rf::ComparisonSummary fixed = rf::summarize_curves(rows, {"rope", "learned", "none"}, 2.05);
     CHECK_FALSE(fixed.threshold_automatic);
@@ -321,5 +337,8 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
         CHECK(count_of(md, "## Length extrapolation") == 1);
         CHECK(md.find("## Final validation loss") < md.find("## Length extrapolation"));
         CHECK(fs::exists(dir / "out" / "extrapolation.csv"));
+        // A compare that retrains nothing keeps the extrapolation section.
+        rf::run_compare(preset, options, log);
+        CHECK(count_of(read_text(dir / "out" / "summary.md"), "## Length extrapolation") == 1);
     }
 }

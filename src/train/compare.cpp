@@ -333,9 +333,19 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     const std::string out = options.out_dir;
     write_curves_csv((fs::path(out) / "curves.csv").string(), rows);
     report.summary = summarize_curves(rows, settings.schemes, settings.loss_threshold);
-    std::ofstream((fs::path(out) / "summary.md").string())
-        << summary_header(preset, options) << "## Final validation loss and convergence\n\n"
-        << summary_markdown(report.summary) << "\n![validation loss curves](curves.png)\n";
+    // An extrapolation section from `roformer extrapolate` stays valid when nothing was retrained.
+    const std::string summary_path = (fs::path(out) / "summary.md").string();
+    std::string extrapolation_section;
+    if (report.trained == 0 && report.resumed == 0) {
+        std::ifstream in(summary_path);
+        std::ostringstream text;
+        text << in.rdbuf();
+        const size_t at = text.str().find("## Length extrapolation");
+        if (at != std::string::npos) extrapolation_section = "\n" + text.str().substr(at);
+    }
+    std::ofstream(summary_path) << summary_header(preset, options) << "## Final validation loss and convergence\n\n"
+                                << summary_markdown(report.summary) << "\n![validation loss curves](curves.png)\n"
+                                << extrapolation_section;
     if (options.plot) report.plotted = run_plot_script(find_plot_script(options.plot_script), out, "curves", log);
     return report;
 }

@@ -146,8 +146,30 @@ ComparisonSummary summarize_curves(const std::vector<CurveRow>& rows,
     }
 
     const SchemeSummary* ref = nullptr;
-    for (const SchemeSummary& s : out.schemes)
+    const SchemeSummary *interleaved = nullptr, *half = nullptr;
+    for (const SchemeSummary& s : out.schemes) {
         if (s.scheme == reference) ref = &s;
+        if (s.scheme == "rope_interleaved") interleaved = &s;
+        if (s.scheme == "rope_half") half = &s;
+    }
+    // Pairs the final losses of a and b by seed: only the seeds both have.
+    auto paired_finals = [](const SchemeSummary& a, const SchemeSummary& b) {
+        std::pair<std::vector<double>, std::vector<double>> out;
+        for (size_t i = 0; i < a.seeds.size(); ++i)
+            for (size_t j = 0; j < b.seeds.size(); ++j)
+                if (a.seeds[i] == b.seeds[j]) {
+                    out.first.push_back(a.final_val_loss[i]);
+                    out.second.push_back(b.final_val_loss[j]);
+                }
+        return out;
+    };
+    if (interleaved && half) {
+        const auto [a, b] = paired_finals(*interleaved, *half);
+        if (a.size() >= 2) {
+            out.has_pairing_check = true;
+            out.pairing_check = paired_t_test(a, b);
+        }
+    }
     for (SchemeSummary& s : out.schemes) {
         std::vector<double> reached;
         for (size_t seed : s.seeds) {
@@ -158,14 +180,7 @@ ComparisonSummary summarize_curves(const std::vector<CurveRow>& rows,
         s.reached = reached.size();
         s.steps = mean_std(reached);
         if (!ref || &s == ref) continue;
-        // Pair by seed: only the seeds both schemes have.
-        std::vector<double> mine, theirs;
-        for (size_t i = 0; i < s.seeds.size(); ++i)
-            for (size_t j = 0; j < ref->seeds.size(); ++j)
-                if (s.seeds[i] == ref->seeds[j]) {
-                    mine.push_back(s.final_val_loss[i]);
-                    theirs.push_back(ref->final_val_loss[j]);
-                }
+        const auto [mine, theirs] = paired_finals(s, *ref);
         if (mine.size() < 2) continue;
         s.has_reference = true;
         s.versus_reference = paired_t_test(mine, theirs);
@@ -216,6 +231,13 @@ std::string summary_markdown(const ComparisonSummary& summary) {
             md << format("%+.4f", s.versus_reference.mean_difference) << " | "
                << format("%.2f", s.versus_reference.t) << " | " << format("%.3g", s.versus_reference.p);
         md << " |\n";
+    }
+    if (summary.has_pairing_check) {
+        const PairedTTest& c = summary.pairing_check;
+        md << "\nRoPE pairings (the same model up to a permutation of q/k dimensions, so any difference "
+              "must be seed noise): rope_interleaved − rope_half = "
+           << format("%+.4f", c.mean_difference) << " nats, t = " << format("%.2f", c.t) << ", p = "
+           << format("%.3g", c.p) << " over " << c.pairs << " seeds.\n";
     }
     return md.str();
 }

@@ -71,6 +71,10 @@ struct ComparisonSummary {
     bool threshold_automatic = false;
     std::string reference;                 // the scheme every other is tested against
     std::vector<SchemeSummary> schemes;
+    // rope_interleaved − rope_half, paired by seed (both present with ≥ 2 common seeds): the
+    // two pairings are the same model up to a permutation, so this must be noise.
+    bool has_pairing_check = false;
+    PairedTTest pairing_check;
 };
 
 // threshold ≤ 0: automatic — the highest mean final validation loss among the schemes other
