@@ -10,24 +10,13 @@
 #include <vector>
 
 #include "position/rope.hpp"
+#include "rope_options.hpp"
 #include "position/rope_decay.hpp"
 #include "tensor/random.hpp"
 
 using namespace rf;
 
 namespace {
-
-RopeOptions options(RopePairing pairing, size_t D, size_t r, double base = 10000.0,
-                    double interpolation = 1.0, double ntk = 1.0) {
-    RopeOptions o;
-    o.pairing = pairing;
-    o.head_dim = D;
-    o.rotary_dims = r;
-    o.base = base;
-    o.interpolation_factor = interpolation;
-    o.ntk_factor = ntk;
-    return o;
-}
 
 Tensor random_tensor(const Shape& shape, Rng& rng) {
     Tensor t = Tensor::zeros(shape);
@@ -85,8 +74,8 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
     const size_t B = 2, H = 3, T = 5, D = 8, offset = 11;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         // full rotary / partial rotary + non-default base / interpolation + NTK scaling
-        for (const RopeOptions& o : {options(pairing, D, 8), options(pairing, D, 4, 500.0),
-                                     options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
+        for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8), rf::testing::rope_options(pairing, D, 4, 500.0),
+                                     rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
             CAPTURE(rope_pairing_name(pairing));
             CAPTURE(o.rotary_dims);
             RopeTable table(o);
@@ -111,7 +100,7 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product, forwar
     Rng rng(9);
     const size_t N = 4 * 8, T = 64, D = 16;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        const RopeOptions o = options(pairing, D, 12, 1234.0);
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 12, 1234.0);
         RopeTable table(o);
         Tensor x = random_tensor({4, 8, T, D}, rng).set_requires_grad(true);
         Tensor dy = random_tensor({4, 8, T, D}, rng);
@@ -142,7 +131,7 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product, forwar
 
 TEST_CASE("rope: explicit position ids equal the naive product at those positions") {
     Rng rng(8);
-    const RopeOptions o = options(RopePairing::half, 6, 6, 777.0);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 6, 6, 777.0);
     RopeTable table(o);
     const std::vector<size_t> positions{40, 0, 3, 3, 1000};
     Tensor x = random_tensor({2, 5, 6}, rng);
@@ -161,9 +150,9 @@ TEST_CASE("rope: explicit position ids equal the naive product at those position
 TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
     Rng rng(11);
     const size_t D = 16;
-    for (const RopeOptions& o : {options(RopePairing::interleaved, D, 16),
-                                 options(RopePairing::half, D, 16, 500.0),
-                                 options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
+    for (const RopeOptions& o : {rf::testing::rope_options(RopePairing::interleaved, D, 16),
+                                 rf::testing::rope_options(RopePairing::half, D, 16, 500.0),
+                                 rf::testing::rope_options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
         RopeTable table(o);
         for (int trial = 0; trial < 20; ++trial) {
             Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
@@ -178,7 +167,7 @@ TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
         }
     }
     // The property is about the *difference*: changing m − n must change the score.
-    RopeTable table(options(RopePairing::interleaved, D, D));
+    RopeTable table(rf::testing::rope_options(RopePairing::interleaved, D, D));
     Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
     const double a = dot(rotate_one(q, table, 5).data(), rotate_one(k, table, 9).data(), D);
     const double b = dot(rotate_one(q, table, 5).data(), rotate_one(k, table, 10).data(), D);
@@ -188,7 +177,7 @@ TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
 TEST_CASE("rope: norm preservation |R_m x| = |x|") {
     Rng rng(12);
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        RopeTable table(options(pairing, 32, 24, 300.0));
+        RopeTable table(rf::testing::rope_options(pairing, 32, 24, 300.0));
         Tensor x = random_tensor({3, 2, 7, 32}, rng);
         Tensor y = rope(x, table, 123456);
         for (size_t row = 0; row < 3 * 2 * 7; ++row) {
@@ -203,8 +192,8 @@ TEST_CASE("rope: pairing equivalence, half(P·x) = P·interleaved(x)") {
     Rng rng(13);
     const size_t D = 12, T = 6;
     for (size_t r : {size_t(12), size_t(8)}) {
-        RopeTable interleaved(options(RopePairing::interleaved, D, r, 2000.0));
-        RopeTable half(options(RopePairing::half, D, r, 2000.0));
+        RopeTable interleaved(rf::testing::rope_options(RopePairing::interleaved, D, r, 2000.0));
+        RopeTable half(rf::testing::rope_options(RopePairing::half, D, r, 2000.0));
         Tensor x = random_tensor({2, T, D}, rng);
         Tensor px = Tensor::zeros({2, T, D});
         for (size_t row = 0; row < 2 * T; ++row)
@@ -239,8 +228,8 @@ TEST_CASE("rope: attention scores of the two pairings agree once Wq/Wk rows are 
             for (size_t b = 0; b < T; ++b) s[a * T + b] = dot(q.data() + a * D, k.data() + b * D, D);
         return s;
     };
-    RopeTable interleaved(options(RopePairing::interleaved, D, D));
-    RopeTable half(options(RopePairing::half, D, D));
+    RopeTable interleaved(rf::testing::rope_options(RopePairing::interleaved, D, D));
+    RopeTable half(rf::testing::rope_options(RopePairing::half, D, D));
     const auto s_int = scores(rope(project(Wq, false), interleaved), rope(project(Wk, false), interleaved));
     const auto s_half = scores(rope(project(Wq, true), half), rope(project(Wk, true), half));
     const auto s_wrong = scores(rope(project(Wq, false), half), rope(project(Wk, false), half));
@@ -255,7 +244,7 @@ TEST_CASE("rope: attention scores of the two pairings agree once Wq/Wk rows are 
 
 TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplication)") {
     const size_t m = 100000, r = 64;
-    RopeTable table(options(RopePairing::interleaved, r, r));
+    RopeTable table(rf::testing::rope_options(RopePairing::interleaved, r, r));
     table.reserve(m + 1);
     double table_error = 0.0, float_product_error = 0.0;
     for (size_t i = 0; i < r / 2; ++i) {
@@ -277,7 +266,7 @@ TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplica
 }
 
 TEST_CASE("rope: the angle table grows on demand and a longer table gives identical values") {
-    const RopeOptions o = options(RopePairing::half, 8, 8, 10000.0, 1.5);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 8, 8, 10000.0, 1.5);
     RopeTable grown(o);
     CHECK(grown.capacity() == 0);
     grown.reserve(8);
@@ -310,7 +299,7 @@ TEST_CASE("rope: the angle table grows on demand and a longer table gives identi
 
 TEST_CASE("rope: backward after the table grew still uses the forward's angles") {
     Rng rng(16);
-    const RopeOptions o = options(RopePairing::interleaved, 6, 6, 900.0);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::interleaved, 6, 6, 900.0);
     RopeTable table(o);
     Tensor x = random_tensor({1, 3, 6}, rng).set_requires_grad(true);
     Tensor y = rope(x, table, 2);

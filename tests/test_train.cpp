@@ -124,7 +124,7 @@ TEST_CASE("save → load gives identical logits, and eval reproduces the final v
     CHECK(loaded.step == c.train.steps);
     std::unique_ptr<data::Tokenizer> tok = std::move(loaded.tokenizer);
     PreparedData data = prepare_data(loaded.config, tok);
-    const EvalResult e = evaluate(*loaded.model, validation_batches(loaded.config, data, *tok, c.data.seq_len));
+    const EvalResult e = evaluate(*loaded.model, data.validation);
     CHECK(e.loss == s.final_eval.loss);          // bit-identical: same weights, same inputs
     CHECK(e.accuracy == s.final_eval.accuracy);
 

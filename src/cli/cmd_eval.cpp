@@ -27,8 +27,7 @@ void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads);
     rf::PreparedData data = rf::prepare_data(run.config, run.tokenizer);
-    const auto val = rf::validation_batches(run.config, data, *run.tokenizer, run.config.data.seq_len);
-    const rf::EvalResult r = rf::evaluate(*run.model, val);
+    const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf("%s (step %zu, %s): validation loss %.4f, accuracy %.4f on %zu masked tokens at seq_len %zu; "
                 "unigram entropy %.4f\n",
                 o.run_dir.c_str(), run.step, run.config.position.scheme.c_str(), r.loss, r.accuracy,

@@ -29,6 +29,14 @@ static data::MaskingOptions masking_options(const Config& config) {
     return m;
 }
 
+// The fixed validation windows of data.seq_len tokens, masks from kValidationSeed.
+static std::vector<data::MlmBatch> validation_batches(const Config& config, const PreparedData& data,
+                                               const data::Tokenizer& tokenizer) {
+    return data::make_validation_batches(data.validation_ids, config.data.seq_len, config.data.val_windows,
+                                         config.train.batch_size, tokenizer.vocab_size(),
+                                         kValidationSeed, masking_options(config));
+}
+
 // ---- data -------------------------------------------------------------------------------
 PreparedData prepare_data(const Config& config, std::unique_ptr<data::Tokenizer>& tokenizer) {
     data::SplitOptions split_options;
@@ -52,7 +60,8 @@ PreparedData prepare_data(const Config& config, std::unique_ptr<data::Tokenizer>
     for (double c : counts) total += c;
     double nll = 0;
     size_t n = 0;
-    for (const data::MlmBatch& b : validation_batches(config, out, *tokenizer, config.data.seq_len))
+    out.validation = validation_batches(config, out, *tokenizer);
+    for (const data::MlmBatch& b : out.validation)
         for (int label : b.labels)
             if (label != data::kIgnoreLabel) {
                 nll -= std::log(counts[size_t(label)] / total);
@@ -62,12 +71,6 @@ PreparedData prepare_data(const Config& config, std::unique_ptr<data::Tokenizer>
     return out;
 }
 
-std::vector<data::MlmBatch> validation_batches(const Config& config, const PreparedData& data,
-                                               const data::Tokenizer& tokenizer, size_t seq_len) {
-    return data::make_validation_batches(data.validation_ids, seq_len, config.data.val_windows,
-                                         config.train.batch_size, tokenizer.vocab_size(),
-                                         kValidationSeed, masking_options(config));
-}
 
 // ---- evaluation -------------------------------------------------------------------------
 EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
@@ -171,7 +174,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     // 2. Data, model, optimizer.
     const auto t_prepare = std::chrono::steady_clock::now();
     PreparedData data = prepare_data(config, tokenizer);
-    const std::vector<data::MlmBatch> val = validation_batches(config, data, *tokenizer, config.data.seq_len);
+    const std::vector<data::MlmBatch>& val = data.validation;
     data::MlmSampler sampler(data.train_ids, config.data.seq_len, tokenizer->vocab_size(), tc.seed,
                              masking_options(config));
     const ModelConfig model_config = resolved_model_config(config, tokenizer->vocab_size());

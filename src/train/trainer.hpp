@@ -25,16 +25,13 @@ constexpr uint64_t kValidationSeed = 20210420;
 struct PreparedData {
     std::string split_summary;
     std::vector<int> train_ids, validation_ids;
+    std::vector<data::MlmBatch> validation;  // the fixed validation set at data.seq_len
     double masked_unigram_entropy = 0;  // nats: −mean log p_train(label) over validation labels
 };
 
 // Loads and splits data.path, tokenizes both splits (training the tokenizer when `tokenizer`
-// is null) and checks that one window fits. Throws one-line errors naming the file.
+// is null), checks that one window fits and builds the fixed validation set. Throws one-line errors naming the file.
 PreparedData prepare_data(const Config& config, std::unique_ptr<data::Tokenizer>& tokenizer);
-
-// The fixed validation batches for windows of `seq_len` tokens.
-std::vector<data::MlmBatch> validation_batches(const Config& config, const PreparedData& data,
-                                               const data::Tokenizer& tokenizer, size_t seq_len);
 
 struct EvalResult {
     double loss = 0;          // mean cross-entropy over every masked position (nats)

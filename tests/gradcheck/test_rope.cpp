@@ -7,36 +7,21 @@
 #include "gradcheck/gradcheck.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
+#include "rope_options.hpp"
 
 using rf::Tensor;
 using rf::testing::gradcheck;
 using rf::testing::randn;
 using Inputs = std::vector<Tensor>;
 
-namespace {
-
-rf::RopeOptions options(rf::RopePairing pairing, size_t D, size_t r, double base,
-                        double interpolation = 1.0, double ntk = 1.0) {
-    rf::RopeOptions o;
-    o.pairing = pairing;
-    o.head_dim = D;
-    o.rotary_dims = r;
-    o.base = base;
-    o.interpolation_factor = interpolation;
-    o.ntk_factor = ntk;
-    return o;
-}
-
-}  // namespace
-
 TEST_CASE("rope gradient, both pairings: non-default base, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
         CAPTURE(rf::rope_pairing_name(pairing));
         rf::Rng rng(1);
-        rf::RopeTable full(options(pairing, 8, 8, 500.0));
+        rf::RopeTable full(rf::testing::rope_options(pairing, 8, 8, 500.0));
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], full, 3); },
                   {randn({2, 2, 4, 8}, rng)});
-        rf::RopeTable partial(options(pairing, 8, 4, 37.0));   // dims 4..7 pass through
+        rf::RopeTable partial(rf::testing::rope_options(pairing, 8, 4, 37.0));   // dims 4..7 pass through
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], partial, 9); },
                   {randn({2, 3, 5, 8}, rng)});
     }
@@ -45,7 +30,7 @@ TEST_CASE("rope gradient, both pairings: non-default base, partial rotary, offse
 TEST_CASE("rope gradient: explicit position ids, interpolation and NTK scaling") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
         rf::Rng rng(2);
-        rf::RopeTable table(options(pairing, 6, 6, 2000.0, 2.5, 4.0));
+        rf::RopeTable table(rf::testing::rope_options(pairing, 6, 6, 2000.0, 2.5, 4.0));
         const std::vector<size_t> ids{17, 0, 4, 4};
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], table, ids); },
                   {randn({3, 4, 6}, rng)});
@@ -75,7 +60,7 @@ TEST_CASE("rope gradient through the scheme's rotate with rotate_values") {
 
 TEST_CASE("rope gradient accumulates on fan-out and through a chain") {
     rf::Rng rng(4);
-    rf::RopeTable table(options(rf::RopePairing::interleaved, 4, 4, 10000.0));
+    rf::RopeTable table(rf::testing::rope_options(rf::RopePairing::interleaved, 4, 4, 10000.0));
     // the same x rotated at two offsets and summed: both contributions must arrive (+=)
     gradcheck([&](const Inputs& in) { return rf::add(rf::rope(in[0], table, 0), rf::rope(in[0], table, 7)); },
               {randn({2, 3, 4}, rng)});
