@@ -204,7 +204,7 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "position.scheme=learned", "position.pairing=half", "position.base=500000",
         "position.rotary_fraction=0.5", "position.rotate_values=true",
         "position.interpolation_factor=2.5", "position.ntk_factor=1.25",
-        "position.max_positions=1024",
+        "position.max_positions=1024", "position.sinusoidal_scale=0.25",
         "data.path=dir with \"quotes\"\\and backslash/ü.txt", "data.tokenizer=char",
         "data.vocab_size=1234", "data.seq_len=100", "data.validation_fraction=0.123456789",
         "data.val_windows=17", "data.mask_prob=0.2",

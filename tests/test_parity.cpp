@@ -125,6 +125,7 @@ Setup setup_from(const SafetensorsFile& f) {
     s.position.rotate_values = meta(f, "position.rotate_values") == "true";
     s.position.base = meta_number(f, "position.base");
     s.position.max_positions = meta_size(f, "position.max_positions");
+    s.position.sinusoidal_scale = meta_number(f, "position.sinusoidal_scale");
     s.train.steps = meta_size(f, "train.steps");
     s.train.lr = meta_number(f, "train.lr");
     s.train.min_lr_ratio = meta_number(f, "train.min_lr_ratio");

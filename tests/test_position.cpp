@@ -82,6 +82,25 @@ TEST_CASE("sinusoidal: values are Vaswani's sin/cos table, added to x") {
     CHECK(make_position_scheme(config_for("sinusoidal"), 8, 2, rng)->parameters().empty());
 }
 
+TEST_CASE("sinusoidal: position.sinusoidal_scale sets the amplitude, 0 means 1/sqrt(C)") {
+    Rng rng(3);
+    const size_t C = 16;
+    const Array raw = sinusoidal_table(5, C, 10000.0);
+    for (double scale : {0.0, 0.3, 1.0}) {
+        PositionConfig config = config_for("sinusoidal");
+        config.sinusoidal_scale = scale;
+        auto scheme = make_position_scheme(config, C, 2, rng);
+        const Tensor y = scheme->embed(Tensor::zeros({1, 5, C}));
+        const double a = scale > 0.0 ? scale : 1.0 / std::sqrt(double(C));
+        for (size_t i = 0; i < 5 * C; ++i)
+            CHECK(y.data()[i] == doctest::Approx(a * raw.data()[i]).epsilon(1e-6));
+    }
+    PositionConfig bad = config_for("sinusoidal");
+    bad.sinusoidal_scale = -1.0;
+    CHECK_THROWS_WITH_AS(validate_position_config(bad, C, 2),
+                         doctest::Contains("position.sinusoidal_scale"), std::invalid_argument);
+}
+
 TEST_CASE("learned: table shape, name, init and values added at offset") {
     Rng rng(4);
     PositionConfig c = config_for("learned");

@@ -36,6 +36,9 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (!(c.ntk_factor > 0.0))
         fail("position.ntk_factor = " + number(c.ntk_factor) +
              " must be > 0 (1 = no base scaling)");
+    if (!(c.sinusoidal_scale >= 0.0))
+        fail("position.sinusoidal_scale = " + number(c.sinusoidal_scale) +
+             " must be >= 0 (0 = 1/sqrt(hidden), 1 = the raw sin/cos table)");
     if (c.max_positions == 0)
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
     if (num_heads == 0 || hidden % num_heads != 0)
@@ -67,7 +70,9 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
     const std::string& s = config.scheme;
     if (s == "learned")
         return std::make_unique<LearnedPosition>(config.max_positions, hidden, init_rng);
-    if (s == "sinusoidal") return std::make_unique<SinusoidalPosition>(hidden, config.base);
+    if (s == "sinusoidal")
+        return std::make_unique<SinusoidalPosition>(
+            hidden, config.base, sinusoidal_amplitude(config.sinusoidal_scale, hidden));
     if (s == "alibi") return std::make_unique<AlibiPosition>(num_heads);
     if (s == "rope")
         return std::make_unique<RopePosition>(

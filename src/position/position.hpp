@@ -27,6 +27,9 @@ struct PositionConfig {
     double interpolation_factor = 1.0;   // rope: position interpolation, m → m / factor
     double ntk_factor = 1.0;             // rope: NTK-aware base scaling, base·factor^(r/(r−2))
     size_t max_positions = 512;          // learned: rows in the table (longest allowed T)
+    double sinusoidal_scale = 0.0;       // sinusoidal: amplitude of the added table;
+                                         // 0 = 1/sqrt(C), which under the embedding LayerNorm
+                                         // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
 };
 
 // Throws std::invalid_argument naming the offending key (e.g. "position.rotary_fraction")

@@ -32,13 +32,17 @@ private:
     Tensor table_;
 };
 
-// Vaswani et al.: PE[m, 2i] = sin(m / base^(2i/C)), PE[m, 2i+1] = cos(m / base^(2i/C)).
-// Values in double, rounded to Real once. rows [0, length) of the table.
-Array sinusoidal_table(size_t length, size_t hidden, double base);
+// Vaswani et al.: PE[m, 2i] = sin(m / base^(2i/C)), PE[m, 2i+1] = cos(m / base^(2i/C)),
+// times `amplitude`. Values in double, rounded to Real once. Rows [0, length) of the table.
+Array sinusoidal_table(size_t length, size_t hidden, double base, double amplitude = 1.0);
+
+// position.sinusoidal_scale → the amplitude: 0 means 1/sqrt(C) (see position.hpp).
+double sinusoidal_amplitude(double sinusoidal_scale, size_t hidden);
 
 class SinusoidalPosition : public PositionScheme {
 public:
-    SinusoidalPosition(size_t hidden, double base) : hidden_(hidden), base_(base) {}
+    SinusoidalPosition(size_t hidden, double base, double amplitude = 1.0)
+        : hidden_(hidden), base_(base), amplitude_(amplitude) {}
     std::string name() const override { return "sinusoidal"; }
     Tensor embed(const Tensor& x, size_t offset = 0) override;
     size_t capacity() const { return table_.defined() ? table_.size(0) : 0; }
@@ -46,6 +50,7 @@ public:
 private:
     size_t hidden_;
     double base_;
+    double amplitude_;
     Tensor table_;   // fixed (no grad), grown to the longest offset + T seen
 };
 

@@ -51,6 +51,7 @@ std::vector<Field> fields_of(Config& c) {
         {"position", "interpolation_factor", &p.interpolation_factor},
         {"position", "ntk_factor", &p.ntk_factor},
         {"position", "max_positions", &p.max_positions},
+        {"position", "sinusoidal_scale", &p.sinusoidal_scale},
         {"data", "path", &d.path},
         {"data", "tokenizer", &d.tokenizer},
         {"data", "vocab_size", &d.vocab_size},

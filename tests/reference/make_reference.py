@@ -14,7 +14,8 @@ ours to explain.
 Position schemes (conventions as docs/model.md and src/position/ state them):
   rope        q, k (and v with rotate_values) rotated per head; angle m·θ_i, θ_i = base^(−2i/r);
               pairs (2i, 2i+1) "interleaved" or (i, i + r/2) "half"
-  sinusoidal  PE[m, 2i] = sin(m·base^(−2i/C)), PE[m, 2i+1] = cos(same), added to the embeddings
+  sinusoidal  PE[m, 2i] = a·sin(m·base^(−2i/C)), PE[m, 2i+1] = a·cos(same), added to the embeddings;
+              a = position.sinusoidal_scale, 0 (the default) meaning 1/sqrt(C)
   learned     a trained table roformer.embeddings.position_embeddings.weight, added
   alibi       scores −= slope_h·|i − j|, slopes 2^(−8h/H) (Press et al.)
   none        nothing
@@ -102,6 +103,7 @@ class Config:
         self.interpolation_factor = kw.get("interpolation_factor", 1.0)
         self.ntk_factor = kw.get("ntk_factor", 1.0)
         self.max_positions = kw.get("max_positions", 512)
+        self.sinusoidal_scale = kw.get("sinusoidal_scale", 0.0)
         self.head_dim = self.hidden // self.num_heads
 
 
@@ -127,13 +129,14 @@ def rope_rotate(x, cfg):
     return torch.cat([xr * cos + partner * sin, rest], dim=-1)
 
 
-def sinusoidal_table(T, C, base, dtype):
+def sinusoidal_table(T, C, base, scale, dtype):
     pe = torch.zeros(T, C, dtype=torch.float64)
     m = torch.arange(T, dtype=torch.float64)[:, None]
     frequency = base ** (-torch.arange(0, C, 2, dtype=torch.float64) / C)        # [C/2]
     pe[:, 0::2] = torch.sin(m * frequency)
     pe[:, 1::2] = torch.cos(m * frequency)
-    return pe.to(dtype)
+    amplitude = scale if scale > 0 else 1.0 / math.sqrt(C)
+    return (amplitude * pe).to(dtype)
 
 
 def alibi_slopes(n):
@@ -170,7 +173,8 @@ class Embeddings(nn.Module):
         if self.cfg.scheme == "learned":
             h = h + self.position_embeddings(torch.arange(T))
         elif self.cfg.scheme == "sinusoidal":
-            h = h + sinusoidal_table(T, self.cfg.hidden, self.cfg.base, h.dtype)
+            h = h + sinusoidal_table(T, self.cfg.hidden, self.cfg.base,
+                                     self.cfg.sinusoidal_scale, h.dtype)
         return self.LayerNorm(h)
 
 
@@ -357,7 +361,8 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir):
                  num_heads=int(meta["model.num_heads"]), num_layers=int(meta["model.num_layers"]),
                  ffn=int(meta["model.ffn"]), layer_norm_eps=float(meta["model.layer_norm_eps"]),
                  base=float(meta["position.base"]),
-                 max_positions=int(meta["position.max_positions"]), **scheme)
+                 max_positions=int(meta["position.max_positions"]),
+                 sinusoidal_scale=float(meta.get("position.sinusoidal_scale", 0.0)), **scheme)
     hp = {k[len("train."):]: (v if k == "train.schedule" else float(v))
           for k, v in meta.items() if k.startswith("train.")}
     hp["steps"], hp["warmup_steps"] = int(hp["steps"]), int(hp["warmup_steps"])
@@ -407,6 +412,7 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir):
         "format": "roformer-cpp parity fixture",
         "position.scheme": cfg.scheme, "position.pairing": cfg.pairing,
         "position.rotate_values": "true" if cfg.rotate_values else "false",
+        "position.sinusoidal_scale": repr(cfg.sinusoidal_scale),
         "reference": f"PyTorch {torch.__version__} float64 (tests/reference/make_reference.py)",
         "torch_version": torch.__version__, "numpy_version": np.__version__,
         "python_version": sys.version.split()[0],
@@ -429,7 +435,8 @@ def check_checkpoint(path, ids_text, top_k):
                  scheme=p["scheme"], pairing=p["pairing"], rotate_values=p["rotate_values"],
                  base=p["base"], rotary_fraction=p["rotary_fraction"],
                  interpolation_factor=p["interpolation_factor"], ntk_factor=p["ntk_factor"],
-                 max_positions=p["max_positions"])
+                 max_positions=p["max_positions"],
+                 sinusoidal_scale=p.get("sinusoidal_scale", 0.0))
     model = RoFormerForMaskedLM(cfg).double()
     load_weights(model, tensors)   # exact names, both ways: nothing missing, nothing extra
     print(f"{path}: step {meta.get('step')}, scheme {cfg.scheme}"
