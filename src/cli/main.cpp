@@ -1,5 +1,8 @@
 // Stage 8 — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <tuple>
@@ -19,9 +22,24 @@ int register_command(int order, const char* name, CommandAdder add) {
     return static_cast<int>(registry().size());
 }
 
+// Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
+// products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default libgomp's
+// workers spin for a while after every parallel loop, on the very cores the BLAS workers need
+// next, and two threads on two cores ran 2× slower than one (README, Performance). With
+// OMP_WAIT_POLICY=passive they ran 1.5× faster than one. libgomp reads the variable once, when
+// it is loaded — before main — so the only way to choose it for the user is to set it and
+// start this program again, once. A value the user set is left alone; if the restart fails,
+// we simply carry on with the default policy.
+static void prefer_passive_openmp(char** argv) {
+    if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    execv("/proc/self/exe", argv);   // returns only if it failed
+}
+
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
+    rf::cli::prefer_passive_openmp(argv);
     CLI::App app{"roformer — train and study RoFormer (rotary position embedding) MLMs on a CPU"};
     app.require_subcommand(1);
     auto commands = rf::cli::registry();

@@ -57,9 +57,10 @@ struct TrainConfig {
     size_t eval_batches = 0;          // validation batches per evaluation; 0 = all windows
     size_t log_every = 10;            // log / write a metrics row every N steps
     size_t threads = 1;               // worker threads (OpenMP + OpenBLAS); 0 = all cores.
-                                      // 1 by default: at these model sizes a second thread
-                                      // gains little on an idle machine and loses badly on a
-                                      // busy one (README, Performance)
+                                      // 1 by default, so that runs side by side (roformer
+                                      // compare, notebooks, tests) never share a core; a run
+                                      // alone on 2 free cores is 1.5× faster with 2 (README,
+                                      // Performance)
     size_t checkpoint_every = 0;      // save a checkpoint every N steps; 0 = only at the end
 };
 

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace rf {
@@ -15,6 +16,11 @@ size_t set_num_threads(size_t n) {
     omp_set_num_threads(static_cast<int>(n));
     openblas_set_num_threads(static_cast<int>(n));
     return n;
+}
+
+std::string openmp_wait_policy() {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    return policy ? std::string(policy) : std::string("active (libgomp's default)");
 }
 
 }  // namespace rf

@@ -151,7 +151,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const std::string& dir = options.out_dir;
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     const TrainConfig& tc = config.train;
-    set_num_threads(tc.threads);
+    const size_t threads = set_num_threads(tc.threads);
 
     // 1. The run directory: new, or an earlier run of the same config when resuming.
     std::unique_ptr<data::Tokenizer> tokenizer;
@@ -222,7 +222,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             << " s to prepare)\n"
             << "forward " << fmt(summary.forward_flops_per_token / 1e6, 2)
             << " MFLOP/token (training ≈ 3×); unigram entropy of masked tokens "
-            << fmt(data.masked_unigram_entropy) << " nats\n";
+            << fmt(data.masked_unigram_entropy) << " nats\n"
+            << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n";
         if (options.resume) log << "resuming at step " << start_step << "\n";
     }
 
