@@ -235,7 +235,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     };
     double loss_sum = pending_loss_sum, window_start_s = elapsed();
     size_t loss_count = pending_loss_count, window_steps = 0;
+    double step_seconds = 0;   // training steps only: what the final throughput divides by
     for (size_t step = start_step; step < end_step; ++step) {
+        const auto t_step = std::chrono::steady_clock::now();
         const data::MlmBatch batch = sampler.batch_at(step, tc.batch_size);
         model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);
 
@@ -251,6 +253,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                                                   : optimizer.grad_norm();
         const double lr = lr_at(step, tc);
         optimizer.step(lr);
+        step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
         loss_sum += loss;
         ++loss_count;
         ++window_steps;
@@ -269,7 +272,6 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                     << (do_eval ? fmt(ev.accuracy, 6) : "") << "," << lr << "," << fmt(grad_norm, 6)
                     << "," << fmt(tps, 1) << "," << fmt(now, 3) << "\n";
             metrics.flush();
-            summary.tokens_per_s = tps;
             if (!options.quiet) {
                 const double eta = (now - elapsed_before) / double(done - start_step) * double(end_step - done);
                 std::ostringstream line;
@@ -298,6 +300,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                              {"train_loss_count", std::to_string(loss_count)}});
         summary.steps = done;
     }
+    if (summary.steps > start_step)
+        summary.tokens_per_s = double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     if (terminal) log << "\n";
     summary.elapsed_s = elapsed();
     return summary;

@@ -53,7 +53,8 @@ struct TrainSummary {
     size_t steps = 0;
     EvalResult final_eval;
     double unigram_entropy = 0;
-    double tokens_per_s = 0;
+    double tokens_per_s = 0;             // tokens trained by this call / seconds spent in
+                                         // training steps (evaluations, checkpoints excluded)
     double forward_flops_per_token = 0;
     double elapsed_s = 0;
 };
