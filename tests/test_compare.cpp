@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "train/checkpoint.hpp"
-#include "train/compare.hpp"
-#include "train/compare_stats.hpp"
-#include "train/extrapolate.hpp"
+#include "experiments/compare.hpp"
+#include "experiments/compare_stats.hpp"
+#include "experiments/extrapolate.hpp"
 #include "train/trainer.hpp"
 
 namespace {

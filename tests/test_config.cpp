@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "train/config.hpp"
+#include "config/config.hpp"
 #include "train/schedule.hpp"
 
 namespace {

@@ -32,7 +32,7 @@
 
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 #include "train/schedule.hpp"
 
 using namespace rf;

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 namespace {
 

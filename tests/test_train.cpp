@@ -123,7 +123,7 @@ TEST_CASE("save → load gives identical logits, and eval reproduces the final v
     LoadedRun loaded = load_run(dir);
     CHECK(loaded.step == c.train.steps);
     std::unique_ptr<data::Tokenizer> tok = std::move(loaded.tokenizer);
-    PreparedData data = prepare_data(loaded.config, tok);
+    PreparedData data = prepare_data(loaded.config.data, loaded.config.train.batch_size, tok);
     const EvalResult e = evaluate(*loaded.model, data.validation);
     CHECK(e.loss == s.final_eval.loss);          // bit-identical: same weights, same inputs
     CHECK(e.accuracy == s.final_eval.accuracy);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "train/compare.hpp"
+#include "experiments/compare.hpp"
 
 namespace {
 

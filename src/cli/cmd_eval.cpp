@@ -1,4 +1,4 @@
-// Stage 8 — cli: `roformer eval`, validation MLM loss and accuracy of a trained run.
+// Stage 9 — cli: `roformer eval`, validation MLM loss and accuracy of a trained run.
 //
 //   roformer eval --run runs/NAME [--seq-len L ...] [--set key=value ...]
 // First the fixed validation set at the training length (the numbers training reported),
@@ -12,7 +12,8 @@
 #include "cli/commands.hpp"
 #include "train/checkpoint.hpp"
 #include "train/threads.hpp"
-#include "train/trainer.hpp"
+#include "train/evaluate.hpp"
+#include "data/prepare.hpp"
 
 namespace {
 
@@ -26,7 +27,7 @@ struct EvalOptions {
 void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads);
-    rf::PreparedData data = rf::prepare_data(run.config, run.tokenizer);
+    rf::PreparedData data = rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer);
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf("%s (step %zu, %s): validation loss %.4f, accuracy %.4f on %zu masked tokens at seq_len %zu; "
                 "unigram entropy %.4f\n",
@@ -35,18 +36,16 @@ void run_eval(const EvalOptions& o) {
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");
     for (size_t L : o.lengths) {
-        rf::data::MaskingOptions masking;
-        masking.select_probability = run.config.data.mask_prob;
+        const size_t longest = run.model->position().max_length();
+        if (L > longest) {   // learned positions have no row beyond max_positions
+            std::printf("%zu,cannot run,,0  # %s\n", L, rf::sequence_too_long_message(L, longest).c_str());
+            continue;
+        }
         const auto batches = rf::data::make_length_eval_batches(
             data.validation_ids, L, run.config.train.batch_size, run.tokenizer->vocab_size(),
-            rf::kValidationSeed, masking, o.max_tokens);
-        try {
-            const rf::EvalResult e = rf::evaluate(*run.model, batches);
-            std::printf("%zu,%.4f,%.4f,%zu\n", L, e.loss, e.accuracy, e.predictions);
-        } catch (const std::invalid_argument& error) {
-            // learned positions have no row beyond max_positions
-            std::printf("%zu,cannot run,,0  # %s\n", L, error.what());
-        }
+            rf::kValidationSeed, rf::data::masking_options(run.config.data), o.max_tokens);
+        const rf::EvalResult e = rf::evaluate(*run.model, batches);
+        std::printf("%zu,%.4f,%.4f,%zu\n", L, e.loss, e.accuracy, e.predictions);
     }
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "train/extrapolate.hpp"
+#include "experiments/extrapolate.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Stage 8 — cli: `roformer gradcheck`, a live central-difference check of one op in float32.
+// Stage 9 — cli: `roformer gradcheck`, a live central-difference check of one op in float32.
 //
 //   roformer gradcheck [--op rope|gelu|layer_norm|softmax|matmul] [--pairing interleaved|half]
 //                      [--base 10000] [--seed 0] [--dim 8] [--seq 4] [--heads 1] [--offset 0]
@@ -16,8 +16,9 @@
 // divided by h) and the error is reported as |analytic − numeric| / max(1, |numeric|).
 // The rigorous double-precision checks live in tests/gradcheck/; this command is for watching
 // one run live (notebooks/02_autograd_and_gradcheck.ipynb).
-// --break-sin-sign (rope only) replaces the op's backward by the same kernel called with
-// sin_sign = +1 instead of −1 — the classic RoPE backward bug — to show what a failure looks like.
+// --break-sin-sign (rope only) checks rf::rope_with_broken_backward (position/rope.hpp): the
+// same kernel called with sin_sign = +1 instead of −1 in the backward — the classic RoPE
+// backward bug — to show what a failure looks like.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -59,12 +60,10 @@ struct NamedInput {
     Tensor tensor;
 };
 
-// The op as a function of its inputs, plus an optional replacement for the analytic gradient
-// (used only by --break-sin-sign).
+// The op as a function of its inputs.
 struct OpUnderTest {
     std::vector<NamedInput> inputs;
     std::function<Tensor(const std::vector<Tensor>&)> forward;
-    std::function<void(std::vector<Tensor>&, const rf::Array& dout)> wrong_backward;
 };
 
 Tensor random_tensor(const Shape& shape, rf::Rng& rng) {
@@ -86,24 +85,11 @@ OpUnderTest make_op(const GradcheckCommandOptions& o, rf::Rng& rng,
         table = std::make_shared<rf::RopeTable>(ro);   // throws on an odd --dim or bad --base
         t.inputs = {{"x", random_tensor({1, o.heads, T, D}, rng)}};
         const size_t offset = o.offset;
-        t.forward = [table, offset](const std::vector<Tensor>& in) {
-            return rf::rope(in[0], *table, offset);
+        const bool broken = o.break_sin_sign;
+        t.forward = [table, offset, broken](const std::vector<Tensor>& in) {
+            return broken ? rf::rope_with_broken_backward(in[0], *table, offset)
+                          : rf::rope(in[0], *table, offset);
         };
-        if (o.break_sin_sign)
-            t.wrong_backward = [table, offset, ro, T, D](std::vector<Tensor>& in,
-                                                         const rf::Array& dout) {
-                // The bug: dx += R_m dy (sin_sign = +1) instead of R_mᵀ dy (sin_sign = −1).
-                const size_t h = D / 2;
-                std::vector<Real> cos(T * h), sin(T * h);
-                for (size_t p = 0; p < T; ++p)
-                    for (size_t i = 0; i < h; ++i) {
-                        cos[p * h + i] = table->cos_row(offset + p)[i];
-                        sin[p * h + i] = table->sin_row(offset + p)[i];
-                    }
-                in[0].zero_grad();
-                rf::rope_kernel(dout.data(), in[0].grad().data(), in[0].numel() / (T * D), T, D,
-                                D, ro.pairing, cos.data(), sin.data(), Real(1), true);
-            };
     } else if (o.op == "gelu") {
         t.inputs = {{"x", random_tensor({T, D}, rng)}};
         t.forward = [](const std::vector<Tensor>& in) { return rf::gelu(in[0]); };
@@ -167,8 +153,7 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
     rf::Array R = rf::Array::from_shape(out.value().shape());
     for (auto& r : R) r = static_cast<Real>(rng.normal());
     for (auto& x : inputs) x.zero_grad();
-    if (op.wrong_backward) op.wrong_backward(inputs, R);
-    else out.backward(R);
+    out.backward(R);
 
     auto loss = [&]() {
         rf::NoGradGuard no_grad;

@@ -1,4 +1,4 @@
-// Stage 8 — cli: `roformer train`, one MLM training run into a run directory.
+// Stage 9 — cli: `roformer train`, one MLM training run into a run directory.
 //
 //   roformer train --config configs/classroom.toml [--set key=value ...] [--out runs/NAME]
 //                  [--resume] [--stop-after N] [--quiet]

@@ -1,4 +1,4 @@
-// Stage 8 — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
+// Stage 9 — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
 #include <unistd.h>
 
 #include <algorithm>

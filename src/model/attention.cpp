@@ -8,10 +8,8 @@ namespace rf {
 
 Tensor split_heads(const Tensor& x, size_t num_heads) {
     const size_t B = x.size(0), T = x.size(1), C = x.size(2);
-    if (C % num_heads != 0)
-        throw std::invalid_argument("split_heads: hidden " + std::to_string(C) +
-                                    " is not divisible by num_heads " + std::to_string(num_heads));
-    return permute(reshape(x, {B, T, num_heads, C / num_heads}), {0, 2, 1, 3});
+    const size_t D = attention_head_size(C, num_heads);
+    return permute(reshape(x, {B, T, num_heads, D}), {0, 2, 1, 3});
 }
 
 Tensor merge_heads(const Tensor& x) {

@@ -41,10 +41,10 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     transform_norm = LayerNorm(C, eps, "cls.predictions.transform.LayerNorm");
     decoder_bias = constant_parameter({V}, Real(0), "cls.predictions.bias");
 
-    parameters_.push_back({word_embeddings, true});
-    parameters_.push_back({token_type_embeddings, true});
+    parameters_.emplace_back(word_embeddings);          // decay follows decays_by_default
+    parameters_.emplace_back(token_type_embeddings);
     embedding_norm.collect(parameters_);
-    for (Tensor& t : position_->parameters()) parameters_.push_back({t, true});
+    for (Tensor& t : position_->parameters()) parameters_.emplace_back(t);
     for (const EncoderLayer& layer : layers_) {
         layer.attention.collect(parameters_);
         layer.attention_norm.collect(parameters_);
@@ -54,7 +54,7 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     }
     transform.collect(parameters_);
     transform_norm.collect(parameters_);
-    parameters_.push_back({decoder_bias, false});
+    parameters_.emplace_back(decoder_bias);
 }
 
 // ids:[B,T] → hidden:[B·T, C]

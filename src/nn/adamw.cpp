@@ -12,7 +12,7 @@ namespace rf {
 std::vector<NamedParameter> with_default_decay(const std::vector<Tensor>& params) {
     std::vector<NamedParameter> out;
     out.reserve(params.size());
-    for (const Tensor& p : params) out.push_back({p, p.dim() >= 2});
+    for (const Tensor& p : params) out.emplace_back(p);
     return out;
 }
 

@@ -23,8 +23,8 @@ Linear::Linear(size_t in, size_t out, double init_std, Rng& rng, const std::stri
       bias(constant_parameter({out}, Real(0), prefix + ".bias")) {}
 
 void Linear::collect(std::vector<NamedParameter>& params) const {
-    params.push_back({weight, true});
-    params.push_back({bias, false});
+    params.emplace_back(weight);
+    params.emplace_back(bias);
 }
 
 // γ = 1, β = 0; HF names them LayerNorm.weight / LayerNorm.bias
@@ -34,8 +34,8 @@ LayerNorm::LayerNorm(size_t size, double eps_, const std::string& prefix)
       eps(static_cast<Real>(eps_)) {}
 
 void LayerNorm::collect(std::vector<NamedParameter>& params) const {
-    params.push_back({gamma, false});
-    params.push_back({beta, false});
+    params.emplace_back(gamma);
+    params.emplace_back(beta);
 }
 
 }  // namespace rf

@@ -14,11 +14,16 @@
 
 namespace rf {
 
-// A parameter plus whether AdamW's weight decay applies to it (2-D weights yes; biases and
-// LayerNorm γ/β no).
+// The project's weight-decay rule, written once: AdamW decays every parameter with two or
+// more dims (weights, embedding tables) and never a 1-D one (biases, LayerNorm γ/β).
+inline bool decays_by_default(const Tensor& parameter) { return parameter.dim() >= 2; }
+
+// A parameter plus whether AdamW's weight decay applies to it.
 struct NamedParameter {
     Tensor tensor;
     bool decay;
+    NamedParameter(Tensor t) : tensor(std::move(t)), decay(decays_by_default(tensor)) {}   // the rule
+    NamedParameter(Tensor t, bool decay_) : tensor(std::move(t)), decay(decay_) {}        // explicit
 };
 
 // A leaf tensor of `shape` drawn from normal(0, std²), named `name`.

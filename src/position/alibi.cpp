@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/ops.hpp"
 #include "position/schemes.hpp"
 
 namespace rf {
@@ -32,35 +33,27 @@ std::vector<double> alibi_slopes(size_t num_heads) {
     return slopes;
 }
 
-// out = scores − slope_h·|i − j|   scores:[B,H,T,T] → [B,H,T,T]
+// bias[h, i, j] = −slope_h·|i − j|   → [H,T,T]. Rounded to Real once: s + bias = s − slope·|i−j|.
+Tensor alibi_bias(const std::vector<double>& slopes, size_t length) {
+    const size_t H = slopes.size(), T = length;
+    Array bias = Array::from_shape({H, T, T});
+    Real* out = bias.data();
+    for (size_t h = 0; h < H; ++h)
+        for (size_t i = 0; i < T; ++i)
+            for (size_t j = 0; j < T; ++j) {
+                const double distance = i > j ? double(i - j) : double(j - i);
+                out[(h * T + i) * T + j] = -static_cast<Real>(slopes[h] * distance);
+            }
+    return Tensor(std::move(bias));
+}
+
+// out = scores + bias   scores:[B,H,T,T] → [B,H,T,T]; backward (add's): dscores += dout
 Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes) {
     if (scores.dim() != 4 || scores.size(1) != slopes.size() || scores.size(2) != scores.size(3))
         throw std::invalid_argument("alibi: scores have shape " + shape_str(scores.shape()) +
                                     ", expected [B, " + std::to_string(slopes.size()) +
                                     ", T, T] (one slope per head)");
-    const size_t B = scores.size(0), H = scores.size(1), T = scores.size(2);
-    Array y = Array::from_shape(scores.value().shape());
-    const Real* s = scores.data();
-    Real* out = y.data();
-    for (size_t b = 0; b < B; ++b)
-        for (size_t h = 0; h < H; ++h) {
-            const double slope = slopes[h];
-            const size_t base = (b * H + h) * T * T;
-            for (size_t i = 0; i < T; ++i)
-                for (size_t j = 0; j < T; ++j) {
-                    const double distance = i > j ? double(i - j) : double(j - i);
-                    out[base + i * T + j] = s[base + i * T + j] - static_cast<Real>(slope * distance);
-                }
-        }
-
-    return make_result(std::move(y), {scores}, "alibi", [](TensorImpl& out) {
-        // dscores += dout   (the bias is a constant)
-        if (Array* ds = grad_of(out.node->parents[0])) {
-            Real* d = ds->data();
-            const Real* g = out.grad.data();
-            for (size_t i = 0; i < out.grad.size(); ++i) d[i] += g[i];
-        }
-    });
+    return add(scores, alibi_bias(slopes, scores.size(2)));
 }
 
 }  // namespace rf

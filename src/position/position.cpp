@@ -4,64 +4,50 @@
 #include "position/position.hpp"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "position/schemes.hpp"
+#include "tensor/format.hpp"
 
 namespace rf {
 
-static std::string number(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
-
 static void fail(const std::string& message) { throw std::invalid_argument(message); }
 
+size_t attention_head_size(size_t hidden, size_t num_heads) {
+    if (num_heads == 0 || hidden % num_heads != 0)
+        fail("model.hidden = " + std::to_string(hidden) + " must be divisible by model.num_heads = " +
+             std::to_string(num_heads) + " (head size D = hidden / num_heads)");
+    return hidden / num_heads;
+}
+
+// The checks that need the config itself; everything a RoPE table needs is checked by
+// validate_rope_knobs / validate_rope_options (rope.cpp), once.
 void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
     const std::string& s = c.scheme;
     if (s != "none" && s != "learned" && s != "sinusoidal" && s != "rope" && s != "alibi")
         fail("position.scheme = \"" + s +
              "\" is unknown; use one of none, learned, sinusoidal, rope, alibi");
     parse_rope_pairing(c.pairing);   // throws naming position.pairing
-    if (!(c.base > 0.0))
-        fail("position.base = " + number(c.base) + " must be > 0 (the paper uses 10000)");
+    validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);   // base: sinusoidal too
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
-        fail("position.rotary_fraction = " + number(c.rotary_fraction) +
+        fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) +
              " must be in (0, 1]; 1 rotates the whole head");
-    if (!(c.interpolation_factor > 0.0))
-        fail("position.interpolation_factor = " + number(c.interpolation_factor) +
-             " must be > 0 (1 = no interpolation, 2 = squeeze twice the trained length)");
-    if (!(c.ntk_factor > 0.0))
-        fail("position.ntk_factor = " + number(c.ntk_factor) +
-             " must be > 0 (1 = no base scaling)");
     if (!(c.sinusoidal_scale >= 0.0))
-        fail("position.sinusoidal_scale = " + number(c.sinusoidal_scale) +
+        fail("position.sinusoidal_scale = " + format_printf("%g", c.sinusoidal_scale) +
              " must be >= 0 (0 = 1/sqrt(hidden), 1 = the raw sin/cos table)");
     if (c.max_positions == 0)
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
-    if (num_heads == 0 || hidden % num_heads != 0)
-        fail("model.num_heads = " + std::to_string(num_heads) + " must divide model.hidden = " +
-             std::to_string(hidden) + " (head size D = hidden / num_heads)");
+    const size_t D = attention_head_size(hidden, num_heads);
     if (s != "rope") return;
 
-    const size_t D = hidden / num_heads;
-    if (D % 2 != 0)
-        fail("position.scheme = rope needs an even head size, but model.hidden / "
-             "model.num_heads = " + std::to_string(hidden) + "/" + std::to_string(num_heads) +
-             " = " + std::to_string(D) + "; choose hidden and num_heads with an even quotient");
     const double exact = c.rotary_fraction * static_cast<double>(D);
     const size_t r = rope_rotary_dims(c.rotary_fraction, D);
-    if (std::abs(exact - static_cast<double>(r)) > 1e-9 || r < 2 || r % 2 != 0)
-        fail("position.rotary_fraction = " + number(c.rotary_fraction) + " gives " +
-             number(exact) + " rotary dims for head size " + std::to_string(D) +
+    if (D % 2 == 0 && (std::abs(exact - static_cast<double>(r)) > 1e-9 || r < 2 || r % 2 != 0))
+        fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) + " gives " +
+             format_printf("%g", exact) + " rotary dims for head size " + std::to_string(D) +
              "; it must give an even whole number from 2 to " + std::to_string(D) +
              " (e.g. 0.5 → " + std::to_string(D / 2) + ", 1 → " + std::to_string(D) + ")");
-    if (c.ntk_factor != 1.0 && r == 2)
-        fail("position.ntk_factor = " + number(c.ntk_factor) +
-             " needs at least 4 rotary dims (base·factor^(r/(r-2)) is undefined for r = 2); "
-             "raise position.rotary_fraction or set position.ntk_factor = 1");
+    validate_rope_options(rope_options_from_config(c, D));
 }
 
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,

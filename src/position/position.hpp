@@ -8,6 +8,7 @@
 // Schemes that do nothing at a place return their input unchanged.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@ struct PositionConfig {
                                          // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
 };
 
+// D = hidden / num_heads, the head size that the attention splits into and every position
+// scheme works on. Throws std::invalid_argument naming model.hidden and model.num_heads
+// unless num_heads > 0 divides hidden: the one place this rule is written.
+size_t attention_head_size(size_t hidden, size_t num_heads);
+
 // Throws std::invalid_argument naming the offending key (e.g. "position.rotary_fraction")
 // when the values cannot work for this head size.
 void validate_position_config(const PositionConfig& config, size_t hidden, size_t num_heads);
@@ -48,10 +54,18 @@ public:
     // scores:[B,H,T,T] → scores plus a position bias.
     virtual Tensor bias_scores(const Tensor& scores) { return scores; }
 
+    // The longest sequence (offset + T) the scheme can encode: unlimited for every scheme
+    // but `learned`, whose table has max_positions rows. Ask before running a longer one.
+    virtual size_t max_length() const { return std::numeric_limits<size_t>::max(); }
+
     // Trainable parameters with their checkpoint names (only `learned` has one:
     // "roformer.embeddings.position_embeddings.weight", [max_positions, C]).
     virtual std::vector<Tensor> parameters() { return {}; }
 };
+
+// "sequence length L exceeds position.max_positions=P; …": the one message for a sequence
+// longer than a scheme's max_length().
+std::string sequence_too_long_message(size_t length, size_t max_length);
 
 // Builds the scheme; draws any initial weights (normal(0, 0.02)) from `init_rng`.
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "position/position.hpp"
+#include "tensor/format.hpp"
 
 namespace rf {
 
@@ -54,33 +55,40 @@ std::vector<double> rope_frequencies(const RopeOptions& o) {
     return theta;
 }
 
-// ---- the angle table ----------------------------------------------------------------------
-static void check_rope_options(const RopeOptions& o) {
+// ---- the rules for RoPE's knobs, written once ------------------------------------------
+void validate_rope_knobs(double base, double interpolation_factor, double ntk_factor) {
+    if (!(base > 0.0))
+        throw std::invalid_argument("position.base = " + format_printf("%g", base) +
+                                    " must be > 0 (the paper uses 10000)");
+    if (!(interpolation_factor > 0.0))
+        throw std::invalid_argument("position.interpolation_factor = " +
+                                    format_printf("%g", interpolation_factor) +
+                                    " must be > 0 (1 = no interpolation, 2 = squeeze twice the "
+                                    "trained length)");
+    if (!(ntk_factor > 0.0))
+        throw std::invalid_argument("position.ntk_factor = " + format_printf("%g", ntk_factor) +
+                                    " must be > 0 (1 = no base scaling)");
+}
+
+void validate_rope_options(const RopeOptions& o) {
     const std::string D = std::to_string(o.head_dim), r = std::to_string(o.rotary_dims);
     if (o.head_dim == 0 || o.head_dim % 2 != 0)
-        throw std::invalid_argument("RoPE needs an even head size, got D = " + D +
-                                    "; choose model.hidden / model.num_heads even");
+        throw std::invalid_argument("position.scheme = rope needs an even head size, got D = " + D +
+                                    "; choose model.hidden and model.num_heads with an even quotient");
     if (o.rotary_dims < 2 || o.rotary_dims % 2 != 0 || o.rotary_dims > o.head_dim)
         throw std::invalid_argument("RoPE rotary dims r = " + r + " must be even and in [2, " +
                                     D + "]; fix position.rotary_fraction");
-    if (!(o.base > 0.0))
-        throw std::invalid_argument("position.base = " + std::to_string(o.base) +
-                                    " must be > 0 (the paper uses 10000)");
-    if (!(o.interpolation_factor > 0.0))
-        throw std::invalid_argument("position.interpolation_factor = " +
-                                    std::to_string(o.interpolation_factor) +
-                                    " must be > 0 (1 = no interpolation)");
-    if (!(o.ntk_factor > 0.0))
-        throw std::invalid_argument("position.ntk_factor = " + std::to_string(o.ntk_factor) +
-                                    " must be > 0 (1 = no scaling)");
+    validate_rope_knobs(o.base, o.interpolation_factor, o.ntk_factor);
     if (o.ntk_factor != 1.0 && o.rotary_dims == 2)
-        throw std::invalid_argument("position.ntk_factor needs at least 4 rotary dims (r/(r-2) "
-                                    "is undefined for r = 2); raise position.rotary_fraction "
-                                    "or set position.ntk_factor = 1");
+        throw std::invalid_argument("position.ntk_factor = " + format_printf("%g", o.ntk_factor) +
+                                    " needs at least 4 rotary dims (base·factor^(r/(r-2)) is "
+                                    "undefined for r = 2); raise position.rotary_fraction or set "
+                                    "position.ntk_factor = 1");
 }
 
+// ---- the angle table ----------------------------------------------------------------------
 RopeTable::RopeTable(RopeOptions options) : options_(options) {
-    check_rope_options(options_);
+    validate_rope_options(options_);
     theta_ = rope_frequencies(options_);
 }
 
@@ -157,15 +165,32 @@ struct RopeAngles {
 };
 }  // namespace
 
-Tensor rope(const Tensor& x, RopeTable& table, size_t offset) {
+static std::vector<size_t> consecutive_positions(const Tensor& x, size_t offset) {
     const size_t T = x.dim() >= 2 ? x.size(-2) : 0;
     std::vector<size_t> positions(T);
     for (size_t t = 0; t < T; ++t) positions[t] = offset + t;
-    return rope(x, table, positions);
+    return positions;
+}
+
+// backward_sin_sign is −1 for the real op; +1 only for rope_with_broken_backward.
+static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions,
+                      Real backward_sin_sign);
+
+Tensor rope(const Tensor& x, RopeTable& table, size_t offset) {
+    return rope_op(x, table, consecutive_positions(x, offset), Real(-1));
+}
+
+Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions) {
+    return rope_op(x, table, positions, Real(-1));
+}
+
+Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset) {
+    return rope_op(x, table, consecutive_positions(x, offset), Real(+1));
 }
 
 // y = R_m x per row   x:[..., T, D] → y:[..., T, D]
-Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions) {
+static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions,
+                      Real backward_sin_sign) {
     const RopeOptions& o = table.options();
     if (x.dim() < 2 || x.size(-1) != o.head_dim)
         throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
@@ -196,10 +221,10 @@ Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positi
 
     const RopePairing pairing = o.pairing;
     return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {
-        // dx += R_mᵀ dy = R_{−m} dy   dy, dx:[..., T, D]
+        // dx += R_mᵀ dy = R_{−m} dy   dy, dx:[..., T, D]   (sin sign −1)
         if (Array* dx = grad_of(out.node->parents[0]))
             rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
-                        angles->sin.data(), Real(-1), true);
+                        angles->sin.data(), backward_sin_sign, true);
     });
 }
 

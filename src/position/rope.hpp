@@ -35,6 +35,12 @@ struct RopeOptions {
     double ntk_factor = 1.0;           // NTK-aware scaling: base → base · factor^(r/(r−2))
 };
 
+// The rules for RoPE's knobs, each written once; messages name the position.* key.
+// base > 0 and finite, interpolation_factor > 0, ntk_factor > 0 (also used by sinusoidal's base).
+void validate_rope_knobs(double base, double interpolation_factor, double ntk_factor);
+// Everything a RopeTable needs: the knobs above, D even, r even in [2, D], NTK needs r ≥ 4.
+void validate_rope_options(const RopeOptions& options);
+
 // r = rotary_fraction · D, rounded; validate_position_config guarantees it is exact and even.
 size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
 RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
@@ -85,5 +91,10 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
 Tensor rope(const Tensor& x, RopeTable& table, size_t offset = 0);
 // Same with explicit position ids, positions.size() == T, shared by all leading dims.
 Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions);
+
+// The hook for `roformer gradcheck --break-sin-sign` (a classroom demo, never used in a
+// model): the same forward, but a backward that calls the kernel with the forward's sign +1
+// instead of −1 (dx += R_m dy instead of R_mᵀ dy) — the classic RoPE backward bug.
+Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset = 0);
 
 }  // namespace rf

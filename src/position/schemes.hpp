@@ -24,7 +24,8 @@ public:
     // "roformer.embeddings.position_embeddings.weight".
     LearnedPosition(size_t max_positions, size_t hidden, Rng& init_rng);
     std::string name() const override { return "learned"; }
-    Tensor embed(const Tensor& x, size_t offset = 0) override;   // throws past max_positions
+    Tensor embed(const Tensor& x, size_t offset = 0) override;   // throws past max_length()
+    size_t max_length() const override { return table_.size(0); }
     std::vector<Tensor> parameters() override { return {table_}; }
     Tensor& table() { return table_; }
 
@@ -75,7 +76,9 @@ private:
 // Slopes for H heads: 2^(−8h/H), h = 1 … H when H is a power of two; otherwise the first
 // n = 2^⌊log2 H⌋ of those for n heads, then every other slope of the 2n-head list.
 std::vector<double> alibi_slopes(size_t num_heads);
-// out[b, h, i, j] = scores[b, h, i, j] − slope_h·|i − j|   scores:[B,H,T,T]; dscores += dout
+// bias[h, i, j] = −slope_h·|i − j|   [H,T,T], a constant (no gradient)
+Tensor alibi_bias(const std::vector<double>& slopes, size_t length);
+// out = scores + bias (the ops stage's add, broadcast over B)   scores:[B,H,T,T]; dscores += dout
 Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes);
 
 class AlibiPosition : public PositionScheme {

@@ -2,10 +2,9 @@
 #include "train/checkpoint.hpp"
 
 #include <filesystem>
-#include <sstream>
 #include <stdexcept>
 
-#include "train/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 namespace rf {
 
@@ -24,34 +23,6 @@ ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_s
                                     std::to_string(tokenizer_vocab_size) +
                                     " tokens; set it to 0 to follow the tokenizer");
     return m;
-}
-
-// The lines of the resolved config that decide the model's shape and meaning: every
-// [model] and [position] key except the ones evaluation may change.
-static bool is_eval_time_key(const std::string& line) {
-    return line.rfind("interpolation_factor", 0) == 0 || line.rfind("ntk_factor", 0) == 0 ||
-           line.rfind("dropout", 0) == 0 || line.rfind("attention_dropout", 0) == 0;
-}
-
-static std::map<std::string, std::string> model_signature(const Config& config) {
-    std::map<std::string, std::string> keys;
-    std::istringstream in(to_toml(config));
-    std::string line, table;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        if (line[0] == '[') { table = line.substr(1, line.find(']') - 1); continue; }
-        if (table != "model" && table != "position") continue;
-        if (is_eval_time_key(line)) continue;
-        const size_t eq = line.find('=');
-        if (eq == std::string::npos) continue;
-        auto trim = [](std::string s) {
-            while (!s.empty() && s.back() == ' ') s.pop_back();
-            while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-            return s;
-        };
-        keys[table + "." + trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
-    }
-    return keys;
 }
 
 void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,

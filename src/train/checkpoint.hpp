@@ -17,7 +17,7 @@
 #include "data/tokenizer.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
-#include "train/config.hpp"
+#include "config/config.hpp"
 
 namespace rf {
 

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <stdexcept>
 
-#include "train/config.hpp"
+#include "config/config.hpp"
 
 namespace rf {
 

@@ -1,46 +1,19 @@
-// Stage 7 — train: the MLM training loop, evaluation, and the data it runs on.
+// Stage 7 — train: the MLM training loop.
 //
-//   corpus → split (whole blocks) → tokenizer trained on the train split → token ids
 //   train: every step draws B random windows and fresh masks from Rng(seed, step), so a
 //          resumed run sees exactly the batches an uninterrupted one would
-//   validation: a fixed list of windows with fixed masks (one constant seed for every run),
-//          so every evaluation of every run is on identical inputs
+//   evaluation on the fixed validation set of data/prepare.hpp; checkpoints in checkpoint.hpp
+// docs/training.md has the loop as pseudo-code; train() reads the same.
 #pragma once
 
 #include <iosfwd>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "data/mlm.hpp"
-#include "data/tokenizer.hpp"
-#include "model/roformer.hpp"
-#include "train/config.hpp"
+#include "config/config.hpp"
+#include "data/prepare.hpp"
+#include "train/evaluate.hpp"
 
 namespace rf {
-
-// The validation masks' seed: the same for every run, whatever train.seed is.
-constexpr uint64_t kValidationSeed = 20210420;
-
-struct PreparedData {
-    std::string split_summary;
-    std::vector<int> train_ids, validation_ids;
-    std::vector<data::MlmBatch> validation;  // the fixed validation set at data.seq_len
-    double masked_unigram_entropy = 0;  // nats: −mean log p_train(label) over validation labels
-};
-
-// Loads and splits data.path, tokenizes both splits (training the tokenizer when `tokenizer`
-// is null), checks that one window fits and builds the fixed validation set. Throws one-line errors naming the file.
-PreparedData prepare_data(const Config& config, std::unique_ptr<data::Tokenizer>& tokenizer);
-
-struct EvalResult {
-    double loss = 0;          // mean cross-entropy over every masked position (nats)
-    double accuracy = 0;      // share of masked positions whose arg-max is the label
-    size_t predictions = 0;   // masked positions counted
-};
-// max_batches = 0: all of them.
-EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
-                    size_t max_batches = 0);
 
 struct TrainOptions {
     std::string out_dir;      // the run directory (created; must be new unless resume)

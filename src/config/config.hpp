@@ -1,4 +1,4 @@
-// Stage 7 — train: the run configuration, in one place.
+// Stage 7 — config: the run configuration, in one place.
 //
 // Every knob of a run lives in `Config` below, with its default and a comment. A TOML file
 // (configs/*.toml) holds ONLY the keys it changes; `--set table.key=value` on the command
@@ -13,29 +13,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "data/data_config.hpp"
 #include "model/model_config.hpp"
 #include "position/position.hpp"
 
 namespace rf {
 
 // [model] — the encoder's size: rf::ModelConfig in model/model_config.hpp.
-
-
-// [data] — the corpus, the tokenizer and the MLM windows.
-struct DataConfig {
-    std::string path = "data/kjv.txt";  // UTF-8 text file to train on
-    std::string tokenizer = "bpe";      // bpe | char
-    size_t vocab_size = 2000;           // bpe: target vocabulary incl. the 5 special tokens
-                                        // (char: ignored, the alphabet decides)
-    size_t seq_len = 128;               // T: tokens per training window
-    double validation_fraction = 0.05;  // share of the text (whole blocks) held out
-    size_t val_windows = 256;           // fixed validation windows (fixed masks, seeded once)
-    double mask_prob = 0.15;            // share of non-special tokens selected for the loss
-};
+// [position] — the position scheme: rf::PositionConfig in position/position.hpp.
+// [data] — the corpus, the tokenizer and the MLM windows: rf::DataConfig in data/data_config.hpp.
 
 // [train] — optimisation and bookkeeping.
 struct TrainConfig {
@@ -74,10 +66,39 @@ struct Config {
 // The defaults above, as a value.
 Config default_config();
 
+// ---- the key table: the ONE list of "table.key → member of Config" -----------------------
+// TOML files, --set overrides, to_toml, operator==, checkpoint compatibility and the
+// comparison's per-run overrides all walk it, so a new knob is added in two places only: its
+// member (with default and comment) in its struct and its row in config_fields().
+using ConfigValue = std::variant<size_t*, double*, bool*, std::string*>;
+struct ConfigField {
+    const char* table;   // "model", "position", "data", "train"
+    const char* key;     // "hidden", ...
+    // true: the key may differ when a trained model is evaluated (data.*, train.*, dropout,
+    // position.interpolation_factor / ntk_factor); false: it defines the trained model, so a
+    // checkpoint is refused when it differs.
+    bool eval_time;
+    ConfigValue value;   // points into the Config the table was made for
+    std::string name() const { return std::string(table) + "." + key; }
+};
+// Every field of `config`, in declaration order, pointing into `config`.
+std::vector<ConfigField> config_fields(Config& config);
+// The field called "table.key"; throws std::invalid_argument naming it (with a did-you-mean
+// and the known keys) when there is no such key. `where` is appended to the message.
+ConfigField find_config_field(Config& config, const std::string& name, const std::string& where = "");
+// The value as to_toml writes it: 128, 0.001, true, "rope".
+std::string render_value(const ConfigValue& value);
+
+// The keys that define the trained model (eval_time = false) with their rendered values,
+// "model.hidden" → "128": what a checkpoint records and is checked against on load.
+std::map<std::string, std::string> model_signature(const Config& config);
+
 // Applies every key of a TOML file (only overrides). Throws std::runtime_error on a missing
 // file or malformed TOML (with line:column), std::invalid_argument on an unknown key or a
-// wrong type, always naming the file and the key.
-void apply_toml_file(Config& config, const std::string& path);
+// wrong type, always naming the file and the key. Tables named in `other_tables` belong to
+// another reader (e.g. [compare]) and are skipped.
+void apply_toml_file(Config& config, const std::string& path,
+                     const std::vector<std::string>& other_tables = {});
 
 // Applies one "table.key=value" override (the value as it would be written in TOML; string
 // keys also accept bare text: data.path=data/x.txt). Throws std::invalid_argument naming the key.

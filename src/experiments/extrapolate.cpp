@@ -1,5 +1,5 @@
-// Stage 9 — compare: length extrapolation (see extrapolate.hpp).
-#include "train/extrapolate.hpp"
+// Stage 8 — experiments: length extrapolation (see extrapolate.hpp).
+#include "experiments/extrapolate.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,16 +13,17 @@
 #include "data/corpus.hpp"
 #include "data/mlm.hpp"
 #include "train/checkpoint.hpp"
-#include "train/compare.hpp"
-#include "train/compare_stats.hpp"
+#include "experiments/compare.hpp"
+#include "experiments/compare_stats.hpp"
+#include "experiments/report.hpp"
+#include "tensor/format.hpp"
+#include "train/evaluate.hpp"
 #include "train/threads.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
 
 namespace fs = std::filesystem;
-
-static const char* kSectionTitle = "## Length extrapolation";
 
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
     if (!fs::is_directory(runs_dir))
@@ -71,12 +72,6 @@ static const std::vector<int>& validation_ids(const LoadedRun& run, const std::s
     return cache[key.str()] = run.tokenizer->encode(split.validation_text);
 }
 
-static std::string format_number(double v, const char* pattern = "%.6f") {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, pattern, v);
-    return buffer;
-}
-
 std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options, std::ostream& log) {
     if (options.factors.empty() || std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
         throw std::invalid_argument("extrapolate: factors must be ≥ 1 (e.g. 1 2 4)");
@@ -89,8 +84,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
         const bool rope = c.position.scheme == "rope";
-        data::MaskingOptions masking;
-        masking.select_probability = c.data.mask_prob;
+        const data::MaskingOptions masking = data::masking_options(c.data);
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";
         for (size_t k : options.factors) {
@@ -122,18 +116,17 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                     scaled = load_run(found.dir, {key + "=" + std::to_string(k) + ".0"});
                     model = scaled.model.get();
                 }
-                try {
+                if (length <= model->position().max_length()) {
                     const EvalResult r = evaluate(*model, batches);
                     row.ran = true;
                     row.loss = r.loss;
                     row.accuracy = r.accuracy;
                     row.predictions = r.predictions;
-                } catch (const std::invalid_argument&) {
-                    // learned: add_position_rows refuses rows past the table
-                    row.note = "cannot run beyond max_positions (" + std::to_string(c.position.max_positions) + ")";
+                } else {   // learned: no table rows past max_positions
+                    row.note = "cannot run beyond max_positions (" + std::to_string(model->position().max_length()) + ")";
                 }
                 line << "  " << length << (method == "plain" ? "" : method == "ntk" ? "/ntk" : "/pi") << " "
-                     << (row.ran ? format_number(row.loss, "%.4f") : std::string("—"));
+                     << (row.ran ? format_fixed(row.loss, 4) : std::string("—"));
                 rows.push_back(row);
             }
         }
@@ -147,22 +140,10 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         csv << "scheme,seed,length,factor,method,loss,accuracy,predictions,note\n";
         for (const ExtrapolationRow& r : rows)
             csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << "," << r.method << ","
-                << (r.ran ? format_number(r.loss) : "") << "," << (r.ran ? format_number(r.accuracy) : "") << ","
+                << (r.ran ? format_fixed(r.loss, 6) : "") << "," << (r.ran ? format_fixed(r.accuracy, 6) : "") << ","
                 << r.predictions << "," << r.note << "\n";
     }
-    // summary.md: everything before an earlier extrapolation section, then this one.
-    const fs::path summary_path = dir / "summary.md";
-    std::string summary;
-    if (std::ifstream in{summary_path}) {
-        std::ostringstream text;
-        text << in.rdbuf();
-        summary = text.str();
-        const size_t at = summary.find(kSectionTitle);
-        if (at != std::string::npos) summary.resize(at);
-        if (!summary.empty() && summary.back() != '\n') summary += "\n";
-        if (!summary.empty()) summary += "\n";
-    }
-    std::ofstream(summary_path) << summary << extrapolation_markdown(rows, options.max_tokens);
+    write_summary(options.runs_dir, std::nullopt, extrapolation_markdown(rows, options.max_tokens));
     if (options.plot)
         run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation", log);
     return rows;
@@ -180,7 +161,7 @@ std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, si
         length_of[r.factor] = r.length;
     }
     std::ostringstream md;
-    md << kSectionTitle << "\n\n"
+    md << kExtrapolationHeading << "\n\n"
        << "Validation MLM loss (nats, mean ± std over seeds) on the first " << max_tokens
        << " validation tokens cut into windows of k·L tokens, the same per-token masks at every "
           "length (written by `roformer extrapolate`). interpolation: RoPE position interpolation "
@@ -201,7 +182,7 @@ std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, si
             }
             if (!losses.empty()) {
                 const MeanStd m = mean_std(losses);
-                md << " " << format_number(m.mean, "%.4f") << " ± " << format_number(m.std, "%.4f");
+                md << " " << format_fixed(m.mean, 4) << " ± " << format_fixed(m.std, 4);
                 if (losses.size() < seeds.size()) md << " (" << note << " for some seeds)";
             } else {
                 md << " " << (note.empty() ? std::string("—") : note);

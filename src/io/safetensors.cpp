@@ -1,5 +1,5 @@
-// Stage 7 — train: writing and reading safetensors files (format in safetensors.hpp).
-#include "train/safetensors.hpp"
+// Stage 7 — io: writing and reading safetensors files (format in safetensors.hpp).
+#include "io/safetensors.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-// Stage 9 — compare: train every position scheme × seed on identical inputs and summarize.
+// Stage 8 — experiments: train every position scheme × seed on identical inputs and summarize.
 //
 //   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
 //                    [--schemes a,b,...] [--set key=value ...]
@@ -31,8 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "train/compare_stats.hpp"
-#include "train/config.hpp"
+#include "experiments/compare_stats.hpp"
+#include "experiments/curves.hpp"
+#include "experiments/report.hpp"
+#include "config/config.hpp"
 
 namespace rf {
 
@@ -82,20 +84,5 @@ struct CompareReport {
 
 // Trains what is missing, writes curves.csv and summary.md, plots. One line per run to `log`.
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options, std::ostream& log);
-
-// The validation points (rows with a val_loss) of a run's metrics.csv.
-std::vector<CurvePoint> read_run_curve(const std::string& run_dir);
-
-void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows);
-std::vector<CurveRow> read_curves_csv(const std::string& path);
-
-// scripts/plot_curves.py: `explicit_path` if given, else ./scripts/, else next to the binary
-// (<exe dir>/../scripts, <exe dir>/../../scripts). Empty when not found.
-std::string find_plot_script(const std::string& explicit_path = "");
-
-// Runs the plot script on `dir` for `what` ("curves" or "extrapolation"); on failure
-// (no python3 / matplotlib / script) prints a warning to `log` and returns false.
-bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
-                     std::ostream& log);
 
 }  // namespace rf

@@ -1,4 +1,5 @@
-// Stage 7 — train: checkpoints in the safetensors format (the file HF transformers loads).
+// Stage 7 — io: tensors in the safetensors format (the file HF transformers loads), readable
+// and testable without a model.
 //
 // Layout of a .safetensors file:
 //   [8 bytes]  N, the header length, unsigned little-endian

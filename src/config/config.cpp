@@ -1,9 +1,8 @@
-// Stage 7 — train: reading, overriding, checking and writing the run configuration.
+// Stage 7 — config: reading, overriding, checking and writing the run configuration.
 //
-// The key table (fields_of) is the ONE list of "table.key → member of Config": TOML files,
-// --set overrides, to_toml and operator== all walk it, so a new knob is added in two places
-// only: its member (with default and comment) in config.hpp and its row here.
-#include "train/config.hpp"
+// fields_of below is the key table of config.hpp (config_fields): the ONE list of
+// "table.key → member of Config".
+#include "config/config.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -17,71 +16,69 @@
 
 #include <toml++/toml.h>
 
+#include "tensor/format.hpp"
+
 namespace rf {
 namespace {
 
 // ---- the key table ------------------------------------------------------------------------
-using Member = std::variant<size_t*, double*, bool*, std::string*>;
-struct Field {
-    const char* table;
-    const char* key;
-    Member member;
-};
+using Field = ConfigField;
 
 std::vector<Field> fields_of(Config& c) {
+    //  table       key           eval_time  member
     ModelConfig& m = c.model;
     PositionConfig& p = c.position;
     DataConfig& d = c.data;
     TrainConfig& t = c.train;
     return {
-        {"model", "vocab_size", &m.vocab_size},
-        {"model", "hidden", &m.hidden},
-        {"model", "num_heads", &m.num_heads},
-        {"model", "num_layers", &m.num_layers},
-        {"model", "ffn", &m.ffn},
-        {"model", "dropout", &m.dropout},
-        {"model", "attention_dropout", &m.attention_dropout},
-        {"model", "layer_norm_eps", &m.layer_norm_eps},
-        {"model", "init_std", &m.init_std},
-        {"position", "scheme", &p.scheme},
-        {"position", "pairing", &p.pairing},
-        {"position", "base", &p.base},
-        {"position", "rotary_fraction", &p.rotary_fraction},
-        {"position", "rotate_values", &p.rotate_values},
-        {"position", "interpolation_factor", &p.interpolation_factor},
-        {"position", "ntk_factor", &p.ntk_factor},
-        {"position", "max_positions", &p.max_positions},
-        {"position", "sinusoidal_scale", &p.sinusoidal_scale},
-        {"data", "path", &d.path},
-        {"data", "tokenizer", &d.tokenizer},
-        {"data", "vocab_size", &d.vocab_size},
-        {"data", "seq_len", &d.seq_len},
-        {"data", "validation_fraction", &d.validation_fraction},
-        {"data", "val_windows", &d.val_windows},
-        {"data", "mask_prob", &d.mask_prob},
-        {"train", "seed", &t.seed},
-        {"train", "batch_size", &t.batch_size},
-        {"train", "steps", &t.steps},
-        {"train", "lr", &t.lr},
-        {"train", "min_lr_ratio", &t.min_lr_ratio},
-        {"train", "warmup_steps", &t.warmup_steps},
-        {"train", "schedule", &t.schedule},
-        {"train", "beta1", &t.beta1},
-        {"train", "beta2", &t.beta2},
-        {"train", "eps", &t.eps},
-        {"train", "weight_decay", &t.weight_decay},
-        {"train", "grad_clip", &t.grad_clip},
-        {"train", "eval_every", &t.eval_every},
-        {"train", "eval_batches", &t.eval_batches},
-        {"train", "log_every", &t.log_every},
-        {"train", "threads", &t.threads},
-        {"train", "checkpoint_every", &t.checkpoint_every},
+        {"model", "vocab_size", false, &m.vocab_size},
+        {"model", "hidden", false, &m.hidden},
+        {"model", "num_heads", false, &m.num_heads},
+        {"model", "num_layers", false, &m.num_layers},
+        {"model", "ffn", false, &m.ffn},
+        {"model", "dropout", true, &m.dropout},
+        {"model", "attention_dropout", true, &m.attention_dropout},
+        {"model", "layer_norm_eps", false, &m.layer_norm_eps},
+        {"model", "init_std", false, &m.init_std},
+        {"position", "scheme", false, &p.scheme},
+        {"position", "pairing", false, &p.pairing},
+        {"position", "base", false, &p.base},
+        {"position", "rotary_fraction", false, &p.rotary_fraction},
+        {"position", "rotate_values", false, &p.rotate_values},
+        {"position", "interpolation_factor", true, &p.interpolation_factor},
+        {"position", "ntk_factor", true, &p.ntk_factor},
+        {"position", "max_positions", false, &p.max_positions},
+        {"position", "sinusoidal_scale", false, &p.sinusoidal_scale},
+        {"data", "path", true, &d.path},
+        {"data", "tokenizer", true, &d.tokenizer},
+        {"data", "vocab_size", true, &d.vocab_size},
+        {"data", "seq_len", true, &d.seq_len},
+        {"data", "validation_fraction", true, &d.validation_fraction},
+        {"data", "val_windows", true, &d.val_windows},
+        {"data", "mask_prob", true, &d.mask_prob},
+        {"train", "seed", true, &t.seed},
+        {"train", "batch_size", true, &t.batch_size},
+        {"train", "steps", true, &t.steps},
+        {"train", "lr", true, &t.lr},
+        {"train", "min_lr_ratio", true, &t.min_lr_ratio},
+        {"train", "warmup_steps", true, &t.warmup_steps},
+        {"train", "schedule", true, &t.schedule},
+        {"train", "beta1", true, &t.beta1},
+        {"train", "beta2", true, &t.beta2},
+        {"train", "eps", true, &t.eps},
+        {"train", "weight_decay", true, &t.weight_decay},
+        {"train", "grad_clip", true, &t.grad_clip},
+        {"train", "eval_every", true, &t.eval_every},
+        {"train", "eval_batches", true, &t.eval_batches},
+        {"train", "log_every", true, &t.log_every},
+        {"train", "threads", true, &t.threads},
+        {"train", "checkpoint_every", true, &t.checkpoint_every},
     };
 }
 
 const std::vector<std::string> kTables = {"model", "position", "data", "train"};
 
-std::string full_key(const Field& f) { return std::string(f.table) + "." + f.key; }
+std::string full_key(const Field& f) { return f.name(); }
 
 std::string join(const std::vector<std::string>& items) {
     std::string s;
@@ -128,13 +125,7 @@ Field& find_field(std::vector<Field>& fields, const std::string& table, const st
 }
 
 // ---- values ---------------------------------------------------------------------------------
-std::string format_double(double x) {
-    char buf[64];
-    const auto result = std::to_chars(buf, buf + sizeof buf, x);  // shortest round-trip form
-    std::string s(buf, result.ptr);
-    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a TOML float
-    return s;
-}
+std::string format_double(double x) { return format_shortest(x); }
 
 std::string quote_toml(const std::string& s) {
     std::string out = "\"";
@@ -201,10 +192,10 @@ void assign(const Field& field, const toml::node& node, const std::string& where
                 *member = node.as_string()->get();
             }
         },
-        field.member);
+        field.value);
 }
 
-std::string render(const Member& member) {
+std::string render(const ConfigValue& member) {
     return std::visit(
         [](auto* value) -> std::string {
             using T = std::remove_pointer_t<decltype(value)>;
@@ -234,7 +225,28 @@ std::vector<std::string> config_keys() {
     return keys;
 }
 
-void apply_toml_file(Config& config, const std::string& path) {
+std::vector<ConfigField> config_fields(Config& config) { return fields_of(config); }
+
+ConfigField find_config_field(Config& config, const std::string& name, const std::string& where) {
+    const size_t dot = name.find('.');
+    if (dot == std::string::npos)
+        throw std::invalid_argument("'" + name + "'" + where + " is not a table.key name, e.g. train.lr");
+    std::vector<Field> fields = fields_of(config);
+    return find_field(fields, name.substr(0, dot), name.substr(dot + 1), where);
+}
+
+std::string render_value(const ConfigValue& value) { return render(value); }
+
+std::map<std::string, std::string> model_signature(const Config& config) {
+    Config copy = config;   // the key table hands out mutable pointers
+    std::map<std::string, std::string> signature;
+    for (const Field& f : fields_of(copy))
+        if (!f.eval_time) signature[f.name()] = render(f.value);
+    return signature;
+}
+
+void apply_toml_file(Config& config, const std::string& path,
+                     const std::vector<std::string>& other_tables) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::exists(path, ec))
@@ -255,6 +267,8 @@ void apply_toml_file(Config& config, const std::string& path) {
     std::vector<Field> fields = fields_of(config);
     for (auto&& [table_key, table_node] : root) {
         const std::string table(table_key.str());
+        if (std::find(other_tables.begin(), other_tables.end(), table) != other_tables.end())
+            continue;
         const std::string at = " in " + path + " (line " +
                                std::to_string(table_node.source().begin.line) + ")";
         if (!table_node.is_table()) {
@@ -285,9 +299,9 @@ void apply_override(Config& config, const std::string& assignment) {
     Field& field = find_field(fields, name.substr(0, dot), name.substr(dot + 1), " in --set");
 
     // Strings may be written bare (data.path=data/x.txt) or quoted as in TOML.
-    if (std::holds_alternative<std::string*>(field.member) &&
+    if (std::holds_alternative<std::string*>(field.value) &&
         (value.empty() || (value.front() != '"' && value.front() != '\''))) {
-        *std::get<std::string*>(field.member) = value;
+        *std::get<std::string*>(field.value) = value;
         return;
     }
     toml::table parsed;
@@ -302,7 +316,7 @@ void apply_override(Config& config, const std::string& assignment) {
                 else if constexpr (std::is_same_v<T, bool>) return "true or false";
                 else return "a string";
             },
-            field.member);
+            field.value);
         throw std::invalid_argument(name + " must be " + std::string(expected) + ", got '" +
                                     value + "'" + where);
     }
@@ -347,10 +361,7 @@ void validate(const Config& c) {
                                     "special tokens, got " + std::to_string(m.vocab_size));
     require_positive("model.hidden", m.hidden);
     require_positive("model.num_heads", m.num_heads);
-    if (m.hidden % m.num_heads != 0)
-        invalid("model.hidden", "= " + std::to_string(m.hidden) +
-                                    " must be divisible by model.num_heads = " +
-                                    std::to_string(m.num_heads) + " (head size = hidden / heads)");
+    attention_head_size(m.hidden, m.num_heads);   // throws unless num_heads divides hidden
     require_positive("model.num_layers", m.num_layers);
     require_positive("model.ffn", m.ffn);
     require_range("model.dropout", m.dropout, 0.0, 1.0, false);
@@ -402,7 +413,7 @@ std::string to_toml(const Config& config) {
             out += "\n[" + std::string(f.table) + "]\n";
             current = f.table;
         }
-        out += std::string(f.key) + " = " + render(f.member) + "\n";
+        out += std::string(f.key) + " = " + render(f.value) + "\n";
     }
     return out;
 }
@@ -423,9 +434,9 @@ bool operator==(const Config& a, const Config& b) {
         const bool same = std::visit(
             [&](auto* x) {
                 using P = decltype(x);
-                return *x == *std::get<P>(fb[i].member);
+                return *x == *std::get<P>(fb[i].value);
             },
-            fa[i].member);
+            fa[i].value);
         if (!same) return false;
     }
     return true;

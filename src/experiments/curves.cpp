@@ -1,13 +1,13 @@
-// Stage 9 — compare: reading run metrics, curves.csv, and calling the plot script.
+// Stage 8 — experiments: learning curves as CSV (see curves.hpp).
+#include "experiments/curves.hpp"
+
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "train/checkpoint.hpp"
-#include "train/compare.hpp"
 
 namespace rf {
 
@@ -78,46 +78,6 @@ std::vector<CurveRow> read_curves_csv(const std::string& path) {
                         {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]), std::stod(c[c_acc])}});
     }
     return rows;
-}
-
-// ---- the plot script ------------------------------------------------------------------------
-static std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
-std::string find_plot_script(const std::string& explicit_path) {
-    if (!explicit_path.empty()) return fs::exists(explicit_path) ? explicit_path : "";
-    std::vector<fs::path> candidates = {fs::path("scripts") / "plot_curves.py"};
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot_curves.py");
-        candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" / "plot_curves.py");
-    }
-    for (const fs::path& p : candidates)
-        if (fs::exists(p, ec)) return p.string();
-    return "";
-}
-
-bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
-                     std::ostream& log) {
-    if (script.empty()) {
-        log << "warning: scripts/plot_curves.py not found; no " << what << ".png (run it by hand: "
-            << "python3 scripts/plot_curves.py " << dir << " " << what << ")\n";
-        return false;
-    }
-    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    const std::string command = python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
-    log.flush();
-    const int status = std::system(command.c_str());
-    if (status != 0) {
-        log << "warning: `" << command << "` failed (exit " << status << "); no " << what
-            << ".png — it needs python3 with matplotlib (Debian: apt install python3-matplotlib)\n";
-        return false;
-    }
-    return true;
 }
 
 }  // namespace rf

@@ -1,4 +1,4 @@
-// Stage 9 — compare: the statistics behind the comparison's summary.md.
+// Stage 8 — experiments: the statistics behind the comparison's summary.md.
 //
 // Legend: S seeds (paired samples), ν = S − 1 degrees of freedom.
 //   Student t CDF:  F_ν(t) = 1 − ½ I_{ν/(ν+t²)}(ν/2, ½)  for t ≥ 0,  F_ν(−t) = 1 − F_ν(t)

@@ -1,5 +1,5 @@
-// Stage 9 — compare: Student t, paired tests and per-scheme summaries (see compare_stats.hpp).
-#include "train/compare_stats.hpp"
+// Stage 8 — experiments: Student t, paired tests and per-scheme summaries (see compare_stats.hpp).
+#include "experiments/compare_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+
+#include "tensor/format.hpp"
 
 namespace rf {
 
@@ -188,23 +190,22 @@ ComparisonSummary summarize_curves(const std::vector<CurveRow>& rows,
     return out;
 }
 
-static std::string format(const char* pattern, double a, double b = 0) {
-    char buffer[96];
-    std::snprintf(buffer, sizeof buffer, pattern, a, b);
-    return buffer;
+// "m ± s" with both numbers in the same printf pattern.
+static std::string plus_minus(const char* pattern, double mean, double std) {
+    return format_printf(pattern, mean) + " ± " + format_printf(pattern, std);
 }
 
 std::string summary_markdown(const ComparisonSummary& summary) {
     std::ostringstream md;
     md << "Validation MLM loss (nats) on the fixed validation set at the final step; mean ± sample "
-          "std over seeds. Steps to " << format("%.3f", summary.threshold) << " nats: the first "
+          "std over seeds. Steps to " << format_printf("%.3f", summary.threshold) << " nats: the first "
           "validation point at or below it, interpolated linearly with the point before ("
        << (summary.threshold_automatic
                ? "threshold chosen automatically: the worst position scheme's mean final loss + 0.1"
                : "threshold fixed by the preset")
        << "). Versus " << summary.reference << ": paired t-test on the final loss across seeds "
           "(two-sided p, ν = seeds − 1).\n\n";
-    md << "| scheme | seeds | final val loss | final accuracy | steps to " << format("%.3f", summary.threshold)
+    md << "| scheme | seeds | final val loss | final accuracy | steps to " << format_printf("%.3f", summary.threshold)
        << " | Δ loss vs " << summary.reference << " | t | p |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
     for (const SchemeSummary& s : summary.schemes) {
@@ -213,12 +214,12 @@ std::string summary_markdown(const ComparisonSummary& summary) {
             md << "no runs | | | | | |\n";
             continue;
         }
-        md << format("%.4f ± %.4f", s.final_loss.mean, s.final_loss.std) << " | "
-           << format("%.4f ± %.4f", s.accuracy.mean, s.accuracy.std) << " | ";
+        md << plus_minus("%.4f", s.final_loss.mean, s.final_loss.std) << " | "
+           << plus_minus("%.4f", s.accuracy.mean, s.accuracy.std) << " | ";
         if (s.reached == 0)
             md << "not reached";
         else
-            md << format("%.0f ± %.0f", s.steps.mean, s.steps.std)
+            md << plus_minus("%.0f", s.steps.mean, s.steps.std)
                << (s.reached < s.seeds.size()
                        ? " (" + std::to_string(s.reached) + "/" + std::to_string(s.seeds.size()) + " seeds)"
                        : "");
@@ -228,16 +229,16 @@ std::string summary_markdown(const ComparisonSummary& summary) {
         else if (!s.has_reference)
             md << "needs ≥ 2 paired seeds | | ";
         else
-            md << format("%+.4f", s.versus_reference.mean_difference) << " | "
-               << format("%.2f", s.versus_reference.t) << " | " << format("%.3g", s.versus_reference.p);
+            md << format_printf("%+.4f", s.versus_reference.mean_difference) << " | "
+               << format_printf("%.2f", s.versus_reference.t) << " | " << format_printf("%.3g", s.versus_reference.p);
         md << " |\n";
     }
     if (summary.has_pairing_check) {
         const PairedTTest& c = summary.pairing_check;
         md << "\nRoPE pairings (the same model up to a permutation of q/k dimensions, so any difference "
               "must be seed noise): rope_interleaved − rope_half = "
-           << format("%+.4f", c.mean_difference) << " nats, t = " << format("%.2f", c.t) << ", p = "
-           << format("%.3g", c.p) << " over " << c.pairs << " seeds.\n";
+           << format_printf("%+.4f", c.mean_difference) << " nats, t = " << format_printf("%.2f", c.t) << ", p = "
+           << format_printf("%.3g", c.p) << " over " << c.pairs << " seeds.\n";
     }
     return md.str();
 }

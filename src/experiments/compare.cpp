@@ -1,5 +1,5 @@
-// Stage 9 — compare: the preset, the runs (skip / resume / train), curves.csv and summary.md.
-#include "train/compare.hpp"
+// Stage 8 — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
+#include "experiments/compare.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,10 +38,10 @@ static std::string joined(const std::vector<std::string>& names) {
 
 void apply_comparison_scheme(Config& config, const std::string& scheme) {
     if (scheme == "rope_interleaved" || scheme == "rope_half") {
-        config.position.scheme = "rope";
-        config.position.pairing = scheme == "rope_half" ? "half" : "interleaved";
+        apply_override(config, "position.scheme=rope");
+        apply_override(config, std::string("position.pairing=") + (scheme == "rope_half" ? "half" : "interleaved"));
     } else if (scheme == "sinusoidal" || scheme == "learned" || scheme == "none" || scheme == "alibi") {
-        config.position.scheme = scheme;
+        apply_override(config, "position.scheme=" + scheme);
     } else {
         throw std::invalid_argument("unknown scheme '" + scheme + "' for compare; choose from " +
                                     joined(comparison_schemes()));
@@ -83,34 +83,6 @@ static void read_compare_table(const toml::table& table, const std::string& path
     }
 }
 
-// Every key of the other tables as a "table.key=value" override, with apply_override's
-// "in --set …" turned into the file's name and line.
-static void apply_preset_tables(Config& config, const toml::table& root, const std::string& path) {
-    for (auto&& [table_name, table_node] : root) {
-        const std::string table(table_name.str());
-        if (table == "compare") continue;
-        if (!table_node.is_table())
-            throw std::invalid_argument("unknown key '" + table + "' in " + path + " (line " +
-                                        line_of(table_node) + "); every key belongs to a table");
-        for (auto&& [key_name, node] : *table_node.as_table()) {
-            const std::string name = table + "." + std::string(key_name.str());
-            std::ostringstream value;
-            node.visit([&](auto&& v) { value << v; });   // TOML syntax: strings quoted
-            try {
-                apply_override(config, name + "=" + value.str());
-            } catch (const std::invalid_argument& e) {
-                std::string message = e.what();
-                const std::string where = " in " + path + " (line " + line_of(node) + ")";
-                for (const std::string& from : {" in --set " + name, std::string(" in --set")}) {
-                    const size_t at = message.find(from);
-                    if (at != std::string::npos) message.replace(at, from.size(), where);
-                }
-                throw std::invalid_argument(message);
-            }
-        }
-    }
-}
-
 ComparePreset load_compare_preset(const std::optional<std::string>& path,
                                   const std::vector<std::string>& overrides) {
     ComparePreset preset;
@@ -132,7 +104,7 @@ ComparePreset load_compare_preset(const std::optional<std::string>& path,
                 throw std::invalid_argument("'compare' must be a table [compare] in " + *path);
             read_compare_table(*compare->as_table(), *path, preset.settings);
         }
-        apply_preset_tables(preset.base, root, *path);
+        apply_toml_file(preset.base, *path, {"compare"});   // every other table: the run config
     }
     for (const std::string& assignment : overrides) apply_override(preset.base, assignment);
     validate(preset.base);
@@ -333,19 +305,11 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     const std::string out = options.out_dir;
     write_curves_csv((fs::path(out) / "curves.csv").string(), rows);
     report.summary = summarize_curves(rows, settings.schemes, settings.loss_threshold);
-    // An extrapolation section from `roformer extrapolate` stays valid when nothing was retrained.
-    const std::string summary_path = (fs::path(out) / "summary.md").string();
-    std::string extrapolation_section;
-    if (report.trained == 0 && report.resumed == 0) {
-        std::ifstream in(summary_path);
-        std::ostringstream text;
-        text << in.rdbuf();
-        const size_t at = text.str().find("## Length extrapolation");
-        if (at != std::string::npos) extrapolation_section = "\n" + text.str().substr(at);
-    }
-    std::ofstream(summary_path) << summary_header(preset, options) << "## Final validation loss and convergence\n\n"
-                                << summary_markdown(report.summary) << "\n![validation loss curves](curves.png)\n"
-                                << extrapolation_section;
+    // An extrapolation part from `roformer extrapolate` stays valid when nothing was retrained.
+    const bool retrained = report.trained > 0 || report.resumed > 0;
+    write_summary(out, summary_header(preset, options) + "## Final validation loss and convergence\n\n" +
+                           summary_markdown(report.summary) + "\n![validation loss curves](curves.png)\n",
+                  retrained ? std::optional<std::string>("") : std::nullopt);
     if (options.plot) report.plotted = run_plot_script(find_plot_script(options.plot_script), out, "curves", log);
     return report;
 }

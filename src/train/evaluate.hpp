@@ -1,0 +1,22 @@
+// Stage 7 — train: validation loss and accuracy of a model on fixed batches.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "data/mlm.hpp"
+#include "model/roformer.hpp"
+
+namespace rf {
+
+struct EvalResult {
+    double loss = 0;          // mean cross-entropy over every masked position (nats)
+    double accuracy = 0;      // share of masked positions whose arg-max is the label
+    size_t predictions = 0;   // masked positions counted
+};
+
+// No gradients, no dropout. max_batches = 0: all of them.
+EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
+                    size_t max_batches = 0);
+
+}  // namespace rf

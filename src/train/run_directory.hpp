@@ -1,0 +1,40 @@
+// Stage 7 — train: the run directory a training run writes (layout in checkpoint.hpp).
+//
+// A run starts either fresh — into a directory that does not exist or is empty — or resumes
+// an earlier run of the same config from its checkpoint. RunDirectory makes that decision,
+// with a one-line refusal for everything else, and writes a fresh run's files.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "data/tokenizer.hpp"
+
+namespace rf {
+
+class RunDirectory {
+public:
+    // A new run: refuses a directory that already holds files (pick a new --out or --resume).
+    static RunDirectory fresh(const std::string& dir);
+    // An earlier run: needs model.safetensors + optimizer.safetensors and a config.toml equal
+    // to `config`; its saved tokenizer is loaded (tokenizer()).
+    static RunDirectory resume(const std::string& dir, const Config& config);
+
+    const std::string& path() const { return dir_; }
+    std::string file(const std::string& name) const;
+    bool resuming() const { return resuming_; }
+    // Resume: the run's own tokenizer (moved out). Fresh: null (prepare_data trains one).
+    std::unique_ptr<data::Tokenizer> take_tokenizer() { return std::move(tokenizer_); }
+    // Fresh: creates the directory and writes config.toml, tokenizer.json and split.txt.
+    void write_run_files(const Config& config, const data::Tokenizer& tokenizer,
+                         const std::string& split_summary) const;
+
+private:
+    RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
+    std::string dir_;
+    bool resuming_;
+    std::unique_ptr<data::Tokenizer> tokenizer_;
+};
+
+}  // namespace rf
