@@ -125,7 +125,6 @@ Field& find_field(std::vector<Field>& fields, const std::string& table, const st
 }
 
 // ---- values ---------------------------------------------------------------------------------
-std::string format_double(double x) { return format_shortest(x); }
 
 std::string quote_toml(const std::string& s) {
     std::string out = "\"";
@@ -200,7 +199,7 @@ std::string render(const ConfigValue& member) {
         [](auto* value) -> std::string {
             using T = std::remove_pointer_t<decltype(value)>;
             if constexpr (std::is_same_v<T, size_t>) return std::to_string(*value);
-            else if constexpr (std::is_same_v<T, double>) return format_double(*value);
+            else if constexpr (std::is_same_v<T, double>) return format_shortest(*value);
             else if constexpr (std::is_same_v<T, bool>) return *value ? "true" : "false";
             else return quote_toml(*value);
         },
@@ -324,84 +323,6 @@ void apply_override(Config& config, const std::string& assignment) {
         throw std::invalid_argument("--set " + name + ": the value '" + value +
                                     "' is not a single TOML value");
     assign(field, *parsed.get("value"), where);
-}
-
-// ---- validation -------------------------------------------------------------------------------
-namespace {
-[[noreturn]] void invalid(const std::string& key, const std::string& message) {
-    throw std::invalid_argument(key + " " + message);
-}
-void require_positive(const std::string& key, size_t v) {
-    if (v == 0) invalid(key, "must be positive, got 0");
-}
-void require_positive(const std::string& key, double v) {
-    if (!(v > 0) || !std::isfinite(v)) invalid(key, "must be a positive number, got " + format_double(v));
-}
-// lo <= v < hi (or lo < v < hi when open_low)
-void require_range(const std::string& key, double v, double lo, double hi, bool open_low,
-                   bool closed_high = false) {
-    const bool low_ok = open_low ? v > lo : v >= lo;
-    const bool high_ok = closed_high ? v <= hi : v < hi;
-    if (!(low_ok && high_ok))
-        invalid(key, "must be in " + std::string(open_low ? "(" : "[") + format_double(lo) +
-                         ", " + format_double(hi) + (closed_high ? "]" : ")") + ", got " +
-                         format_double(v));
-}
-void require_one_of(const std::string& key, const std::string& v,
-                    const std::vector<std::string>& options) {
-    if (std::find(options.begin(), options.end(), v) == options.end())
-        invalid(key, "must be one of " + join(options) + ", got '" + v + "'");
-}
-}  // namespace
-
-void validate(const Config& c) {
-    const ModelConfig& m = c.model;
-    if (m.vocab_size != 0 && m.vocab_size <= 5)
-        invalid("model.vocab_size", "must be 0 (take it from the tokenizer) or larger than the 5 "
-                                    "special tokens, got " + std::to_string(m.vocab_size));
-    require_positive("model.hidden", m.hidden);
-    require_positive("model.num_heads", m.num_heads);
-    attention_head_size(m.hidden, m.num_heads);   // throws unless num_heads divides hidden
-    require_positive("model.num_layers", m.num_layers);
-    require_positive("model.ffn", m.ffn);
-    require_range("model.dropout", m.dropout, 0.0, 1.0, false);
-    require_range("model.attention_dropout", m.attention_dropout, 0.0, 1.0, false);
-    require_positive("model.layer_norm_eps", m.layer_norm_eps);
-    require_positive("model.init_std", m.init_std);
-
-    validate_position_config(c.position, m.hidden, m.num_heads);
-
-    const DataConfig& d = c.data;
-    if (d.path.empty()) invalid("data.path", "must name a UTF-8 text file, got an empty string");
-    require_one_of("data.tokenizer", d.tokenizer, {"bpe", "char"});
-    if (d.vocab_size <= 5)
-        invalid("data.vocab_size", "must be larger than the 5 special tokens, got " +
-                                       std::to_string(d.vocab_size));
-    if (d.seq_len < 2) invalid("data.seq_len", "must be at least 2, got " + std::to_string(d.seq_len));
-    if (c.position.scheme == "learned" && d.seq_len > c.position.max_positions)
-        invalid("data.seq_len", "= " + std::to_string(d.seq_len) +
-                                    " exceeds position.max_positions = " +
-                                    std::to_string(c.position.max_positions) +
-                                    " (rows of the learned position table); raise "
-                                    "position.max_positions or shorten data.seq_len");
-    require_range("data.validation_fraction", d.validation_fraction, 0.0, 1.0, true);
-    require_positive("data.val_windows", d.val_windows);
-    require_range("data.mask_prob", d.mask_prob, 0.0, 1.0, true);
-
-    const TrainConfig& t = c.train;
-    require_positive("train.batch_size", t.batch_size);
-    require_positive("train.steps", t.steps);
-    require_positive("train.lr", t.lr);
-    require_range("train.min_lr_ratio", t.min_lr_ratio, 0.0, 1.0, false, true);
-    require_one_of("train.schedule", t.schedule, {"cosine", "linear", "constant"});
-    require_range("train.beta1", t.beta1, 0.0, 1.0, false);
-    require_range("train.beta2", t.beta2, 0.0, 1.0, false);
-    require_positive("train.eps", t.eps);
-    if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
-        invalid("train.weight_decay", "must be >= 0, got " + format_double(t.weight_decay));
-    if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
-        invalid("train.grad_clip", "must be >= 0 (0 = no clipping), got " + format_double(t.grad_clip));
-    require_positive("train.log_every", t.log_every);
 }
 
 std::string to_toml(const Config& config) {

@@ -1,0 +1,95 @@
+// Stage 7 — config: validate(), the checks that run on every resolved Config. Each message
+// names the key, the value and what would work; the rules of a stage below (head size, the
+// position scheme, masking) are called, not restated.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "tensor/format.hpp"
+
+namespace rf {
+
+// ---- validation -------------------------------------------------------------------------------
+namespace {
+[[noreturn]] void invalid(const std::string& key, const std::string& message) {
+    throw std::invalid_argument(key + " " + message);
+}
+void require_positive(const std::string& key, size_t v) {
+    if (v == 0) invalid(key, "must be positive, got 0");
+}
+void require_positive(const std::string& key, double v) {
+    if (!(v > 0) || !std::isfinite(v)) invalid(key, "must be a positive number, got " + format_shortest(v));
+}
+// lo <= v < hi (or lo < v < hi when open_low)
+void require_range(const std::string& key, double v, double lo, double hi, bool open_low,
+                   bool closed_high = false) {
+    const bool low_ok = open_low ? v > lo : v >= lo;
+    const bool high_ok = closed_high ? v <= hi : v < hi;
+    if (!(low_ok && high_ok))
+        invalid(key, "must be in " + std::string(open_low ? "(" : "[") + format_shortest(lo) +
+                         ", " + format_shortest(hi) + (closed_high ? "]" : ")") + ", got " +
+                         format_shortest(v));
+}
+void require_one_of(const std::string& key, const std::string& v,
+                    const std::vector<std::string>& options) {
+    if (std::find(options.begin(), options.end(), v) != options.end()) return;
+    std::string listed;
+    for (const std::string& o : options) listed += (listed.empty() ? "" : ", ") + o;
+    invalid(key, "must be one of " + listed + ", got '" + v + "'");
+}
+}  // namespace
+
+void validate(const Config& c) {
+    const ModelConfig& m = c.model;
+    if (m.vocab_size != 0 && m.vocab_size <= 5)
+        invalid("model.vocab_size", "must be 0 (take it from the tokenizer) or larger than the 5 "
+                                    "special tokens, got " + std::to_string(m.vocab_size));
+    require_positive("model.hidden", m.hidden);
+    require_positive("model.num_heads", m.num_heads);
+    attention_head_size(m.hidden, m.num_heads);   // throws unless num_heads divides hidden
+    require_positive("model.num_layers", m.num_layers);
+    require_positive("model.ffn", m.ffn);
+    require_range("model.dropout", m.dropout, 0.0, 1.0, false);
+    require_range("model.attention_dropout", m.attention_dropout, 0.0, 1.0, false);
+    require_positive("model.layer_norm_eps", m.layer_norm_eps);
+    require_positive("model.init_std", m.init_std);
+
+    validate_position_config(c.position, m.hidden, m.num_heads);
+
+    const DataConfig& d = c.data;
+    if (d.path.empty()) invalid("data.path", "must name a UTF-8 text file, got an empty string");
+    require_one_of("data.tokenizer", d.tokenizer, {"bpe", "char"});
+    if (d.vocab_size <= 5)
+        invalid("data.vocab_size", "must be larger than the 5 special tokens, got " +
+                                       std::to_string(d.vocab_size));
+    if (d.seq_len < 2) invalid("data.seq_len", "must be at least 2, got " + std::to_string(d.seq_len));
+    if (c.position.scheme == "learned" && d.seq_len > c.position.max_positions)
+        invalid("data.seq_len", "= " + std::to_string(d.seq_len) +
+                                    " exceeds position.max_positions = " +
+                                    std::to_string(c.position.max_positions) +
+                                    " (rows of the learned position table); raise "
+                                    "position.max_positions or shorten data.seq_len");
+    require_range("data.validation_fraction", d.validation_fraction, 0.0, 1.0, true);
+    require_positive("data.val_windows", d.val_windows);
+    require_range("data.mask_prob", d.mask_prob, 0.0, 1.0, true);
+
+    const TrainConfig& t = c.train;
+    require_positive("train.batch_size", t.batch_size);
+    require_positive("train.steps", t.steps);
+    require_positive("train.lr", t.lr);
+    require_range("train.min_lr_ratio", t.min_lr_ratio, 0.0, 1.0, false, true);
+    require_one_of("train.schedule", t.schedule, {"cosine", "linear", "constant"});
+    require_range("train.beta1", t.beta1, 0.0, 1.0, false);
+    require_range("train.beta2", t.beta2, 0.0, 1.0, false);
+    require_positive("train.eps", t.eps);
+    if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
+        invalid("train.weight_decay", "must be >= 0, got " + format_shortest(t.weight_decay));
+    if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
+        invalid("train.grad_clip", "must be >= 0 (0 = no clipping), got " + format_shortest(t.grad_clip));
+    require_positive("train.log_every", t.log_every);
+}
+
+}  // namespace rf
