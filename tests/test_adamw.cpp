@@ -82,7 +82,8 @@ TEST_CASE("adamw: several steps match a reference loop in double") {
         CHECK(opt.steps_taken() == s + 1);
         for (size_t p = 0; p < 2; ++p)
             for (size_t j = 0; j < params[p].numel(); ++j)
-                CHECK(double(params[p].data()[j]) == doctest::Approx(ref.theta[p][j]).epsilon(1e-5));
+                CHECK(double(params[p].data()[j]) ==
+                      doctest::Approx(ref.theta[p][j]).epsilon(1e-5));
     }
     // the first step of Adam moves every element by ≈ lr (m̂/√v̂ = ±1), plus decay: check the
     // values actually moved a meaningful amount
@@ -180,13 +181,16 @@ TEST_CASE("adamw: exported state resumes bit-identically") {
     // a state that does not fit is refused, naming the parameter
     rf::AdamWState missing = state;
     missing.params.pop_back();
-    CHECK_THROWS_WITH_AS(opt_b.import_state(missing), doctest::Contains("'b'"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(opt_b.import_state(missing), doctest::Contains("'b'"),
+                         std::invalid_argument);
     rf::AdamWState wrong_size = state;
     wrong_size.params[0].v.push_back(0);
-    CHECK_THROWS_WITH_AS(opt_b.import_state(wrong_size), doctest::Contains("'w'"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(opt_b.import_state(wrong_size), doctest::Contains("'w'"),
+                         std::invalid_argument);
     rf::AdamWState stranger = state;
     stranger.params[1].name = "c";
-    CHECK_THROWS_WITH_AS(opt_b.import_state(stranger), doctest::Contains("'c'"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(opt_b.import_state(stranger), doctest::Contains("'c'"),
+                         std::invalid_argument);
     CHECK(opt_b.steps_taken() == 5);  // a refused import changes nothing
 }
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "train/checkpoint.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/extrapolate.hpp"
+#include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -43,17 +43,21 @@ size_t count_of(const std::string& text, const std::string& part) {
 }
 
 std::string smoke_preset() { return std::string(RF_SOURCE_DIR) + "/configs/compare_smoke.toml"; }
-std::string corpus_override() { return "data.path=" + std::string(RF_SOURCE_DIR) + "/data/kjv.txt"; }
+std::string corpus_override() {
+    return "data.path=" + std::string(RF_SOURCE_DIR) + "/data/kjv.txt";
+}
 
 }  // namespace
 
 TEST_CASE("compare: regularized incomplete beta matches its closed forms") {
     for (double x : {0.01, 0.2, 0.5, 0.77, 0.999}) {
         CAPTURE(x);
-        for (double b : {0.5, 1.0, 2.5, 7.0})   // I_x(1, b) = 1 − (1 − x)^b
-            CHECK(rf::regularized_incomplete_beta(1.0, b, x) == doctest::Approx(1 - std::pow(1 - x, b)).epsilon(1e-12));
-        for (double a : {0.5, 3.0, 10.0})       // I_x(a, 1) = x^a
-            CHECK(rf::regularized_incomplete_beta(a, 1.0, x) == doctest::Approx(std::pow(x, a)).epsilon(1e-12));
+        for (double b : {0.5, 1.0, 2.5, 7.0})  // I_x(1, b) = 1 − (1 − x)^b
+            CHECK(rf::regularized_incomplete_beta(1.0, b, x) ==
+                  doctest::Approx(1 - std::pow(1 - x, b)).epsilon(1e-12));
+        for (double a : {0.5, 3.0, 10.0})  // I_x(a, 1) = x^a
+            CHECK(rf::regularized_incomplete_beta(a, 1.0, x) ==
+                  doctest::Approx(std::pow(x, a)).epsilon(1e-12));
         // I_x(½, ½) = (2/π) asin √x
         CHECK(rf::regularized_incomplete_beta(0.5, 0.5, x) ==
               doctest::Approx(2 / kPi * std::asin(std::sqrt(x))).epsilon(1e-12));
@@ -69,13 +73,17 @@ TEST_CASE("compare: regularized incomplete beta matches its closed forms") {
 TEST_CASE("compare: Student t CDF against closed forms and table values") {
     for (double t : {-7.0, -1.3, 0.0, 0.4, 2.0, 25.0}) {
         CAPTURE(t);
-        CHECK(rf::student_t_cdf(t, 1) == doctest::Approx(0.5 + std::atan(t) / kPi).epsilon(1e-12));   // Cauchy
-        CHECK(rf::student_t_cdf(t, 2) == doctest::Approx(0.5 + t / (2 * std::sqrt(2 + t * t))).epsilon(1e-12));
+        CHECK(rf::student_t_cdf(t, 1) ==
+              doctest::Approx(0.5 + std::atan(t) / kPi).epsilon(1e-12));  // Cauchy
+        CHECK(rf::student_t_cdf(t, 2) ==
+              doctest::Approx(0.5 + t / (2 * std::sqrt(2 + t * t))).epsilon(1e-12));
         // ν → ∞: the standard normal
-        CHECK(rf::student_t_cdf(t, 1e7) == doctest::Approx(0.5 * std::erfc(-t / std::sqrt(2.0))).epsilon(1e-6));
+        CHECK(rf::student_t_cdf(t, 1e7) ==
+              doctest::Approx(0.5 * std::erfc(-t / std::sqrt(2.0))).epsilon(1e-6));
     }
     // Two-sided 5 % critical values from printed t tables (3 decimals).
-    const std::vector<std::pair<double, double>> critical = {{1, 12.706}, {2, 4.303}, {4, 2.776}, {10, 2.228}, {30, 2.042}};
+    const std::vector<std::pair<double, double>> critical = {
+        {1, 12.706}, {2, 4.303}, {4, 2.776}, {10, 2.228}, {30, 2.042}};
     for (const auto& [df, t] : critical) {
         CAPTURE(df);
         CHECK(2 * (1 - rf::student_t_cdf(t, df)) == doctest::Approx(0.05).epsilon(0.01));
@@ -108,8 +116,9 @@ TEST_CASE("compare: steps to a threshold interpolate between validation points")
     CHECK(rf::steps_to_threshold(curve, 2.5) == doctest::Approx(15.0));
     CHECK(rf::steps_to_threshold(curve, 1.75) == doctest::Approx(25.0));
     CHECK(rf::steps_to_threshold(curve, 2.0) == doctest::Approx(20.0));
-    CHECK(rf::steps_to_threshold(curve, 3.5) == doctest::Approx(10.0));   // already below at the first point
-    CHECK(rf::steps_to_threshold(curve, 1.0) < 0);                        // never reached
+    CHECK(rf::steps_to_threshold(curve, 3.5) ==
+          doctest::Approx(10.0));                   // already below at the first point
+    CHECK(rf::steps_to_threshold(curve, 1.0) < 0);  // never reached
 }
 
 TEST_CASE("compare: summary statistics of a hand-made curves table") {
@@ -120,7 +129,8 @@ TEST_CASE("compare: summary statistics of a hand-made curves table") {
         return rf::CurveRow{scheme, seed, {step, loss + 0.1, loss, 0.5}};
     };
     std::vector<rf::CurveRow> rows;
-    const std::vector<double> learned = {2.0, 2.2, 2.4}, rope = {1.9, 2.0, 2.2}, none = {3.0, 3.1, 3.2};
+    const std::vector<double> learned = {2.0, 2.2, 2.4}, rope = {1.9, 2.0, 2.2},
+                              none = {3.0, 3.1, 3.2};
     for (size_t seed = 3; seed >= 1; --seed) {
         rows.push_back(row("learned", seed, 200, learned[seed - 1]));
         rows.push_back(row("learned", seed, 100, learned[seed - 1] + 1.0));
@@ -140,9 +150,11 @@ TEST_CASE("compare: summary statistics of a hand-made curves table") {
     CHECK(r.seeds == std::vector<size_t>{1, 2, 3});
     CHECK(r.final_step == 200);
     CHECK(r.final_loss.mean == doctest::Approx((1.9 + 2.0 + 2.2) / 3));
-    // sample std of {1.9, 2.0, 2.2}: mean 2.0333…, squares 0.017778 + 0.001111 + 0.027778 = 0.046667, /2 → √0.023333
+    // sample std of {1.9, 2.0, 2.2}: mean 2.0333…, squares 0.017778 + 0.001111 + 0.027778 =
+    // 0.046667, /2 → √0.023333
     CHECK(r.final_loss.std == doctest::Approx(std::sqrt(0.0466667 / 2)).epsilon(1e-4));
-    // rope reaches 2.3 at step 100 for seeds 1, 2 (2.1, 2.2 ≤ 2.3); seed 3 goes 2.4 → 2.2: 100 + 0.1/0.2·100 = 150
+    // rope reaches 2.3 at step 100 for seeds 1, 2 (2.1, 2.2 ≤ 2.3); seed 3 goes 2.4 → 2.2: 100 +
+    // 0.1/0.2·100 = 150
     CHECK(r.reached == 3);
     REQUIRE(r.threshold_steps.size() == 3);
     CHECK(r.threshold_steps[0] == doctest::Approx(100.0));
@@ -155,15 +167,17 @@ TEST_CASE("compare: summary statistics of a hand-made curves table") {
     CHECK(n.reached == 0);
     // rope − learned = {−0.1, −0.2, −0.2}: mean −1/6, sample sd computed directly
     const std::vector<double> d = {-0.1, -0.2, -0.2};
-    const double mean = (-0.5) / 3, sd = std::sqrt(((d[0] - mean) * (d[0] - mean) + 2 * (d[1] - mean) * (d[1] - mean)) / 2);
+    const double mean = (-0.5) / 3,
+                 sd = std::sqrt(
+                     ((d[0] - mean) * (d[0] - mean) + 2 * (d[1] - mean) * (d[1] - mean)) / 2);
     REQUIRE(r.has_reference);
     CHECK(r.versus_reference.mean_difference == doctest::Approx(mean));
     CHECK(r.versus_reference.t == doctest::Approx(mean / (sd / std::sqrt(3.0))));
-    CHECK_FALSE(l.has_reference);   // the reference itself
+    CHECK_FALSE(l.has_reference);  // the reference itself
     // none − learned = {1, 0.9, 0.8}
     CHECK(n.versus_reference.mean_difference == doctest::Approx(0.9));
 
-    CHECK_FALSE(s.has_pairing_check);   // no rope_interleaved / rope_half in this table
+    CHECK_FALSE(s.has_pairing_check);  // no rope_interleaved / rope_half in this table
 
     // The pairing check: rope_interleaved − rope_half paired by seed (seed 4 has no partner).
     std::vector<rf::CurveRow> pairings;
@@ -173,25 +187,28 @@ TEST_CASE("compare: summary statistics of a hand-made curves table") {
         pairings.push_back(row("rope_half", seed, 100, half[seed - 1]));
     }
     pairings.push_back(row("rope_half", 4, 100, 9.0));
-    const rf::ComparisonSummary ps = rf::summarize_curves(pairings, {"rope_interleaved", "rope_half"}, 0.0);
+    const rf::ComparisonSummary ps =
+        rf::summarize_curves(pairings, {"rope_interleaved", "rope_half"}, 0.0);
     REQUIRE(ps.has_pairing_check);
     CHECK(ps.pairing_check.pairs == 3);
     CHECK(ps.pairing_check.mean_difference == doctest::Approx((-0.1 + 0.1 - 0.2) / 3));
     CHECK(rf::summary_markdown(ps).find("RoPE pairings") != std::string::npos);
 
     // A fixed threshold is used as given; the markdown names every scheme once per row.
-    const rf::ComparisonSummary fixed = rf::summarize_curves(rows, {"rope", "learned", "none"}, 2.05);
+    const rf::ComparisonSummary fixed =
+        rf::summarize_curves(rows, {"rope", "learned", "none"}, 2.05);
     CHECK_FALSE(fixed.threshold_automatic);
-    CHECK(fixed.schemes[0].reached == 2);   // rope seed 3 ends at 2.2
+    CHECK(fixed.schemes[0].reached == 2);  // rope seed 3 ends at 2.2
     const std::string md = rf::summary_markdown(fixed);
     CHECK(count_of(md, "| rope |") == 1);
     CHECK(count_of(md, "| none |") == 1);
-    CHECK(md.find("not reached") != std::string::npos);   // none never gets to 2.05
+    CHECK(md.find("not reached") != std::string::npos);  // none never gets to 2.05
 }
 
 TEST_CASE("compare: curves.csv round trip") {
     const fs::path dir = temp_dir("csv");
-    const std::vector<rf::CurveRow> rows = {{"alibi", 2, {40, 3.25, 3.125, 0.25}}, {"none", 1, {20, 4.5, 4.0625, 0.125}}};
+    const std::vector<rf::CurveRow> rows = {{"alibi", 2, {40, 3.25, 3.125, 0.25}},
+                                            {"none", 1, {20, 4.5, 4.0625, 0.125}}};
     rf::write_curves_csv((dir / "curves.csv").string(), rows);
     const auto back = rf::read_curves_csv((dir / "curves.csv").string());
     REQUIRE(back.size() == 2);
@@ -209,8 +226,8 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
     CHECK(c.position.pairing == "half");
     rf::apply_comparison_scheme(c, "alibi");
     CHECK(c.position.scheme == "alibi");
-    CHECK_THROWS_WITH_AS(rf::apply_comparison_scheme(c, "rotary"), doctest::Contains("rope_interleaved"),
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(rf::apply_comparison_scheme(c, "rotary"),
+                         doctest::Contains("rope_interleaved"), std::invalid_argument);
 
     const std::string path = std::string(RF_SOURCE_DIR) + "/configs/compare.toml";
     const rf::ComparePreset preset = rf::load_compare_preset(path);
@@ -229,15 +246,18 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
     // length (so extrapolation reports "cannot run" for it rather than using untrained rows).
     for (const char* name : {"compare", "compare_long", "compare_smoke"}) {
         CAPTURE(name);
-        const rf::ComparePreset p = rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
-        for (const std::string& scheme : p.settings.schemes) rf::comparison_run_config(p.base, scheme, 2);
+        const rf::ComparePreset p =
+            rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
+        for (const std::string& scheme : p.settings.schemes)
+            rf::comparison_run_config(p.base, scheme, 2);
         CHECK(p.base.position.max_positions == p.base.data.seq_len);
     }
 
     // Errors name the file, the line and the key.
     std::ofstream(dir / "bad.toml") << "[compare]\nseeds = 2\nrepeats = 4\n";
     const std::string expected = "compare.repeats' in " + (dir / "bad.toml").string() + " (line 3)";
-    CHECK_THROWS_WITH(rf::load_compare_preset((dir / "bad.toml").string()), doctest::Contains(expected.c_str()));
+    CHECK_THROWS_WITH(rf::load_compare_preset((dir / "bad.toml").string()),
+                      doctest::Contains(expected.c_str()));
     std::ofstream(dir / "bad2.toml") << "[compare]\nseeds = 2\n\n[model]\nhiden = 4\n";
     CHECK_THROWS_WITH(rf::load_compare_preset((dir / "bad2.toml").string()),
                       doctest::Contains("(line 5)"));
@@ -248,7 +268,7 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     rf::ComparePreset preset = rf::load_compare_preset(smoke_preset(), {corpus_override()});
     REQUIRE(preset.settings.schemes.size() == 2);
     REQUIRE(preset.settings.seeds == 2);
-    REQUIRE(preset.settings.jobs == 2);   // the first invocation trains in forked processes
+    REQUIRE(preset.settings.jobs == 2);  // the first invocation trains in forked processes
     rf::CompareOptions options;
     options.out_dir = (dir / "out").string();
     options.plot = false;
@@ -261,8 +281,9 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     const size_t evals = preset.base.train.steps / preset.base.train.eval_every;
     CHECK(rows.size() == 4 * evals);
     const std::string summary = read_text(dir / "out" / "summary.md");
-    for (const std::string& scheme : preset.settings.schemes) CHECK(count_of(summary, "| " + scheme + " |") == 1);
-    CHECK(first.summary.schemes[0].versus_reference.pairs == 2);   // rope vs learned, 2 seeds
+    for (const std::string& scheme : preset.settings.schemes)
+        CHECK(count_of(summary, "| " + scheme + " |") == 1);
+    CHECK(first.summary.schemes[0].versus_reference.pairs == 2);  // rope vs learned, 2 seeds
 
     // The same comparison trained in-process, one run at a time, gives identical curves.
     {
@@ -275,7 +296,8 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     }
 
     // Again: nothing is retrained (the checkpoints keep their modification times).
-    const fs::path model = fs::path(rf::comparison_run_dir(options.out_dir, "learned", 2)) / "model.safetensors";
+    const fs::path model =
+        fs::path(rf::comparison_run_dir(options.out_dir, "learned", 2)) / "model.safetensors";
     const auto written = fs::last_write_time(model);
     const rf::CompareReport second = rf::run_compare(preset, options, log);
     CHECK(second.trained == 0);
@@ -291,7 +313,7 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     partial.quiet = true;
     rf::train(none, partial, log);
     preset.settings.schemes.push_back("none");
-    preset.settings.jobs = 1;             // and this one in-process
+    preset.settings.jobs = 1;  // and this one in-process
     const rf::CompareReport third = rf::run_compare(preset, options, log);
     CHECK(third.skipped == 4);
     CHECK(third.resumed == 1);
@@ -299,8 +321,10 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     CHECK(rf::read_run_curve(partial.out_dir).back().step == preset.base.train.steps);
 
     // A changed config is refused rather than silently mixed in.
-    rf::ComparePreset changed = rf::load_compare_preset(smoke_preset(), {corpus_override(), "train.lr=0.002"});
-    CHECK_THROWS_WITH(rf::run_compare(changed, options, log), doctest::Contains("different config"));
+    rf::ComparePreset changed =
+        rf::load_compare_preset(smoke_preset(), {corpus_override(), "train.lr=0.002"});
+    CHECK_THROWS_WITH(rf::run_compare(changed, options, log),
+                      doctest::Contains("different config"));
 
     // Length extrapolation of those runs.
     {
@@ -310,7 +334,7 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
         ex.plot = false;
         const auto found = rf::find_comparison_runs(ex.runs_dir);
         REQUIRE(found.size() == 6);
-        CHECK(found[0].scheme == "rope_interleaved");   // the comparison's order
+        CHECK(found[0].scheme == "rope_interleaved");  // the comparison's order
         CHECK(found[0].seed == 1);
         const std::vector<rf::ExtrapolationRow> result = rf::run_extrapolation(ex, log);
         const size_t L = preset.base.data.seq_len;
@@ -329,8 +353,8 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
             if (r.scheme == "rope_interleaved" && r.method != "plain") ++rope_scaled;
             if (r.scheme == "none") CHECK(r.method == "plain");
         }
-        CHECK(learned_refused == 2 * 2);   // 2 seeds × lengths 2L, 4L
-        CHECK(rope_scaled == 2 * 3 * 2);   // 2 seeds × 3 lengths × {interpolation, ntk}
+        CHECK(learned_refused == 2 * 2);  // 2 seeds × lengths 2L, 4L
+        CHECK(rope_scaled == 2 * 3 * 2);  // 2 seeds × 3 lengths × {interpolation, ntk}
         // Run twice: the summary keeps one extrapolation section, after the comparison table.
         rf::run_extrapolation(ex, log);
         const std::string md = read_text(dir / "out" / "summary.md");

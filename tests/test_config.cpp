@@ -29,9 +29,7 @@ template <class F>
 std::string error_of(F&& action) {
     try {
         action();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
+    } catch (const std::exception& e) { return e.what(); }
     FAIL("expected an exception");
     return "";
 }
@@ -124,12 +122,13 @@ TEST_CASE("config: unknown keys and tables are errors naming the key") {
 }
 
 TEST_CASE("config: wrong types are errors naming the key and the type") {
-    std::string msg = error_of(
-        [&] { rf::load_config(write_temp("type.toml", "[train]\nsteps = \"abc\"\n")); });
+    std::string msg =
+        error_of([&] { rf::load_config(write_temp("type.toml", "[train]\nsteps = \"abc\"\n")); });
     CHECK(contains(msg, "train.steps must be an integer, got string"));
     msg = error_of([&] { rf::load_config(write_temp("type2.toml", "[train]\nsteps = 1.5\n")); });
     CHECK(contains(msg, "train.steps must be an integer, got float"));
-    msg = error_of([&] { rf::load_config(write_temp("type3.toml", "[model]\ndropout = \"x\"\n")); });
+    msg =
+        error_of([&] { rf::load_config(write_temp("type3.toml", "[model]\ndropout = \"x\"\n")); });
     CHECK(contains(msg, "model.dropout must be a number"));
     msg = error_of([&] { rf::load_config(write_temp("type4.toml", "[data]\npath = 3\n")); });
     CHECK(contains(msg, "data.path must be a string, got integer"));
@@ -137,7 +136,8 @@ TEST_CASE("config: wrong types are errors naming the key and the type") {
     CHECK(contains(msg, "'model' must be a table"));
 
     CHECK(contains(validate_error({"train.steps=abc"}), "train.steps must be an integer"));
-    CHECK(contains(validate_error({"train.steps=-5"}), "train.steps must be a non-negative integer"));
+    CHECK(
+        contains(validate_error({"train.steps=-5"}), "train.steps must be a non-negative integer"));
     CHECK(contains(validate_error({"position.rotate_values=3"}),
                    "position.rotate_values must be true or false"));
     CHECK(contains(validate_error({"train.lr=fast"}), "train.lr must be a number"));
@@ -156,8 +156,8 @@ TEST_CASE("config: inconsistent values are errors naming the key") {
         validate_error({"position.scheme=learned", "position.max_positions=64", "data.seq_len=65"});
     CHECK(contains(learned, "data.seq_len"));
     CHECK(contains(learned, "position.max_positions"));
-    CHECK_NOTHROW(rf::load_config(std::nullopt, {"position.scheme=learned",
-                                                 "position.max_positions=64", "data.seq_len=64"}));
+    CHECK_NOTHROW(rf::load_config(
+        std::nullopt, {"position.scheme=learned", "position.max_positions=64", "data.seq_len=64"}));
     CHECK_NOTHROW(rf::load_config(std::nullopt,  // rope has no table to run out of
                                   {"position.max_positions=64", "data.seq_len=65"}));
     // non-positive sizes
@@ -198,21 +198,48 @@ TEST_CASE("config: missing file and malformed TOML are errors with the place") {
 TEST_CASE("config: to_toml lists every key and loads back to an identical Config") {
     // Every key changed from its default, including floats that need all 17 digits.
     const std::vector<std::string> overrides = {
-        "model.vocab_size=777", "model.hidden=96", "model.num_heads=6", "model.num_layers=3",
-        "model.ffn=300", "model.dropout=0.1", "model.attention_dropout=0.30000000000000004",
-        "model.layer_norm_eps=1e-5", "model.init_std=0.017",
-        "position.scheme=learned", "position.pairing=half", "position.base=500000",
-        "position.rotary_fraction=0.5", "position.rotate_values=true",
-        "position.interpolation_factor=2.5", "position.ntk_factor=1.25",
-        "position.max_positions=1024", "position.sinusoidal_scale=0.25",
-        "data.path=dir with \"quotes\"\\and backslash/ü.txt", "data.tokenizer=char",
-        "data.vocab_size=1234", "data.seq_len=100", "data.validation_fraction=0.123456789",
-        "data.val_windows=17", "data.mask_prob=0.2",
-        "train.seed=42", "train.batch_size=5", "train.steps=99", "train.lr=3.3e-4",
-        "train.min_lr_ratio=0", "train.warmup_steps=7", "train.schedule=linear",
-        "train.beta1=0.8", "train.beta2=0.999", "train.eps=1e-8", "train.weight_decay=0.05",
-        "train.grad_clip=0.5", "train.eval_every=11", "train.eval_batches=3", "train.log_every=2",
-        "train.threads=2", "train.checkpoint_every=13"};
+        "model.vocab_size=777",
+        "model.hidden=96",
+        "model.num_heads=6",
+        "model.num_layers=3",
+        "model.ffn=300",
+        "model.dropout=0.1",
+        "model.attention_dropout=0.30000000000000004",
+        "model.layer_norm_eps=1e-5",
+        "model.init_std=0.017",
+        "position.scheme=learned",
+        "position.pairing=half",
+        "position.base=500000",
+        "position.rotary_fraction=0.5",
+        "position.rotate_values=true",
+        "position.interpolation_factor=2.5",
+        "position.ntk_factor=1.25",
+        "position.max_positions=1024",
+        "position.sinusoidal_scale=0.25",
+        "data.path=dir with \"quotes\"\\and backslash/ü.txt",
+        "data.tokenizer=char",
+        "data.vocab_size=1234",
+        "data.seq_len=100",
+        "data.validation_fraction=0.123456789",
+        "data.val_windows=17",
+        "data.mask_prob=0.2",
+        "train.seed=42",
+        "train.batch_size=5",
+        "train.steps=99",
+        "train.lr=3.3e-4",
+        "train.min_lr_ratio=0",
+        "train.warmup_steps=7",
+        "train.schedule=linear",
+        "train.beta1=0.8",
+        "train.beta2=0.999",
+        "train.eps=1e-8",
+        "train.weight_decay=0.05",
+        "train.grad_clip=0.5",
+        "train.eval_every=11",
+        "train.eval_batches=3",
+        "train.log_every=2",
+        "train.threads=2",
+        "train.checkpoint_every=13"};
     CHECK(overrides.size() == rf::config_keys().size());  // the list above covers every key
     const rf::Config c = rf::load_config(std::nullopt, overrides);
     CHECK(c != rf::default_config());
@@ -267,7 +294,7 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
         CAPTURE(schedule);
         t.schedule = schedule;
         CHECK(rf::lr_at(0, t) == doctest::Approx(2e-4));  // 1/10 of the peak: near zero
-        for (size_t s = 0; s < 10; ++s)                  // linear: lr·(s+1)/W
+        for (size_t s = 0; s < 10; ++s)                   // linear: lr·(s+1)/W
             CHECK(rf::lr_at(s, t) == doctest::Approx(2e-3 * double(s + 1) / 10.0));
         CHECK(rf::lr_at(9, t) == doctest::Approx(2e-3));  // peak at the end of warmup
         for (size_t s = 10; s < 110; ++s) CHECK(rf::lr_at(s, t) <= rf::lr_at(s - 1, t));
@@ -287,7 +314,8 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
     // no warmup: the very first update is already (almost) at the peak
     t.schedule = "cosine";
     t.warmup_steps = 0;
-    CHECK(rf::lr_at(0, t) == doctest::Approx(floor + (2e-3 - floor) * 0.5 * (1 + std::cos(M_PI / 110))));
+    CHECK(rf::lr_at(0, t) ==
+          doctest::Approx(floor + (2e-3 - floor) * 0.5 * (1 + std::cos(M_PI / 110))));
     t.schedule = "step";
     CHECK_THROWS_AS(rf::lr_at(50, t), std::invalid_argument);
 }

@@ -29,9 +29,7 @@ template <class F>
 std::string invalid_argument_message(F f) {
     try {
         f();
-    } catch (const std::invalid_argument& e) {
-        return e.what();
-    }
+    } catch (const std::invalid_argument& e) { return e.what(); }
     return "";
 }
 
@@ -40,8 +38,7 @@ std::string invalid_argument_message(F f) {
 TEST_CASE("engine: fan-out y = x*x gives dy/dx = 2x") {
     Tensor x = from_values({4}, {-1.5, 0.0, 0.25, 3.0}, true);
     rf::sum(rf::mul(x, x)).backward();
-    for (size_t i = 0; i < 4; ++i)
-        CHECK(x.grad().data()[i] == doctest::Approx(2.0 * x.data()[i]));
+    for (size_t i = 0; i < 4; ++i) CHECK(x.grad().data()[i] == doctest::Approx(2.0 * x.data()[i]));
 }
 
 TEST_CASE("engine: a tensor feeding two branches receives both contributions") {
@@ -49,8 +46,7 @@ TEST_CASE("engine: a tensor feeding two branches receives both contributions") {
     Tensor x = from_values({3}, {0.5, -2.0, 1.0}, true);
     Tensor c = from_values({3}, {4.0, 0.5, -1.0}, false);
     rf::sum(rf::add(rf::mul_scalar(x, Real(3)), rf::mul(x, c))).backward();
-    for (size_t i = 0; i < 3; ++i)
-        CHECK(x.grad().data()[i] == doctest::Approx(3.0 + c.data()[i]));
+    for (size_t i = 0; i < 3; ++i) CHECK(x.grad().data()[i] == doctest::Approx(3.0 + c.data()[i]));
 
     // diamond through a shared intermediate: h = tanh(x), L = Σ (h⊙h + h) → (2h + 1)(1 − h²)
     Tensor z = from_values({3}, {0.3, -0.7, 1.2}, true);
@@ -65,7 +61,7 @@ TEST_CASE("engine: a tensor feeding two branches receives both contributions") {
 
 TEST_CASE("engine: gradients accumulate across backward() calls until zero_grad") {
     Tensor x = from_values({2}, {1.0, -2.0}, true);
-    auto loss = [&] { return rf::sum(rf::mul_scalar(rf::mul(x, x), Real(0.5))); };   // dL/dx = x
+    auto loss = [&] { return rf::sum(rf::mul_scalar(rf::mul(x, x), Real(0.5))); };  // dL/dx = x
     loss().backward();
     loss().backward();
     CHECK(x.grad().data()[0] == doctest::Approx(2.0));
@@ -86,13 +82,11 @@ TEST_CASE("engine: NoGradGuard records no node and results do not require grad")
         Tensor y = rf::sum(rf::exp(rf::add(x, x)), {0});
         CHECK_FALSE(y.requires_grad());
         CHECK(y.node() == nullptr);
-        {
-            rf::NoGradGuard nested;
-        }
-        CHECK_FALSE(rf::grad_enabled());   // leaving a nested guard keeps grad off
+        { rf::NoGradGuard nested; }
+        CHECK_FALSE(rf::grad_enabled());  // leaving a nested guard keeps grad off
         rf::Array ones = rf::Array::from_shape({2});
         ones.fill(Real(1));
-        CHECK_THROWS_AS(y.backward(ones), std::logic_error);   // nothing to differentiate
+        CHECK_THROWS_AS(y.backward(ones), std::logic_error);  // nothing to differentiate
     }
     CHECK(rf::grad_enabled());
     Tensor y = rf::add(x, x);
@@ -111,8 +105,9 @@ TEST_CASE("engine: backward() on a non-scalar without dout throws; wrong dout sh
     Tensor x = from_values({2, 3}, {1, 2, 3, 4, 5, 6}, true);
     Tensor y = rf::mul_scalar(x, Real(2));
     CHECK_THROWS_AS(y.backward(), std::invalid_argument);
-    const std::string msg =
-        invalid_argument_message([&] { y.backward(rf::Array::from_shape({3, 2})); });
+    const std::string msg = invalid_argument_message([&] {
+        y.backward(rf::Array::from_shape({3, 2}));
+    });
     CHECK(msg.find("[3, 2]") != std::string::npos);
     CHECK(msg.find("[2, 3]") != std::string::npos);
     // the right shape works: d(2x) with dout = 1 everywhere is 2
@@ -152,8 +147,9 @@ TEST_CASE("engine: shape errors throw invalid_argument naming the op and both sh
     CHECK(reshape_msg.find("[2, 3]") != std::string::npos);
     CHECK(reshape_msg.find("[4, 2]") != std::string::npos);
 
-    const std::string concat_msg =
-        invalid_argument_message([&] { rf::concat({a, Tensor::zeros({3, 3})}, 1); });
+    const std::string concat_msg = invalid_argument_message([&] {
+        rf::concat({a, Tensor::zeros({3, 3})}, 1);
+    });
     CHECK(concat_msg.find("[2, 3]") != std::string::npos);
     CHECK(concat_msg.find("[3, 3]") != std::string::npos);
 
@@ -187,7 +183,7 @@ TEST_CASE("engine: GELU keeps relative precision in the negative tail") {
     Tensor y = rf::gelu(from_values({points.size()}, points, false));
     for (size_t i = 0; i < points.size(); ++i) {
         const double v = points[i];
-        const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));   // double reference
+        const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));  // double reference
         CHECK(std::abs(y.data()[i] - want) <= 1e-4 * std::abs(want));
     }
 }

@@ -17,7 +17,8 @@ namespace {
 // token at any window position can be recovered; every 7th token is [UNK] (a special).
 std::vector<int> unique_stream(size_t n) {
     std::vector<int> tokens(n);
-    for (size_t i = 0; i < n; ++i) tokens[i] = (i % 7 == 3) ? kUnkId : kNumSpecialTokens + static_cast<int>(i);
+    for (size_t i = 0; i < n; ++i)
+        tokens[i] = (i % 7 == 3) ? kUnkId : kNumSpecialTokens + static_cast<int>(i);
     return tokens;
 }
 
@@ -39,7 +40,8 @@ TEST_CASE("frame_window writes [CLS] tokens [SEP]") {
     CHECK(out == std::vector<int>{kClsId, 12, 13, 14, kSepId});
 }
 
-TEST_CASE("training batches: 15 % selected, 80/10/10, labels = originals, specials never selected") {
+TEST_CASE(
+    "training batches: 15 % selected, 80/10/10, labels = originals, specials never selected") {
     const size_t n = 50000, vocab = n + kNumSpecialTokens, T = 128, B = 32, n_batches = 60;
     const auto tokens = unique_stream(n);
     MlmSampler sampler(tokens, T, vocab, 1234);
@@ -62,7 +64,7 @@ TEST_CASE("training batches: 15 % selected, 80/10/10, labels = originals, specia
                                                       : original_2 - kNumSpecialTokens - 1;
             for (size_t t = 1; t + 1 < T; ++t) {
                 const int original = tokens[start + t - 1];
-                if (original == kUnkId) {   // a special: never selected, never changed
+                if (original == kUnkId) {  // a special: never selected, never changed
                     CHECK(labels[t] == kIgnoreLabel);
                     CHECK(ids[t] == kUnkId);
                     continue;
@@ -74,8 +76,10 @@ TEST_CASE("training batches: 15 % selected, 80/10/10, labels = originals, specia
                 }
                 CHECK(labels[t] == original);
                 ++selected;
-                if (ids[t] == kMaskId) ++masked;
-                else if (ids[t] == original) ++unchanged;
+                if (ids[t] == kMaskId)
+                    ++masked;
+                else if (ids[t] == original)
+                    ++unchanged;
                 else {
                     CHECK((ids[t] >= kNumSpecialTokens && static_cast<size_t>(ids[t]) < vocab));
                     ++randomized;
@@ -83,7 +87,8 @@ TEST_CASE("training batches: 15 % selected, 80/10/10, labels = originals, specia
             }
         }
     }
-    const double coincide = 1.0 / static_cast<double>(vocab - kNumSpecialTokens);   // random == original
+    const double coincide =
+        1.0 / static_cast<double>(vocab - kNumSpecialTokens);  // random == original
     check_share(selected, candidates, 0.15);
     check_share(masked, selected, 0.8);
     check_share(randomized, selected, 0.1 * (1.0 - coincide));
@@ -100,11 +105,12 @@ TEST_CASE("mask probability is configurable and every training row gets at least
         const auto batch = sampler.next(16);
         selected += batch.n_selected();
         for (size_t i = 0; i < batch.input_ids.size(); ++i)
-            candidates += !Tokenizer::is_special(batch.input_ids[i]) || batch.labels[i] != kIgnoreLabel;
+            candidates +=
+                !Tokenizer::is_special(batch.input_ids[i]) || batch.labels[i] != kIgnoreLabel;
     }
     check_share(selected, candidates, 0.4);
 
-    options.select_probability = 0.001;   // rows would often be empty without the guarantee
+    options.select_probability = 0.001;  // rows would often be empty without the guarantee
     MlmSampler sparse(unique_stream(n), 16, vocab, 7, options);
     const auto batch = sparse.next(64);
     for (size_t row = 0; row < 64; ++row) {
@@ -113,8 +119,8 @@ TEST_CASE("mask probability is configurable and every training row gets at least
         CHECK(labelled >= 1);
     }
     options.select_probability = 0.0;
-    CHECK_THROWS_WITH_AS(MlmSampler(unique_stream(n), 16, vocab, 7, options), doctest::Contains("mask probability"),
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(MlmSampler(unique_stream(n), 16, vocab, 7, options),
+                         doctest::Contains("mask probability"), std::invalid_argument);
 }
 
 TEST_CASE("the sampler is a function of (seed, batch index): seek reproduces batches") {
@@ -131,16 +137,18 @@ TEST_CASE("the sampler is a function of (seed, batch index): seek reproduces bat
 }
 
 TEST_CASE("too few tokens for one window is an error naming the split") {
-    CHECK_THROWS_WITH_AS(MlmSampler(unique_stream(10), 128, 100, 1), doctest::Contains("train split is too short"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(MlmSampler(unique_stream(10), 128, 100, 1),
+                         doctest::Contains("train split is too short"), std::runtime_error);
     CHECK_THROWS_WITH_AS(make_validation_batches(unique_stream(10), 128, 4, 2, 100, 1),
                          doctest::Contains("validation split is too short"), std::runtime_error);
 }
 
 TEST_CASE("validation_window_starts: even spread, capped, or back to back") {
-    CHECK(validation_window_starts(100, 12, 3) == std::vector<size_t>{0, 45, 90});   // last start 100 − 10
+    CHECK(validation_window_starts(100, 12, 3) ==
+          std::vector<size_t>{0, 45, 90});  // last start 100 − 10
     CHECK(validation_window_starts(100, 12, 1) == std::vector<size_t>{0});
-    CHECK(validation_window_starts(100, 12, 0) == std::vector<size_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90});
+    CHECK(validation_window_starts(100, 12, 0) ==
+          std::vector<size_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90});
     CHECK(validation_window_starts(100, 12, 1000).size() == 91);
 }
 
@@ -149,7 +157,7 @@ TEST_CASE("validation batches are identical on every call, and masks follow the 
     const auto tokens = unique_stream(n);
     const auto first = make_validation_batches(tokens, 64, 50, 16, vocab, 42);
     const auto second = make_validation_batches(tokens, 64, 50, 16, vocab, 42);
-    REQUIRE(first.size() == 4);   // 16 + 16 + 16 + 2 rows
+    REQUIRE(first.size() == 4);  // 16 + 16 + 16 + 2 rows
     CHECK(first.back().batch == 2);
     for (size_t b = 0; b < first.size(); ++b) {
         CHECK(first[b].input_ids == second[b].input_ids);
@@ -167,8 +175,10 @@ TEST_CASE("validation batches are identical on every call, and masks follow the 
         for (size_t t = 1; t + 1 < 64; ++t) {
             const size_t pos = starts[w] + t - 1;
             const int label = batch.labels[row * 64 + t];
-            if (tokens[pos] == kUnkId) CHECK(label == kIgnoreLabel);
-            else ++candidates;
+            if (tokens[pos] == kUnkId)
+                CHECK(label == kIgnoreLabel);
+            else
+                ++candidates;
             if (label == kIgnoreLabel) continue;
             CHECK(label == tokens[pos]);
             ++selected;
@@ -177,7 +187,7 @@ TEST_CASE("validation batches are identical on every call, and masks follow the 
     }
     check_share(selected, candidates, 0.15);
     const auto long_windows = make_length_eval_batches(tokens, 200, 4, vocab, 42);
-    REQUIRE(long_windows.size() == 5);   // floor(4000 / 198) = 20 windows, batches of 4
+    REQUIRE(long_windows.size() == 5);  // floor(4000 / 198) = 20 windows, batches of 4
     size_t compared = 0;
     for (size_t b = 0; b < long_windows.size(); ++b)
         for (size_t row = 0; row < long_windows[b].batch; ++row)

@@ -70,8 +70,8 @@ TEST_CASE("MLP with a cross-entropy head learns XOR with SGD") {
         mlp.sgd_step(Real(0.5));
     }
     CAPTURE(first_loss);
-    CHECK(first_loss > Real(0.5));       // it did not start solved
-    CHECK(loss_value < Real(0.05));      // final mean cross-entropy (nats)
+    CHECK(first_loss > Real(0.5));   // it did not start solved
+    CHECK(loss_value < Real(0.05));  // final mean cross-entropy (nats)
     const Tensor logits = mlp.forward(x);
     for (size_t i = 0; i < 4; ++i) {
         CAPTURE(i);
@@ -96,7 +96,7 @@ TEST_CASE("MLP with a mean-squared-error head learns XOR with SGD") {
         loss.backward();
         mlp.sgd_step(Real(0.2));
     }
-    CHECK(loss_value < Real(0.01));      // final mean squared error
+    CHECK(loss_value < Real(0.01));  // final mean squared error
     const Tensor prediction = mlp.forward(x);
     for (size_t i = 0; i < 4; ++i) {
         CAPTURE(i);

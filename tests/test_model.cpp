@@ -87,7 +87,8 @@ TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows")
 }
 
 TEST_CASE("same init seed gives identical weights; different seeds differ") {
-    RoFormerMLM a(small_config(), position(), 5), b(small_config(), position(), 5), c(small_config(), position(), 6);
+    RoFormerMLM a(small_config(), position(), 5), b(small_config(), position(), 5),
+        c(small_config(), position(), 6);
     const Tensor& wa = a.parameters()[0].tensor;
     const Tensor& wb = b.parameters()[0].tensor;
     const Tensor& wc = c.parameters()[0].tensor;
@@ -124,7 +125,7 @@ TEST_CASE("within one seed every scheme starts from the same encoder weights") {
         return w;
     };
     auto a = weights(rope), b = weights(learned), c = weights(none);
-    CHECK(b.size() == a.size() + 1);   // learned adds only its position table
+    CHECK(b.size() == a.size() + 1);  // learned adds only its position table
     b.erase("roformer.embeddings.position_embeddings.weight");
     CHECK(a == b);
     CHECK(a == c);

@@ -31,8 +31,8 @@ Tensor uniform(const Shape& shape, rf::Rng& rng) {
 }
 
 // C[b] = op(A[b])·op(B[b or shared]) by the textbook triple loop, in double.
-std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, size_t batch, size_t M,
-                                 size_t K, size_t N, bool ta, bool tb, bool shared_b) {
+std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, size_t batch, size_t M, size_t K,
+                                 size_t N, bool ta, bool tb, bool shared_b) {
     std::vector<double> c(batch * M * N, 0.0);
     for (size_t s = 0; s < batch; ++s) {
         const Real* A = a.data() + s * M * K;
@@ -52,9 +52,7 @@ std::vector<double> naive_matmul(const Tensor& a, const Tensor& b, size_t batch,
 std::string message_of(const std::function<void()>& f) {
     try {
         f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
+    } catch (const std::exception& e) { return e.what(); }
     return "(no exception)";
 }
 
@@ -101,7 +99,7 @@ TEST_CASE("cross_entropy rejects an out-of-range target, naming the row and the 
     CHECK(msg.find("row 1") != std::string::npos);
     CHECK(msg.find("7") != std::string::npos);
     CHECK_THROWS_AS(rf::cross_entropy(logits, {0, -1, 1}), std::invalid_argument);
-    CHECK_THROWS_AS(rf::cross_entropy(logits, {0, 1}), std::invalid_argument);   // count
+    CHECK_THROWS_AS(rf::cross_entropy(logits, {0, 1}), std::invalid_argument);  // count
 }
 
 // ---- layer_norm ---------------------------------------------------------------------------
@@ -109,9 +107,9 @@ TEST_CASE("layer_norm of [1, 2, 3, 4] computed by hand") {
     // mean 2.5, var (2.25 + 0.25 + 0.25 + 2.25)/4 = 1.25, rstd = 1/√1.25 = 0.89442719
     // xhat = [−1.5, −0.5, 0.5, 1.5]·rstd = [−1.34164079, −0.4472136, 0.4472136, 1.34164079]
     // γ = [1, 2, 1, 0.5], β = [0, 1, 0, −1] → y = [−1.34164079, 0.10557281, 0.4472136, −0.32917961]
-    const Tensor x = from_values({2, 4}, {1, 2, 3, 4, 11, 12, 13, 14});   // row 2 = row 1 + 10
-    const Tensor y = rf::layer_norm(x, from_values({4}, {1, 2, 1, 0.5}),
-                                    from_values({4}, {0, 1, 0, -1}));
+    const Tensor x = from_values({2, 4}, {1, 2, 3, 4, 11, 12, 13, 14});  // row 2 = row 1 + 10
+    const Tensor y =
+        rf::layer_norm(x, from_values({4}, {1, 2, 1, 0.5}), from_values({4}, {0, 1, 0, -1}));
     const double expected[4] = {-1.34164079, 0.10557281, 0.4472136, -0.32917961};
     for (size_t row = 0; row < 2; ++row)
         for (size_t j = 0; j < 4; ++j)
@@ -126,7 +124,7 @@ TEST_CASE("matmul matches a naive triple loop for every transpose-flag combinati
         const size_t batch = 1 + rng.below(4);
         for (bool ta : {false, true})
             for (bool tb : {false, true})
-                for (int layout = 0; layout < 3; ++layout) {   // 2-D, batched, batched × shared
+                for (int layout = 0; layout < 3; ++layout) {  // 2-D, batched, batched × shared
                     CAPTURE(M);
                     CAPTURE(K);
                     CAPTURE(N);
@@ -179,9 +177,8 @@ TEST_CASE("matmul and linear reject mismatched shapes, naming both") {
     CHECK(msg.find("[2, 3]") != std::string::npos);
     CHECK(msg.find("[4, 5]") != std::string::npos);
     CHECK_THROWS_AS(rf::matmul(Tensor::zeros({2, 3, 4}), Tensor::zeros({3, 4, 5})),
-                    std::invalid_argument);   // batch dims differ
-    CHECK_THROWS_AS(rf::matmul(Tensor::zeros({3}), Tensor::zeros({3, 2})),
-                    std::invalid_argument);
+                    std::invalid_argument);  // batch dims differ
+    CHECK_THROWS_AS(rf::matmul(Tensor::zeros({3}), Tensor::zeros({3, 2})), std::invalid_argument);
     CHECK_THROWS_AS(rf::linear(a, Tensor::zeros({4, 2}), Tensor()), std::invalid_argument);
     CHECK_THROWS_AS(rf::linear(a, Tensor::zeros({4, 3}), Tensor::zeros({3})),
                     std::invalid_argument);

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
-#include "io/safetensors.hpp"
 #include "train/schedule.hpp"
 
 using namespace rf;
@@ -49,7 +49,7 @@ std::string reference_path(const std::string& file) {
 // ---- the comparison ---------------------------------------------------------------------
 struct Comparison {
     std::string name;
-    double scale = 0, max_abs = 0, max_rel = 0, worst = 0;   // worst = max error / allowed
+    double scale = 0, max_abs = 0, max_rel = 0, worst = 0;  // worst = max error / allowed
     bool ok() const { return worst <= 1.0; }
 };
 
@@ -70,7 +70,8 @@ Comparison compare(const std::string& name, const std::vector<double>& ours,
         const double r = ref[i], d = std::abs(ours[i] - r);
         const double allowed = kRelTol * std::abs(r) + kScaleTol * c.scale;
         c.max_abs = std::max(c.max_abs, d);
-        if (std::abs(r) >= 1e-3 * c.scale && r != 0) c.max_rel = std::max(c.max_rel, d / std::abs(r));
+        if (std::abs(r) >= 1e-3 * c.scale && r != 0)
+            c.max_rel = std::max(c.max_rel, d / std::abs(r));
         c.worst = std::max(c.worst, allowed > 0 ? d / allowed : (d > 0 ? INFINITY : 0.0));
         if (!std::isfinite(ours[i])) c.worst = INFINITY;
     }
@@ -80,8 +81,8 @@ Comparison compare(const std::string& name, const std::vector<double>& ours,
 std::vector<double> values_of(const Array& a) { return std::vector<double>(a.begin(), a.end()); }
 
 void print(const Comparison& c) {
-    std::printf("  %-58s S %.3e  abs %.2e  rel %.2e  err/tol %.3f%s\n", c.name.c_str(),
-                c.scale, c.max_abs, c.max_rel, c.worst, c.ok() ? "" : "  <-- MISMATCH");
+    std::printf("  %-58s S %.3e  abs %.2e  rel %.2e  err/tol %.3f%s\n", c.name.c_str(), c.scale,
+                c.max_abs, c.max_rel, c.worst, c.ok() ? "" : "  <-- MISMATCH");
 }
 
 // ---- the fixed set-up: config from metadata, weights and batch from init.safetensors ------
@@ -165,13 +166,13 @@ std::vector<Comparison> forward_backward_comparisons(RoFormerMLM& model, const S
     result.push_back(compare("loss", {double(out.loss.item())}, ref.at("loss").data));
     double largest_gradient = 0;
     for (const NamedParameter& p : model.parameters())
-        largest_gradient = std::max(largest_gradient,
-                                    largest_magnitude(ref.at("grad." + p.tensor.name()).data));
+        largest_gradient =
+            std::max(largest_gradient, largest_magnitude(ref.at("grad." + p.tensor.name()).data));
     for (const NamedParameter& p : model.parameters()) {
         Tensor t = p.tensor;
         std::vector<double> g = values_of(t.grad());
         const NamedTensor& r = ref.at("grad." + t.name(), "the parity fixture");
-        if (t.name() == corrupt_grad) {   // the can-it-fail test: one element off by 1 %
+        if (t.name() == corrupt_grad) {  // the can-it-fail test: one element off by 1 %
             size_t i = 0;
             for (size_t j = 0; j < r.data.size(); ++j)
                 if (std::abs(r.data[j]) > std::abs(r.data[i])) i = j;
@@ -201,20 +202,20 @@ void check_forward_backward(const std::string& scheme) {
     for (const Comparison& c : all) {
         print(c);
         CHECK_MESSAGE(c.ok(), scheme << ": " << c.name << " differs from PyTorch: max abs "
-                                      << c.max_abs << ", max rel " << c.max_rel
-                                      << ", err/tol " << c.worst);
+                                     << c.max_abs << ", max rel " << c.max_rel << ", err/tol "
+                                     << c.worst);
     }
 }
 
 // The trainer's loop order: forward → zero_grad → backward → clip → lr_at(step) → step.
 struct Trajectory {
-    std::vector<double> losses, grad_norms, lrs;   // losses has one more: after the last update
+    std::vector<double> losses, grad_norms, lrs;  // losses has one more: after the last update
 };
 
 // lr_shift: ask the schedule for step + lr_shift (only the can-fail test sets it).
 Trajectory run_adamw(RoFormerMLM& model, const Setup& s, size_t lr_shift = 0) {
-    AdamW optimizer(model.parameters(), AdamWOptions{s.train.beta1, s.train.beta2, s.train.eps,
-                                                     s.train.weight_decay});
+    AdamW optimizer(model.parameters(),
+                    AdamWOptions{s.train.beta1, s.train.beta2, s.train.eps, s.train.weight_decay});
     Trajectory t;
     for (size_t step = 0; step < s.train.steps; ++step) {
         MlmOutput out = model.forward(s.ids, s.labels, s.batch, s.seq_len, true);
@@ -241,24 +242,25 @@ void check_adamw(const std::string& scheme) {
     for (size_t i = 0; i < t.losses.size(); ++i)
         std::printf("    loss[%2zu]  ours %.7f  torch %.7f\n", i, t.losses[i],
                     double(ref.at("adamw.loss").data.at(i)));
-    for (const Comparison& c : {compare("adamw.loss", t.losses, ref.at("adamw.loss").data),
-                                compare("adamw.grad_norm", t.grad_norms, ref.at("adamw.grad_norm").data),
-                                compare("adamw.lr", t.lrs, ref.at("adamw.lr").data)}) {
+    for (const Comparison& c :
+         {compare("adamw.loss", t.losses, ref.at("adamw.loss").data),
+          compare("adamw.grad_norm", t.grad_norms, ref.at("adamw.grad_norm").data),
+          compare("adamw.lr", t.lrs, ref.at("adamw.lr").data)}) {
         print(c);
         CHECK_MESSAGE(c.ok(), scheme << ": " << c.name << " differs from PyTorch: max abs "
-                                      << c.max_abs << ", err/tol " << c.worst);
+                                     << c.max_abs << ", err/tol " << c.worst);
     }
 }
 
 }  // namespace
 
 // The seven schemes make_reference.py writes; a missing fixture fails (read_safetensors throws).
-#define RF_PARITY_CASES(scheme)                                                                \
-    TEST_CASE("parity " scheme ": logits, loss and every gradient match PyTorch") {           \
-        check_forward_backward(scheme);                                                        \
-    }                                                                                          \
-    TEST_CASE("parity " scheme ": 10 AdamW steps follow PyTorch's loss trajectory") {          \
-        check_adamw(scheme);                                                                   \
+#define RF_PARITY_CASES(scheme)                                                       \
+    TEST_CASE("parity " scheme ": logits, loss and every gradient match PyTorch") {   \
+        check_forward_backward(scheme);                                               \
+    }                                                                                 \
+    TEST_CASE("parity " scheme ": 10 AdamW steps follow PyTorch's loss trajectory") { \
+        check_adamw(scheme);                                                          \
     }
 RF_PARITY_CASES("rope_interleaved")
 RF_PARITY_CASES("rope_half")
@@ -278,7 +280,7 @@ TEST_CASE("parity can fail: a corrupted weight, gradient or schedule step is det
             if (!c.ok() && n++ == 0 && first) *first = c.name;
         return n;
     };
-    {   // the untouched model passes (so the failures below are caused by the corruption)
+    {  // the untouched model passes (so the failures below are caused by the corruption)
         auto model = build_model(s);
         CHECK(count_failures(forward_backward_comparisons(*model, s, ref), nullptr) == 0);
     }
@@ -288,9 +290,10 @@ TEST_CASE("parity can fail: a corrupted weight, gradient or schedule step is det
             if (p.tensor.name() == "roformer.encoder.layer.1.attention.self.key.weight")
                 Tensor(p.tensor).data()[5] += Real(1e-3);
         std::string first;
-        const size_t failures = count_failures(forward_backward_comparisons(*model, s, ref), &first);
-        MESSAGE("a 1e-3 change in one key weight makes " << failures
-                << " tensors mismatch (first: " << first << ")");
+        const size_t failures =
+            count_failures(forward_backward_comparisons(*model, s, ref), &first);
+        MESSAGE("a 1e-3 change in one key weight makes "
+                << failures << " tensors mismatch (first: " << first << ")");
         CHECK(failures > 0);
     }
     SUBCASE("one gradient element 1 % off") {
@@ -328,7 +331,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     mc.init_std = 0.2;
     PositionConfig pc;
     pc.scheme = "learned";
-    pc.max_positions = 20;   // > T: rows T … 19 must get exactly zero gradient
+    pc.max_positions = 20;  // > T: rows T … 19 must get exactly zero gradient
     const size_t B = 4, T = 16, labelled_per_row = 4;
     RoFormerMLM model(mc, pc, seed);
 
@@ -337,12 +340,16 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     for (const NamedParameter& p : model.parameters()) {
         Tensor t = p.tensor;
         const std::string& name = t.name();
-        const bool is_gamma = name.size() > 16 && name.substr(name.size() - 16) == "LayerNorm.weight";
+        const bool is_gamma =
+            name.size() > 16 && name.substr(name.size() - 16) == "LayerNorm.weight";
         Real* v = t.data();
         for (size_t i = 0; i < t.numel(); ++i) {
-            if (is_gamma) v[i] = Real(1.0 + 0.1 * rng.normal());
-            else if (t.dim() == 1) v[i] = Real(0.1 * rng.normal());
-            else if (name == "roformer.embeddings.position_embeddings.weight") v[i] *= Real(10);
+            if (is_gamma)
+                v[i] = Real(1.0 + 0.1 * rng.normal());
+            else if (t.dim() == 1)
+                v[i] = Real(0.1 * rng.normal());
+            else if (name == "roformer.embeddings.position_embeddings.weight")
+                v[i] *= Real(10);
         }
         tensors.push_back(to_named_tensor(t));
     }
@@ -353,7 +360,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
             const size_t i = b * T + rng.below(T);
             if (labels[i] != -100.0f) continue;
             labels[i] = ids[i];
-            if (k++ > 0) ids[i] = 4.0f;   // [MASK]; the first stays visible (BERT's 10 % case)
+            if (k++ > 0) ids[i] = 4.0f;  // [MASK]; the first stays visible (BERT's 10 % case)
         }
     }
     tensors.push_back({"batch.input_ids", {B, T}, ids});

@@ -66,12 +66,14 @@ TEST_CASE("sinusoidal: values are Vaswani's sin/cos table, added to x") {
         for (size_t b = 0; b < 2; ++b)
             for (size_t t = 0; t < 3; ++t) {
                 const double m = 5.0 + double(t);
-                const double expected[4] = {std::sin(m), std::cos(m), std::sin(m * f1), std::cos(m * f1)};
+                const double expected[4] = {std::sin(m), std::cos(m), std::sin(m * f1),
+                                            std::cos(m * f1)};
                 for (size_t d = 0; d < 4; ++d)
-                    CHECK(y.data()[(b * 3 + t) * 4 + d] == doctest::Approx(0.5 + expected[d]).epsilon(1e-6));
+                    CHECK(y.data()[(b * 3 + t) * 4 + d] ==
+                          doctest::Approx(0.5 + expected[d]).epsilon(1e-6));
             }
         CHECK(scheme.capacity() == 8);
-        scheme.embed(Tensor::zeros({1, 2, 4}));   // shorter: the table keeps the longest
+        scheme.embed(Tensor::zeros({1, 2, 4}));  // shorter: the table keeps the longest
         CHECK(scheme.capacity() == 8);
     }
     // position 0 is (0, 1, 0, 1, …) for any width
@@ -171,7 +173,7 @@ TEST_CASE("alibi: slopes are the standard geometric sequence") {
 
 TEST_CASE("alibi: bias values on a small case") {
     Rng rng(6);
-    auto scheme = make_position_scheme(config_for("alibi"), 8, 2, rng);   // slopes 1/16, 1/256
+    auto scheme = make_position_scheme(config_for("alibi"), 8, 2, rng);  // slopes 1/16, 1/256
     Tensor scores = Tensor::full({2, 2, 3, 3}, Real(1));
     Tensor out = scheme->bias_scores(scores);
     const double distance[3][3] = {{0, 1, 2}, {1, 0, 1}, {2, 1, 0}};
@@ -180,7 +182,8 @@ TEST_CASE("alibi: bias values on a small case") {
         for (size_t h = 0; h < 2; ++h)
             for (size_t i = 0; i < 3; ++i)
                 for (size_t j = 0; j < 3; ++j)
-                    CHECK(out.value()(b, h, i, j) == doctest::Approx(1.0 - slope[h] * distance[i][j]));
+                    CHECK(out.value()(b, h, i, j) ==
+                          doctest::Approx(1.0 - slope[h] * distance[i][j]));
     CHECK_THROWS_AS(scheme->bias_scores(Tensor::zeros({1, 3, 3, 3})), std::invalid_argument);
 }
 
@@ -212,50 +215,59 @@ TEST_CASE("position: validation errors name the key and the fix") {
     auto message = [](PositionConfig c, size_t hidden = 64, size_t heads = 4) -> std::string {
         try {
             validate_position_config(c, hidden, heads);
-        } catch (const std::invalid_argument& e) {
-            return e.what();
-        }
+        } catch (const std::invalid_argument& e) { return e.what(); }
         return "";
     };
-    auto contains = [](const std::string& s, const char* key) { return s.find(key) != std::string::npos; };
+    auto contains = [](const std::string& s, const char* key) {
+        return s.find(key) != std::string::npos;
+    };
     PositionConfig c;
     CHECK(message(c).empty());
 
     c = config_for("rotary");
     CHECK(contains(message(c), "position.scheme"));
-    c = config_for("rope"); c.pairing = "neox";
+    c = config_for("rope");
+    c.pairing = "neox";
     CHECK(contains(message(c), "position.pairing"));
     c = config_for("rope");
-    CHECK(contains(message(c, 60, 4), "position.scheme"));   // head size 15 is odd
+    CHECK(contains(message(c, 60, 4), "position.scheme"));  // head size 15 is odd
     CHECK(contains(message(c, 60, 4), "15"));
     c = config_for("learned");
-    CHECK(message(c, 60, 4).empty());                       // odd heads are fine without rope
-    c = config_for("rope"); c.rotary_fraction = 0.3;         // 4.8 dims
+    CHECK(message(c, 60, 4).empty());  // odd heads are fine without rope
+    c = config_for("rope");
+    c.rotary_fraction = 0.3;  // 4.8 dims
     CHECK(contains(message(c), "position.rotary_fraction"));
-    c.rotary_fraction = 0.1875;                               // 3 dims: whole but odd
+    c.rotary_fraction = 0.1875;  // 3 dims: whole but odd
     CHECK(contains(message(c), "position.rotary_fraction"));
-    c.rotary_fraction = 1.5;                                  // more than the head
+    c.rotary_fraction = 1.5;  // more than the head
     CHECK(contains(message(c), "position.rotary_fraction"));
     c.rotary_fraction = 0.0;
     CHECK(contains(message(c), "position.rotary_fraction"));
     c.rotary_fraction = 0.5;
     CHECK(message(c).empty());
-    c = config_for("rope"); c.base = 0.0;
+    c = config_for("rope");
+    c.base = 0.0;
     CHECK(contains(message(c), "position.base"));
     c.base = -5.0;
     CHECK(contains(message(c), "position.base"));
-    c = config_for("rope"); c.interpolation_factor = 0.0;
+    c = config_for("rope");
+    c.interpolation_factor = 0.0;
     CHECK(contains(message(c), "position.interpolation_factor"));
-    c = config_for("rope"); c.ntk_factor = -1.0;
+    c = config_for("rope");
+    c.ntk_factor = -1.0;
     CHECK(contains(message(c), "position.ntk_factor"));
-    c = config_for("rope"); c.ntk_factor = 2.0; c.rotary_fraction = 0.125;   // r = 2
+    c = config_for("rope");
+    c.ntk_factor = 2.0;
+    c.rotary_fraction = 0.125;  // r = 2
     CHECK(contains(message(c), "position.ntk_factor"));
-    c = config_for("learned"); c.max_positions = 0;
+    c = config_for("learned");
+    c.max_positions = 0;
     CHECK(contains(message(c), "position.max_positions"));
     c = config_for("rope");
     CHECK(contains(message(c, 64, 3), "model.num_heads"));
     // the factory validates too
     Rng rng(8);
-    c = config_for("rope"); c.base = -1.0;
+    c = config_for("rope");
+    c.base = -1.0;
     CHECK_THROWS_AS(make_position_scheme(c, 64, 4, rng), std::invalid_argument);
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "position/rope.hpp"
-#include "rope_options.hpp"
 #include "position/rope_decay.hpp"
+#include "rope_options.hpp"
 #include "tensor/random.hpp"
 
 using namespace rf;
@@ -29,8 +29,8 @@ Tensor random_tensor(const Shape& shape, Rng& rng) {
 std::vector<double> naive_rotation(const RopeOptions& o, double m) {
     const size_t D = o.head_dim, r = o.rotary_dims;
     const double rr = static_cast<double>(r);
-    const double base = o.ntk_factor == 1.0 ? o.base
-                                            : o.base * std::exp(std::log(o.ntk_factor) * rr / (rr - 2));
+    const double base =
+        o.ntk_factor == 1.0 ? o.base : o.base * std::exp(std::log(o.ntk_factor) * rr / (rr - 2));
     std::vector<double> R(D * D, 0.0);
     for (size_t d = 0; d < D; ++d) R[d * D + d] = 1.0;
     for (size_t i = 0; i < r / 2; ++i) {
@@ -65,7 +65,9 @@ Tensor rotate_one(const Tensor& x, RopeTable& table, size_t m) {
 }
 
 // P: index j of the interleaved layout → its index in the half layout (first r dims only).
-size_t permute_index(size_t j, size_t r) { return j < r ? (j % 2 == 0 ? j / 2 : j / 2 + r / 2) : j; }
+size_t permute_index(size_t j, size_t r) {
+    return j < r ? (j % 2 == 0 ? j / 2 : j / 2 + r / 2) : j;
+}
 
 }  // namespace
 
@@ -74,7 +76,8 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
     const size_t B = 2, H = 3, T = 5, D = 8, offset = 11;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         // full rotary / partial rotary + non-default base / interpolation + NTK scaling
-        for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8), rf::testing::rope_options(pairing, D, 4, 500.0),
+        for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8),
+                                     rf::testing::rope_options(pairing, D, 4, 500.0),
                                      rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
             CAPTURE(rope_pairing_name(pairing));
             CAPTURE(o.rotary_dims);
@@ -88,7 +91,8 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
                     const auto R = naive_rotation(o, static_cast<double>(offset + t));
                     const auto expected = matvec(R, x.data() + (n * T + t) * D, D);
                     for (size_t d = 0; d < D; ++d)
-                        worst = std::max(worst, std::abs(y.data()[(n * T + t) * D + d] - expected[d]));
+                        worst =
+                            std::max(worst, std::abs(y.data()[(n * T + t) * D + d] - expected[d]));
                 }
             CHECK(worst < 2e-6);
         }
@@ -113,7 +117,7 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product, forwar
                 const size_t row = (n * T + t) * D;
                 const auto expected = matvec(R, x.data() + row, D);
                 for (size_t a = 0; a < D; ++a) {
-                    double dx = 0.0;   // (Rᵀ dy)_a
+                    double dx = 0.0;  // (Rᵀ dy)_a
                     for (size_t b = 0; b < D; ++b) dx += R[b * D + a] * dy.data()[row + b];
                     worst_y = std::max(worst_y, std::abs(y.data()[row + a] - expected[a]));
                     worst_dx = std::max(worst_dx, std::abs(x.grad().data()[row + a] - dx));
@@ -122,9 +126,10 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product, forwar
         }
         CHECK(worst_y < 2e-6);
         CHECK(worst_dx < 2e-6);
-        Tensor again = rope(x, table, 100);   // deterministic: bit-identical on a second run
+        Tensor again = rope(x, table, 100);  // deterministic: bit-identical on a second run
         bool identical = true;
-        for (size_t i = 0; i < y.numel(); ++i) identical = identical && again.data()[i] == y.data()[i];
+        for (size_t i = 0; i < y.numel(); ++i)
+            identical = identical && again.data()[i] == y.data()[i];
         CHECK(identical);
     }
 }
@@ -150,14 +155,16 @@ TEST_CASE("rope: explicit position ids equal the naive product at those position
 TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
     Rng rng(11);
     const size_t D = 16;
-    for (const RopeOptions& o : {rf::testing::rope_options(RopePairing::interleaved, D, 16),
-                                 rf::testing::rope_options(RopePairing::half, D, 16, 500.0),
-                                 rf::testing::rope_options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
+    for (const RopeOptions& o :
+         {rf::testing::rope_options(RopePairing::interleaved, D, 16),
+          rf::testing::rope_options(RopePairing::half, D, 16, 500.0),
+          rf::testing::rope_options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
         RopeTable table(o);
         for (int trial = 0; trial < 20; ++trial) {
             Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
             const size_t m = rng.below(2000), n = rng.below(2000), s = 1 + rng.below(2000);
-            const double before = dot(rotate_one(q, table, m).data(), rotate_one(k, table, n).data(), D);
+            const double before =
+                dot(rotate_one(q, table, m).data(), rotate_one(k, table, n).data(), D);
             const double after =
                 dot(rotate_one(q, table, m + s).data(), rotate_one(k, table, n + s).data(), D);
             CAPTURE(m);
@@ -197,7 +204,8 @@ TEST_CASE("rope: pairing equivalence, half(P·x) = P·interleaved(x)") {
         Tensor x = random_tensor({2, T, D}, rng);
         Tensor px = Tensor::zeros({2, T, D});
         for (size_t row = 0; row < 2 * T; ++row)
-            for (size_t j = 0; j < D; ++j) px.data()[row * D + permute_index(j, r)] = x.data()[row * D + j];
+            for (size_t j = 0; j < D; ++j)
+                px.data()[row * D + permute_index(j, r)] = x.data()[row * D + j];
         Tensor y_int = rope(x, interleaved, 3);
         Tensor y_half = rope(px, half, 3);
         for (size_t row = 0; row < 2 * T; ++row)
@@ -210,14 +218,16 @@ TEST_CASE("rope: pairing equivalence, half(P·x) = P·interleaved(x)") {
 TEST_CASE("rope: attention scores of the two pairings agree once Wq/Wk rows are permuted") {
     Rng rng(14);
     const size_t T = 7, C = 10, D = 8;
-    Tensor X = random_tensor({T, C}, rng), Wq = random_tensor({D, C}, rng), Wk = random_tensor({D, C}, rng);
+    Tensor X = random_tensor({T, C}, rng), Wq = random_tensor({D, C}, rng),
+           Wk = random_tensor({D, C}, rng);
     // q = X·Wᵀ with W's rows optionally permuted: row P(j) of the new W is row j of W.
     auto project = [&](const Tensor& W, bool permuted) {
         Tensor out = Tensor::zeros({T, D});
         for (size_t t = 0; t < T; ++t)
             for (size_t j = 0; j < D; ++j) {
                 double s = 0.0;
-                for (size_t c = 0; c < C; ++c) s += double(X.data()[t * C + c]) * W.data()[j * C + c];
+                for (size_t c = 0; c < C; ++c)
+                    s += double(X.data()[t * C + c]) * W.data()[j * C + c];
                 out.data()[t * D + (permuted ? permute_index(j, D) : j)] = static_cast<Real>(s);
             }
         return out;
@@ -225,12 +235,14 @@ TEST_CASE("rope: attention scores of the two pairings agree once Wq/Wk rows are 
     auto scores = [&](const Tensor& q, const Tensor& k) {
         std::vector<double> s(T * T);
         for (size_t a = 0; a < T; ++a)
-            for (size_t b = 0; b < T; ++b) s[a * T + b] = dot(q.data() + a * D, k.data() + b * D, D);
+            for (size_t b = 0; b < T; ++b)
+                s[a * T + b] = dot(q.data() + a * D, k.data() + b * D, D);
         return s;
     };
     RopeTable interleaved(rf::testing::rope_options(RopePairing::interleaved, D, D));
     RopeTable half(rf::testing::rope_options(RopePairing::half, D, D));
-    const auto s_int = scores(rope(project(Wq, false), interleaved), rope(project(Wk, false), interleaved));
+    const auto s_int =
+        scores(rope(project(Wq, false), interleaved), rope(project(Wk, false), interleaved));
     const auto s_half = scores(rope(project(Wq, true), half), rope(project(Wk, true), half));
     const auto s_wrong = scores(rope(project(Wq, false), half), rope(project(Wk, false), half));
     double worst = 0.0, wrong = 0.0;
@@ -239,7 +251,7 @@ TEST_CASE("rope: attention scores of the two pairings agree once Wq/Wk rows are 
         wrong = std::max(wrong, std::abs(s_int[i] - s_wrong[i]));
     }
     CHECK(worst < 1e-4);
-    CHECK(wrong > 1e-2);   // without the permutation the pairings really differ
+    CHECK(wrong > 1e-2);  // without the permutation the pairings really differ
 }
 
 TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplication)") {
@@ -249,17 +261,19 @@ TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplica
     double table_error = 0.0, float_product_error = 0.0;
     for (size_t i = 0; i < r / 2; ++i) {
         const double theta = std::pow(10000.0, -2.0 * double(i) / double(r));
-        const double exact_cos = std::cos(double(m) * theta), exact_sin = std::sin(double(m) * theta);
+        const double exact_cos = std::cos(double(m) * theta),
+                     exact_sin = std::sin(double(m) * theta);
         table_error = std::max({table_error, std::abs(table.cos_row(m)[i] - exact_cos),
                                 std::abs(table.sin_row(m)[i] - exact_sin)});
         // The common bug: θ and m·θ in float32.
         const float theta_f = std::pow(10000.0f, -2.0f * float(i) / float(r));
         const float angle_f = float(m) * theta_f;
-        float_product_error = std::max({float_product_error, std::abs(std::cos(angle_f) - exact_cos),
-                                        std::abs(std::sin(angle_f) - exact_sin)});
+        float_product_error =
+            std::max({float_product_error, std::abs(std::cos(angle_f) - exact_cos),
+                      std::abs(std::sin(angle_f) - exact_sin)});
     }
-    MESSAGE("max |error| of cos/sin at m = 100000, r = 64: table from double angle " << table_error
-            << ", float32 m*theta " << float_product_error);
+    MESSAGE("max |error| of cos/sin at m = 100000, r = 64: table from double angle "
+            << table_error << ", float32 m*theta " << float_product_error);
     CHECK(table_error < 1e-6);
     CHECK(float_product_error > 100 * table_error);
     CHECK(float_product_error > 1e-4);
@@ -272,7 +286,7 @@ TEST_CASE("rope: the angle table grows on demand and a longer table gives identi
     grown.reserve(8);
     CHECK(grown.capacity() == 8);
     const std::vector<Real> first_rows(grown.cos_row(0), grown.cos_row(0) + 8 * grown.half());
-    grown.reserve(3);                  // shorter request: keeps the longest
+    grown.reserve(3);  // shorter request: keeps the longest
     CHECK(grown.capacity() == 8);
     grown.reserve(5000);
     CHECK(grown.capacity() == 5000);
@@ -303,13 +317,13 @@ TEST_CASE("rope: backward after the table grew still uses the forward's angles")
     RopeTable table(o);
     Tensor x = random_tensor({1, 3, 6}, rng).set_requires_grad(true);
     Tensor y = rope(x, table, 2);
-    rope(random_tensor({1, 3, 6}, rng), table, 50000);   // grows (and moves) the table
+    rope(random_tensor({1, 3, 6}, rng), table, 50000);  // grows (and moves) the table
     Tensor dy = random_tensor({1, 3, 6}, rng);
     y.backward(dy.value());
     for (size_t t = 0; t < 3; ++t) {
         const auto R = naive_rotation(o, double(2 + t));
         for (size_t a = 0; a < 6; ++a) {
-            double expected = 0.0;   // dx = Rᵀ dy
+            double expected = 0.0;  // dx = Rᵀ dy
             for (size_t b = 0; b < 6; ++b) expected += R[b * 6 + a] * dy.data()[t * 6 + b];
             CHECK(x.grad().data()[t * 6 + a] == doctest::Approx(expected).epsilon(1e-5));
         }

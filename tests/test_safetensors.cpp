@@ -51,9 +51,7 @@ std::string bytes_of(const std::vector<T>& values) {
 std::string read_error(const fs::path& path) {
     try {
         rf::read_safetensors(path.string());
-    } catch (const std::runtime_error& e) {
-        return e.what();
-    }
+    } catch (const std::runtime_error& e) { return e.what(); }
     FAIL("expected std::runtime_error for " << path);
     return "";
 }
@@ -68,7 +66,9 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 std::vector<rf::NamedTensor> sample_tensors() {
     return {
-        {"roformer.embeddings.word_embeddings.weight", {3, 2}, {1.5f, -2.25f, 0.0f, -0.0f, 1e-30f, 3e38f}},
+        {"roformer.embeddings.word_embeddings.weight",
+         {3, 2},
+         {1.5f, -2.25f, 0.0f, -0.0f, 1e-30f, 3e38f}},
         {"bias", {5}, {std::nanf(""), std::numeric_limits<float>::infinity(), 1.f / 3, -7.f, 42.f}},
         {"scalar", {}, {0.125f}},
         {"empty", {0, 4}, {}},
@@ -106,8 +106,9 @@ TEST_CASE("safetensors: the byte layout follows the format") {
 TEST_CASE("safetensors: write → read gives identical names, shapes, bits and metadata") {
     const fs::path path = temp_dir() / "roundtrip.safetensors";
     const auto tensors = sample_tensors();
-    const std::map<std::string, std::string> metadata = {
-        {"config", "[model]\nhidden = 64\n"}, {"pairing", "interleaved"}, {"note", "ünïcode \"q\""}};
+    const std::map<std::string, std::string> metadata = {{"config", "[model]\nhidden = 64\n"},
+                                                         {"pairing", "interleaved"},
+                                                         {"note", "ünïcode \"q\""}};
     rf::write_safetensors(path.string(), tensors, metadata);
     const rf::SafetensorsFile file = rf::read_safetensors(path.string());
     CHECK(file.metadata == metadata);
@@ -138,10 +139,9 @@ TEST_CASE("safetensors: F64, F16 and BF16 are read and converted to float") {
     const std::vector<uint16_t> f16 = {0x3C00, 0xC000, 0x3800, 0x7BFF, 0x0001, 0x7C00};
     // BF16 = the top half of a float32: 1.0, -0.5
     const std::vector<uint16_t> bf16 = {0x3F80, 0xBF00};
-    const std::string header =
-        R"({"d":{"dtype":"F64","shape":[2],"data_offsets":[0,16]},)"
-        R"("h":{"dtype":"F16","shape":[2,3],"data_offsets":[16,28]},)"
-        R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[28,32]}})";
+    const std::string header = R"({"d":{"dtype":"F64","shape":[2],"data_offsets":[0,16]},)"
+                               R"("h":{"dtype":"F16","shape":[2,3],"data_offsets":[16,28]},)"
+                               R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[28,32]}})";
     write_bytes(path, raw_file(header, bytes_of(f64) + bytes_of(f16) + bytes_of(bf16)));
     const rf::SafetensorsFile file = rf::read_safetensors(path.string());
     CHECK(file.at("d").data == std::vector<float>{0.1f, -3.0f});
@@ -170,11 +170,11 @@ TEST_CASE("safetensors: corrupt files give clear errors naming the file, never c
     };
     check_bad("", "too short");
     check_bad(bytes.substr(0, 5), "too short");
-    check_bad(bytes.substr(0, 20), "bad header length");                 // header cut off
-    check_bad(bytes.substr(0, bytes.size() - 1), "past the end");         // last tensor cut
-    check_bad(bytes + "xxxx", "after the last tensor");                   // trailing junk
+    check_bad(bytes.substr(0, 20), "bad header length");           // header cut off
+    check_bad(bytes.substr(0, bytes.size() - 1), "past the end");  // last tensor cut
+    check_bad(bytes + "xxxx", "after the last tensor");            // trailing junk
     std::string huge = bytes;
-    huge[7] = '\x7f';                                                     // length ≈ 2^63
+    huge[7] = '\x7f';  // length ≈ 2^63
     check_bad(huge, "bad header length");
     std::string not_json = bytes;
     not_json[8] = '[';  // "{" → "[": the header no longer parses
@@ -216,17 +216,20 @@ TEST_CASE("safetensors: a failed write leaves the old file intact and no tempora
                     std::invalid_argument);
     CHECK_THROWS_AS(rf::write_safetensors(path.string(), {{"w", {1}, {1.f}}, {"w", {1}, {2.f}}}),
                     std::invalid_argument);
-    CHECK_THROWS_AS(rf::write_safetensors(path.string(), {{"", {1}, {1.f}}}), std::invalid_argument);
+    CHECK_THROWS_AS(rf::write_safetensors(path.string(), {{"", {1}, {1.f}}}),
+                    std::invalid_argument);
     CHECK(read_bytes(path) == before);
 
     // the target is a directory: the rename cannot replace it
     const fs::path directory = dir / "is_a_dir.safetensors";
     fs::create_directories(directory / "inside");
-    CHECK_THROWS_AS(rf::write_safetensors(directory.string(), sample_tensors()), std::runtime_error);
+    CHECK_THROWS_AS(rf::write_safetensors(directory.string(), sample_tensors()),
+                    std::runtime_error);
     CHECK(fs::is_directory(directory / "inside"));
     // the parent directory does not exist
-    CHECK_THROWS_AS(rf::write_safetensors((dir / "missing" / "x.safetensors").string(), sample_tensors()),
-                    std::runtime_error);
+    CHECK_THROWS_AS(
+        rf::write_safetensors((dir / "missing" / "x.safetensors").string(), sample_tensors()),
+        std::runtime_error);
 
     // a successful overwrite replaces the file completely
     rf::write_safetensors(path.string(), {{"only", {1}, {5.f}}}, {{"step", "2"}});

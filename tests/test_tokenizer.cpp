@@ -39,19 +39,21 @@ std::string kjv_path() { return std::string(RF_SOURCE_DIR) + "/data/kjv.txt"; }
 
 TEST_CASE("decode_utf8 decodes valid sequences and turns each bad byte into U+FFFD") {
     CHECK(decode_utf8("a\xC3\xA9\xE5\xA4\xA9\xF0\x9F\x98\x80") ==
-          std::vector<char32_t>{U'a', 0xE9, 0x5929, 0x1F600});              // a é 天 😀
+          std::vector<char32_t>{U'a', 0xE9, 0x5929, 0x1F600});                // a é 天 😀
     CHECK(decode_utf8("\xC0\xAF") == std::vector<char32_t>{0xFFFD, 0xFFFD});  // overlong '/'
     CHECK(decode_utf8("\xED\xA0\x80").front() == 0xFFFD);                     // UTF-16 surrogate
-    CHECK(decode_utf8("ab\xE5\xA4") == std::vector<char32_t>{U'a', U'b', 0xFFFD, 0xFFFD});   // truncated
+    CHECK(decode_utf8("ab\xE5\xA4") ==
+          std::vector<char32_t>{U'a', U'b', 0xFFFD, 0xFFFD});  // truncated
     CHECK(decode_utf8("\xFF") == std::vector<char32_t>{0xFFFD});
     for (const char32_t cp : {char32_t(0x41), char32_t(0xE9), char32_t(0x5929), char32_t(0x1F600)})
         CHECK(decode_utf8(encode_utf8(cp)) == std::vector<char32_t>{cp});
     CHECK(count_invalid_utf8_bytes("ok \xFF\xFE \xC3\xA9") == 2);
 }
 
-TEST_CASE("pretokenize: a space joins the next word or punctuation; pieces concatenate to the text") {
-    const std::vector<std::string> expected{"In", " the", " beginning", ",", " God", " (", "x", ")", "\n", " ",
-                                            " caf\xC3\xA9", "."};
+TEST_CASE(
+    "pretokenize: a space joins the next word or punctuation; pieces concatenate to the text") {
+    const std::vector<std::string> expected{"In", " the", " beginning", ",", " God",         " (",
+                                            "x",  ")",    "\n",         " ", " caf\xC3\xA9", "."};
     CHECK(pretokenize("In the beginning, God (x)\n  caf\xC3\xA9.") == expected);
     std::string joined;
     for (const auto& piece : pretokenize(kMixedText)) joined += piece;
@@ -71,7 +73,11 @@ TEST_CASE("special tokens sit at ids 0..4 in both tokenizers") {
 
 TEST_CASE("char and BPE round-trip ASCII, accented and CJK text, and the empty string") {
     const std::vector<std::string> samples{
-        "the heaven and the earth", "Dieu créa les cieux; Straße", "神創造天地。", "", "a  b\n\nc",
+        "the heaven and the earth",
+        "Dieu créa les cieux; Straße",
+        "神創造天地。",
+        "",
+        "a  b\n\nc",
         "And darkness was upon the face of the deep.\n起初 café"};
     for (const std::string kind : {"char", "bpe"}) {
         CAPTURE(kind);
@@ -127,7 +133,8 @@ TEST_CASE("the [MASK] literal encodes to the mask id") {
     CHECK(std::count(not_literal.begin(), not_literal.end(), kMaskId) == 0);
 
     const auto chars = train_tokenizer("char", "ab c", 100);
-    const std::vector<int> expected_chars{chars->id_of("a"), kMaskId, chars->id_of(" "), chars->id_of("b")};
+    const std::vector<int> expected_chars{chars->id_of("a"), kMaskId, chars->id_of(" "),
+                                          chars->id_of("b")};
     CHECK(chars->encode("a[MASK] b") == expected_chars);
     CHECK(chars->decode(expected_chars) == "a[MASK] b");
 }
@@ -148,9 +155,11 @@ TEST_CASE("save then load gives the same tokenizer and the same encodings") {
                          std::runtime_error);
     const std::string broken = temp_file("broken.json");
     std::ofstream(broken) << "{\"type\": \"bpe\", \"vocab\": [\"[PAD]\"";
-    CHECK_THROWS_WITH_AS(load_tokenizer(broken), doctest::Contains("broken.json"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(load_tokenizer(broken), doctest::Contains("broken.json"),
+                         std::runtime_error);
     const std::string wrong = temp_file("wrong.json");
-    std::ofstream(wrong) << R"({"type": "bpe", "vocab": ["[PAD]","[UNK]","[CLS]","[SEP]","[MASK]","a","ab"], "merges": []})";
+    std::ofstream(wrong)
+        << R"({"type": "bpe", "vocab": ["[PAD]","[UNK]","[CLS]","[SEP]","[MASK]","a","ab"], "merges": []})";
     CHECK_THROWS_WITH_AS(load_tokenizer(wrong), doctest::Contains("'ab'"), std::runtime_error);
     CHECK_THROWS_WITH_AS(train_tokenizer("wordpiece", "x", 10), doctest::Contains("tokenizer.kind"),
                          std::invalid_argument);
@@ -158,12 +167,13 @@ TEST_CASE("save then load gives the same tokenizer and the same encodings") {
 
 TEST_CASE("BPE by hand: 'aaaa' merges a+a once, then stops because no pair occurs twice") {
     const auto tok = train_tokenizer("bpe", "aaaa", 50);
-    CHECK(tok->vocab_size() == 7);   // 5 specials + 'a' + 'aa'
+    CHECK(tok->vocab_size() == 7);  // 5 specials + 'a' + 'aa'
     CHECK(tok->encode("aaaa") == std::vector<int>{tok->id_of("aa"), tok->id_of("aa")});
     CHECK(tok->encode("aaa") == std::vector<int>{tok->id_of("aa"), tok->id_of("a")});
 }
 
-TEST_CASE("BPE on the KJV training split: vocab size respected, first merge is the most frequent pair") {
+TEST_CASE(
+    "BPE on the KJV training split: vocab size respected, first merge is the most frequent pair") {
     const auto split = load_corpus(kjv_path());
     const auto tok = train_tokenizer("bpe", split.train_text, 2000);
     CHECK(tok->vocab_size() == 2000);

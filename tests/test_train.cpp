@@ -56,7 +56,8 @@ std::string metrics_without_timing(const std::string& dir) {
     return out;
 }
 
-TrainSummary run(const Config& c, const std::string& dir, bool resume = false, size_t stop_after = 0) {
+TrainSummary run(const Config& c, const std::string& dir, bool resume = false,
+                 size_t stop_after = 0) {
     TrainOptions o;
     o.out_dir = dir;
     o.resume = resume;
@@ -93,7 +94,8 @@ TEST_CASE("a short training run lowers the validation loss below the unigram ent
 
 TEST_CASE("same config and seed give bit-identical metrics; another seed does not") {
     const Config c = micro_config();
-    const std::string dir_a = fresh_dir("det_a"), dir_b = fresh_dir("det_b"), dir_c = fresh_dir("det_c");
+    const std::string dir_a = fresh_dir("det_a"), dir_b = fresh_dir("det_b"),
+                      dir_c = fresh_dir("det_c");
     run(c, dir_a);
     run(c, dir_b);
     Config other = c;
@@ -110,7 +112,7 @@ TEST_CASE("resume after an interruption gives the same metrics as an uninterrupt
     const Config c = micro_config();
     const std::string whole = fresh_dir("resume_whole"), parts = fresh_dir("resume_parts");
     run(c, whole);
-    run(c, parts, false, 13);                 // stop mid-way (between evaluations)
+    run(c, parts, false, 13);  // stop mid-way (between evaluations)
     CHECK(read_checkpoint_metadata(run_file(parts, "model.safetensors")).at("step") == "13");
     run(c, parts, true);
     CHECK(metrics_without_timing(whole) == metrics_without_timing(parts));
@@ -125,7 +127,7 @@ TEST_CASE("save → load gives identical logits, and eval reproduces the final v
     std::unique_ptr<data::Tokenizer> tok = std::move(loaded.tokenizer);
     PreparedData data = prepare_data(loaded.config.data, loaded.config.train.batch_size, tok);
     const EvalResult e = evaluate(*loaded.model, data.validation);
-    CHECK(e.loss == s.final_eval.loss);          // bit-identical: same weights, same inputs
+    CHECK(e.loss == s.final_eval.loss);  // bit-identical: same weights, same inputs
     CHECK(e.accuracy == s.final_eval.accuracy);
 
     // Logits of a reloaded model equal those of a second reload (weights fully restored,
@@ -153,12 +155,14 @@ TEST_CASE("refusals: existing output, mismatched checkpoint, model-changing eval
     short_run.train.eval_every = 0;
     run(short_run, dir);
     const auto before = fs::last_write_time(run_file(dir, "model.safetensors"));
-    CHECK_THROWS_WITH_AS(run(short_run, dir), doctest::Contains("already exists"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(run(short_run, dir), doctest::Contains("already exists"),
+                         std::runtime_error);
     CHECK(fs::last_write_time(run_file(dir, "model.safetensors")) == before);
 
     Config half = short_run;
     half.position.pairing = "half";
-    CHECK_THROWS_WITH_AS(run(half, dir, true), doctest::Contains("config differs"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(run(half, dir, true), doctest::Contains("config differs"),
+                         std::runtime_error);
 
     LoadedRun loaded = load_run(dir);
     RoFormerMLM wrong(loaded.model->config(), half.position, 1);

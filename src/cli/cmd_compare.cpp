@@ -29,7 +29,8 @@ struct CompareCommandOptions {
 
 void run_compare_command(const CompareCommandOptions& o) {
     rf::ComparePreset preset = rf::load_compare_preset(
-        o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path), o.overrides);
+        o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
+        o.overrides);
     if (o.seeds) preset.settings.seeds = o.seeds;
     if (o.jobs) preset.settings.jobs = o.jobs;
     if (!o.schemes.empty()) preset.settings.schemes = o.schemes;
@@ -37,28 +38,40 @@ void run_compare_command(const CompareCommandOptions& o) {
     rf::CompareOptions options = o.compare;
     options.plot = !o.no_plot;
     const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
-    std::cout << "\n" << rf::summary_markdown(report.summary) << "\n"
-              << report.trained << " runs trained, " << report.resumed << " resumed, " << report.skipped
-              << " already finished; wrote " << options.out_dir << "/curves.csv, summary.md"
-              << (report.plotted ? ", curves.png" : "") << "\n"
+    std::cout << "\n"
+              << rf::summary_markdown(report.summary) << "\n"
+              << report.trained << " runs trained, " << report.resumed << " resumed, "
+              << report.skipped << " already finished; wrote " << options.out_dir
+              << "/curves.csv, summary.md" << (report.plotted ? ", curves.png" : "") << "\n"
               << "next: roformer extrapolate --runs " << options.out_dir << "\n";
 }
 
 void add_compare(CLI::App& app) {
     auto options = std::make_shared<CompareCommandOptions>();
-    CLI::App* cmd = app.add_subcommand("compare", "Train every position scheme × seed and compare the loss curves");
-    cmd->add_option("--config", options->config_path, "Preset: a config file with an optional [compare] table")
+    CLI::App* cmd = app.add_subcommand(
+        "compare", "Train every position scheme × seed and compare the loss curves");
+    cmd->add_option("--config", options->config_path,
+                    "Preset: a config file with an optional [compare] table")
         ->check(CLI::ExistingFile);
-    cmd->add_option("--out", options->compare.out_dir, "Comparison directory")->capture_default_str();
-    cmd->add_option("--seeds", options->seeds, "Seeds 1..N per scheme (default: the preset's, else 3)");
-    cmd->add_option("--jobs", options->jobs, "Runs trained at once, each in its own process (default: the preset's, else 1)");
-    cmd->add_option("--schemes", options->schemes,
-                    "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
+    cmd->add_option("--out", options->compare.out_dir, "Comparison directory")
+        ->capture_default_str();
+    cmd->add_option("--seeds", options->seeds,
+                    "Seeds 1..N per scheme (default: the preset's, else 3)");
+    cmd->add_option(
+        "--jobs", options->jobs,
+        "Runs trained at once, each in its own process (default: the preset's, else 1)");
+    cmd->add_option(
+           "--schemes", options->schemes,
+           "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
         ->delimiter(',');
-    cmd->add_option("--threshold", options->threshold,
-                    "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)");
-    cmd->add_option("--set", options->overrides, "Override one config key for every run (repeatable)")->take_all();
-    cmd->add_option("--plot-script", options->compare.plot_script, "Path to scripts/plot_curves.py (default: search)");
+    cmd->add_option(
+        "--threshold", options->threshold,
+        "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)");
+    cmd->add_option("--set", options->overrides,
+                    "Override one config key for every run (repeatable)")
+        ->take_all();
+    cmd->add_option("--plot-script", options->compare.plot_script,
+                    "Path to scripts/plot_curves.py (default: search)");
     cmd->add_flag("--no-plot", options->no_plot, "Do not run the plot script");
     cmd->callback([options] { run_compare_command(*options); });
 }

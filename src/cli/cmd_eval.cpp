@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "train/checkpoint.hpp"
-#include "train/threads.hpp"
-#include "train/evaluate.hpp"
 #include "data/prepare.hpp"
+#include "train/checkpoint.hpp"
+#include "train/evaluate.hpp"
+#include "train/threads.hpp"
 
 namespace {
 
@@ -27,18 +27,21 @@ struct EvalOptions {
 void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads);
-    rf::PreparedData data = rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer);
+    rf::PreparedData data =
+        rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer);
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
-    std::printf("%s (step %zu, %s): validation loss %.4f, accuracy %.4f on %zu masked tokens at seq_len %zu; "
-                "unigram entropy %.4f\n",
-                o.run_dir.c_str(), run.step, run.config.position.scheme.c_str(), r.loss, r.accuracy,
-                r.predictions, run.config.data.seq_len, data.masked_unigram_entropy);
+    std::printf(
+        "%s (step %zu, %s): validation loss %.4f, accuracy %.4f on %zu masked tokens at seq_len %zu; "
+        "unigram entropy %.4f\n",
+        o.run_dir.c_str(), run.step, run.config.position.scheme.c_str(), r.loss, r.accuracy,
+        r.predictions, run.config.data.seq_len, data.masked_unigram_entropy);
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");
     for (size_t L : o.lengths) {
         const size_t longest = run.model->position().max_length();
-        if (L > longest) {   // learned positions have no row beyond max_positions
-            std::printf("%zu,cannot run,,0  # %s\n", L, rf::sequence_too_long_message(L, longest).c_str());
+        if (L > longest) {  // learned positions have no row beyond max_positions
+            std::printf("%zu,cannot run,,0  # %s\n", L,
+                        rf::sequence_too_long_message(L, longest).c_str());
             continue;
         }
         const auto batches = rf::data::make_length_eval_batches(
@@ -53,7 +56,8 @@ void add_eval(CLI::App& app) {
     auto options = std::make_shared<EvalOptions>();
     CLI::App* cmd = app.add_subcommand("eval", "Validation MLM loss and accuracy of a trained run");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
-    cmd->add_option("--seq-len", options->lengths, "Also evaluate windows of these lengths (repeatable)")
+    cmd->add_option("--seq-len", options->lengths,
+                    "Also evaluate windows of these lengths (repeatable)")
         ->take_all();
     cmd->add_option("--set", options->overrides,
                     "Evaluation-time override, e.g. position.interpolation_factor=2")

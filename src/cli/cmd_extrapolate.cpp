@@ -14,19 +14,24 @@ namespace {
 void add_extrapolate(CLI::App& app) {
     auto options = std::make_shared<rf::ExtrapolateOptions>();
     auto no_plot = std::make_shared<bool>(false);
-    CLI::App* cmd = app.add_subcommand("extrapolate", "Evaluate compared runs on windows longer than they were trained on");
-    cmd->add_option("--runs", options->runs_dir, "The --out directory of `roformer compare`")->required();
-    cmd->add_option("--factors", options->factors, "Window lengths as multiples of the training length")
+    CLI::App* cmd = app.add_subcommand(
+        "extrapolate", "Evaluate compared runs on windows longer than they were trained on");
+    cmd->add_option("--runs", options->runs_dir, "The --out directory of `roformer compare`")
+        ->required();
+    cmd->add_option("--factors", options->factors,
+                    "Window lengths as multiples of the training length")
         ->take_all()
         ->capture_default_str();
     cmd->add_option("--max-tokens", options->max_tokens, "Validation tokens scored at every length")
         ->capture_default_str();
-    cmd->add_option("--plot-script", options->plot_script, "Path to scripts/plot_curves.py (default: search)");
+    cmd->add_option("--plot-script", options->plot_script,
+                    "Path to scripts/plot_curves.py (default: search)");
     cmd->add_flag("--no-plot", *no_plot, "Do not run the plot script");
     cmd->callback([options, no_plot] {
         options->plot = !*no_plot;
         rf::run_extrapolation(*options, std::cout);
-        std::cout << "wrote " << options->runs_dir << "/extrapolation.csv and the table in summary.md\n";
+        std::cout << "wrote " << options->runs_dir
+                  << "/extrapolation.csv and the table in summary.md\n";
     });
 }
 

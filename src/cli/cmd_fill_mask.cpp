@@ -30,9 +30,10 @@ void run_fill_mask(const FillMaskOptions& o) {
     for (size_t i = 0; i < ids.size(); ++i)
         if (ids[i] == rf::data::kMaskId) masks.push_back(i);
     if (masks.empty())
-        throw std::invalid_argument("the text has no [MASK]; write [MASK] where the model should guess a token");
+        throw std::invalid_argument(
+            "the text has no [MASK]; write [MASK] where the model should guess a token");
     rf::NoGradGuard no_grad;
-    const rf::Tensor logits = run.model->logits_all(ids, 1, ids.size());   // [T, V]
+    const rf::Tensor logits = run.model->logits_all(ids, 1, ids.size());  // [T, V]
     const size_t V = logits.size(1);
     for (size_t m : masks) {
         const rf::Real* row = logits.data() + m * V;
@@ -56,7 +57,8 @@ void run_fill_mask(const FillMaskOptions& o) {
 
 void add_fill_mask(CLI::App& app) {
     auto options = std::make_shared<FillMaskOptions>();
-    CLI::App* cmd = app.add_subcommand("fill-mask", "Print the top-k tokens for each [MASK] in a sentence");
+    CLI::App* cmd =
+        app.add_subcommand("fill-mask", "Print the top-k tokens for each [MASK] in a sentence");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("text", options->text, "A sentence containing [MASK]")->required();
     cmd->add_option("--top-k", options->top_k, "How many guesses to print")->capture_default_str();

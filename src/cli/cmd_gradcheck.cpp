@@ -82,7 +82,7 @@ OpUnderTest make_op(const GradcheckCommandOptions& o, rf::Rng& rng,
         ro.head_dim = D;
         ro.rotary_dims = D;
         ro.base = o.base;
-        table = std::make_shared<rf::RopeTable>(ro);   // throws on an odd --dim or bad --base
+        table = std::make_shared<rf::RopeTable>(ro);  // throws on an odd --dim or bad --base
         t.inputs = {{"x", random_tensor({1, o.heads, T, D}, rng)}};
         const size_t offset = o.offset;
         const bool broken = o.break_sin_sign;
@@ -131,8 +131,9 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
     if (o.dim < 1 || o.seq < 1 || o.heads < 1)
         throw std::invalid_argument("--dim, --seq and --heads must be at least 1");
     if (o.dim * o.seq * o.heads > 4096)
-        throw std::invalid_argument("--dim × --seq × --heads is over 4096 elements; this is a live "
-                                    "demo, keep it small (e.g. --dim 8 --seq 4)");
+        throw std::invalid_argument(
+            "--dim × --seq × --heads is over 4096 elements; this is a live "
+            "demo, keep it small (e.g. --dim 8 --seq 4)");
     if (o.format != "table" && o.format != "csv")
         throw std::invalid_argument("--format " + o.format + " is unknown; use table or csv");
     if (!(o.tolerance > 0.0)) throw std::invalid_argument("--tol must be > 0 (e.g. 1e-3)");
@@ -140,7 +141,8 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
         throw std::invalid_argument("--dim " + std::to_string(o.dim) +
                                     " must be even for rope (RoPE rotates pairs of dims)");
     if (o.op == "rope" && o.pairing != "interleaved" && o.pairing != "half")
-        throw std::invalid_argument("--pairing " + o.pairing + " is unknown; use interleaved or half");
+        throw std::invalid_argument("--pairing " + o.pairing +
+                                    " is unknown; use interleaved or half");
 
     rf::Rng rng(o.seed);
     std::shared_ptr<rf::RopeTable> table;
@@ -165,7 +167,8 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
     };
 
     const bool csv = o.format == "csv";
-    if (csv) std::printf("tensor,element,coords,analytic,numeric,abs_error,rel_error\n");
+    if (csv)
+        std::printf("tensor,element,coords,analytic,numeric,abs_error,rel_error\n");
     else
         std::printf("%-6s %7s %-9s %13s %13s %10s %10s\n", "tensor", "element", "coords",
                     "analytic", "numeric", "abs_error", "rel_error");
@@ -206,10 +209,11 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
     if (o.op == "rope")
         std::snprintf(label, sizeof label, " (%s, base %g%s)", o.pairing.c_str(), o.base,
                       o.break_sin_sign ? ", sin sign broken on purpose" : "");
-    std::printf("%ssummary: op %s%s, %zu elements, max rel_error %.3g at %s, "
-                "%zu above tol %.1e: %s\n",
-                csv ? "# " : "", o.op.c_str(), label, checked, worst, worst_where.c_str(),
-                failures, o.tolerance, failures == 0 ? "PASS" : "FAIL");
+    std::printf(
+        "%ssummary: op %s%s, %zu elements, max rel_error %.3g at %s, "
+        "%zu above tol %.1e: %s\n",
+        csv ? "# " : "", o.op.c_str(), label, checked, worst, worst_where.c_str(), failures,
+        o.tolerance, failures == 0 ? "PASS" : "FAIL");
     std::fflush(stdout);
     if (failures > 0)
         throw std::runtime_error("gradient check failed: " + std::to_string(failures) + " of " +
@@ -219,8 +223,9 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
 void add_gradcheck(CLI::App& app) {
     auto options = std::make_shared<GradcheckCommandOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "gradcheck", "Check one op's backward against central differences, element by element "
-                     "(float32, live)");
+        "gradcheck",
+        "Check one op's backward against central differences, element by element "
+        "(float32, live)");
     cmd->add_option("--op", options->op, "rope | gelu | layer_norm | softmax | matmul")
         ->capture_default_str();
     cmd->add_option("--pairing", options->pairing, "RoPE pairing: interleaved | half")

@@ -26,16 +26,16 @@ void run_rope_decay(const RopeDecayOptions& o) {
     if (o.dim < 2 || o.dim % 2 != 0)
         throw std::invalid_argument("--dim " + std::to_string(o.dim) +
                                     " must be an even number ≥ 2 (RoPE rotates pairs of dims)");
-    if (!(o.base > 0.0))
-        throw std::invalid_argument("--base must be > 0 (the paper uses 10000)");
+    if (!(o.base > 0.0)) throw std::invalid_argument("--base must be > 0 (the paper uses 10000)");
     if (!(o.max_distance >= 0.0) || !std::isfinite(o.max_distance))
         throw std::invalid_argument("--max-distance must be a finite number ≥ 0");
     if (!(o.step > 0.0) || !std::isfinite(o.step))
         throw std::invalid_argument("--step must be > 0 (e.g. 1)");
     const double count = std::floor(o.max_distance / o.step + 1e-9);
     if (count > 1e7)
-        throw std::invalid_argument("--max-distance / --step asks for more than 10 million rows; "
-                                    "raise --step");
+        throw std::invalid_argument(
+            "--max-distance / --step asks for more than 10 million rows; "
+            "raise --step");
 
     std::printf("distance,bound\n");
     for (int64_t k = 0; k <= static_cast<int64_t>(count); ++k) {

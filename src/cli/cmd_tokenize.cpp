@@ -28,17 +28,22 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
         throw std::invalid_argument("give either --run or --tokenizer, not both");
     if (!o.tokenizer_file.empty()) {
         if (!fs::is_regular_file(o.tokenizer_file))
-            throw std::runtime_error("tokenizer file '" + o.tokenizer_file + "' not found; check --tokenizer");
+            throw std::runtime_error("tokenizer file '" + o.tokenizer_file +
+                                     "' not found; check --tokenizer");
         return o.tokenizer_file;
     }
     if (o.run_dir.empty())
-        throw std::invalid_argument("say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
+        throw std::invalid_argument(
+            "say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
     if (!fs::is_directory(o.run_dir))
-        throw std::runtime_error("run directory '" + o.run_dir + "' not found; check --run (train one with "
-                                 "`roformer train --out " + o.run_dir + "`)");
+        throw std::runtime_error("run directory '" + o.run_dir +
+                                 "' not found; check --run (train one with "
+                                 "`roformer train --out " +
+                                 o.run_dir + "`)");
     const std::string path = (fs::path(o.run_dir) / "tokenizer.json").string();
     if (!fs::is_regular_file(path))
-        throw std::runtime_error("run directory '" + o.run_dir + "' has no tokenizer.json; is it a finished "
+        throw std::runtime_error("run directory '" + o.run_dir +
+                                 "' has no tokenizer.json; is it a finished "
                                  "training run?");
     return path;
 }
@@ -47,25 +52,31 @@ void run_tokenize(const TokenizeOptions& o) {
     const auto tokenizer = rf::data::load_tokenizer(resolve_tokenizer_path(o));
     const auto ids = tokenizer->encode_for_model(o.text);
     if (!o.ids_only) {
-        std::printf("%s tokenizer, vocab %zu, %zu tokens ([CLS] and [SEP] included; \u2581 = space, "
-                    "\u21B5 = newline)\n",
-                    tokenizer->kind().c_str(), tokenizer->vocab_size(), ids.size());
+        std::printf(
+            "%s tokenizer, vocab %zu, %zu tokens ([CLS] and [SEP] included; \u2581 = space, "
+            "\u21B5 = newline)\n",
+            tokenizer->kind().c_str(), tokenizer->vocab_size(), ids.size());
         std::printf("%5s  %6s  %s\n", "pos", "id", "token");
         for (size_t pos = 0; pos < ids.size(); ++pos)
-            std::printf("%5zu  %6d  %s\n", pos, ids[pos], tokenizer->display_token(ids[pos]).c_str());
+            std::printf("%5zu  %6d  %s\n", pos, ids[pos],
+                        tokenizer->display_token(ids[pos]).c_str());
         std::printf("ids:");
     }
-    for (size_t pos = 0; pos < ids.size(); ++pos) std::printf(pos == 0 && o.ids_only ? "%d" : " %d", ids[pos]);
+    for (size_t pos = 0; pos < ids.size(); ++pos)
+        std::printf(pos == 0 && o.ids_only ? "%d" : " %d", ids[pos]);
     std::printf("\n");
 }
 
 void add_tokenize(CLI::App& app) {
     auto options = std::make_shared<TokenizeOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "tokenize", "Print the tokens and ids of a text exactly as the model receives it ([CLS] ... [SEP])");
-    cmd->add_option("--run", options->run_dir, "Run directory holding tokenizer.json (from `roformer train`)");
+        "tokenize",
+        "Print the tokens and ids of a text exactly as the model receives it ([CLS] ... [SEP])");
+    cmd->add_option("--run", options->run_dir,
+                    "Run directory holding tokenizer.json (from `roformer train`)");
     cmd->add_option("--tokenizer", options->tokenizer_file, "A tokenizer file instead of --run");
-    cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")->required();
+    cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")
+        ->required();
     cmd->add_flag("--ids-only", options->ids_only, "Print only the ids, space-separated");
     cmd->callback([options] { run_tokenize(*options); });
 }

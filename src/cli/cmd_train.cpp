@@ -24,7 +24,8 @@ struct TrainCommandOptions {
 
 void run_train(const TrainCommandOptions& o) {
     const rf::Config config = rf::load_config(
-        o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path), o.overrides);
+        o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
+        o.overrides);
     rf::TrainOptions options;
     options.out_dir = o.out_dir;
     if (options.out_dir.empty()) {
@@ -42,9 +43,10 @@ void run_train(const TrainCommandOptions& o) {
                   << "; continue with --resume --out " << options.out_dir << "\n";
         return;
     }
-    std::printf("final validation: loss %.4f nats, accuracy %.4f on %zu masked tokens "
-                "(unigram entropy of the masked tokens: %.4f nats)\n",
-                s.final_eval.loss, s.final_eval.accuracy, s.final_eval.predictions, s.unigram_entropy);
+    std::printf(
+        "final validation: loss %.4f nats, accuracy %.4f on %zu masked tokens "
+        "(unigram entropy of the masked tokens: %.4f nats)\n",
+        s.final_eval.loss, s.final_eval.accuracy, s.final_eval.predictions, s.unigram_entropy);
     std::printf("throughput: %.0f tokens/s, %.2f MFLOP/token forward (≈ %.2f GFLOP/s training)\n",
                 s.tokens_per_s, s.forward_flops_per_token / 1e6,
                 3.0 * s.forward_flops_per_token * s.tokens_per_s / 1e9);
@@ -55,10 +57,13 @@ void add_train(CLI::App& app) {
     auto options = std::make_shared<TrainCommandOptions>();
     CLI::App* cmd = app.add_subcommand("train", "Train a RoFormer MLM and write a run directory");
     cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)");
-    cmd->add_option("--set", options->overrides, "Override one key, e.g. --set train.lr=3e-4 (repeatable)")
+    cmd->add_option("--set", options->overrides,
+                    "Override one key, e.g. --set train.lr=3e-4 (repeatable)")
         ->take_all();
-    cmd->add_option("--out", options->out_dir, "Run directory to create (default runs/<config name>)");
-    cmd->add_flag("--resume", options->resume, "Continue the run in --out from its last checkpoint");
+    cmd->add_option("--out", options->out_dir,
+                    "Run directory to create (default runs/<config name>)");
+    cmd->add_flag("--resume", options->resume,
+                  "Continue the run in --out from its last checkpoint");
     cmd->add_option("--stop-after", options->stop_after,
                     "Stop after this step with a checkpoint (continue later with --resume)");
     cmd->add_flag("--quiet", options->quiet, "No progress output");

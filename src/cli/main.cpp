@@ -33,7 +33,7 @@ int register_command(int order, const char* name, CommandAdder add) {
 static void prefer_passive_openmp(char** argv) {
     if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
     if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-    execv("/proc/self/exe", argv);   // returns only if it failed
+    execv("/proc/self/exe", argv);  // returns only if it failed
 }
 
 }  // namespace rf::cli
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);   // prints help or the usage error
+        const int code = app.exit(e);  // prints help or the usage error
         return code == 0 ? 0 : 2;
     } catch (const std::exception& e) {
         std::cerr << "error: " << e.what() << "\n";

@@ -130,28 +130,40 @@ std::string quote_toml(const std::string& s) {
     std::string out = "\"";
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"') out += "\\\"";
-        else if (ch == '\\') out += "\\\\";
-        else if (ch == '\n') out += "\\n";
-        else if (ch == '\t') out += "\\t";
+        if (ch == '"')
+            out += "\\\"";
+        else if (ch == '\\')
+            out += "\\\\";
+        else if (ch == '\n')
+            out += "\\n";
+        else if (ch == '\t')
+            out += "\\t";
         else if (c < 0x20 || c == 0x7f) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", c);
             out += buf;
-        } else out += ch;
+        } else
+            out += ch;
     }
     return out + "\"";
 }
 
 std::string type_name(const toml::node& node) {
     switch (node.type()) {
-        case toml::node_type::string: return "string";
-        case toml::node_type::integer: return "integer";
-        case toml::node_type::floating_point: return "float";
-        case toml::node_type::boolean: return "boolean";
-        case toml::node_type::table: return "table";
-        case toml::node_type::array: return "array";
-        default: return "date/time";
+        case toml::node_type::string:
+            return "string";
+        case toml::node_type::integer:
+            return "integer";
+        case toml::node_type::floating_point:
+            return "float";
+        case toml::node_type::boolean:
+            return "boolean";
+        case toml::node_type::table:
+            return "table";
+        case toml::node_type::array:
+            return "array";
+        default:
+            return "date/time";
     }
 }
 
@@ -180,9 +192,12 @@ void assign(const Field& field, const toml::node& node, const std::string& where
                 if (v < 0) throw wrong("a non-negative integer");
                 *member = static_cast<size_t>(v);
             } else if constexpr (std::is_same_v<T, double>) {
-                if (node.is_floating_point()) *member = node.as_floating_point()->get();
-                else if (node.is_integer()) *member = static_cast<double>(node.as_integer()->get());
-                else throw wrong("a number");
+                if (node.is_floating_point())
+                    *member = node.as_floating_point()->get();
+                else if (node.is_integer())
+                    *member = static_cast<double>(node.as_integer()->get());
+                else
+                    throw wrong("a number");
             } else if constexpr (std::is_same_v<T, bool>) {
                 if (!node.is_boolean()) throw wrong("true or false");
                 *member = node.as_boolean()->get();
@@ -198,10 +213,14 @@ std::string render(const ConfigValue& member) {
     return std::visit(
         [](auto* value) -> std::string {
             using T = std::remove_pointer_t<decltype(value)>;
-            if constexpr (std::is_same_v<T, size_t>) return std::to_string(*value);
-            else if constexpr (std::is_same_v<T, double>) return format_shortest(*value);
-            else if constexpr (std::is_same_v<T, bool>) return *value ? "true" : "false";
-            else return quote_toml(*value);
+            if constexpr (std::is_same_v<T, size_t>)
+                return std::to_string(*value);
+            else if constexpr (std::is_same_v<T, double>)
+                return format_shortest(*value);
+            else if constexpr (std::is_same_v<T, bool>)
+                return *value ? "true" : "false";
+            else
+                return quote_toml(*value);
         },
         member);
 }
@@ -229,7 +248,8 @@ std::vector<ConfigField> config_fields(Config& config) { return fields_of(config
 ConfigField find_config_field(Config& config, const std::string& name, const std::string& where) {
     const size_t dot = name.find('.');
     if (dot == std::string::npos)
-        throw std::invalid_argument("'" + name + "'" + where + " is not a table.key name, e.g. train.lr");
+        throw std::invalid_argument("'" + name + "'" + where +
+                                    " is not a table.key name, e.g. train.lr");
     std::vector<Field> fields = fields_of(config);
     return find_field(fields, name.substr(0, dot), name.substr(dot + 1), where);
 }
@@ -237,7 +257,7 @@ ConfigField find_config_field(Config& config, const std::string& name, const std
 std::string render_value(const ConfigValue& value) { return render(value); }
 
 std::map<std::string, std::string> model_signature(const Config& config) {
-    Config copy = config;   // the key table hands out mutable pointers
+    Config copy = config;  // the key table hands out mutable pointers
     std::map<std::string, std::string> signature;
     for (const Field& f : fields_of(copy))
         if (!f.eval_time) signature[f.name()] = render(f.value);
@@ -260,16 +280,16 @@ void apply_toml_file(Config& config, const std::string& path,
     } catch (const toml::parse_error& e) {
         const auto& begin = e.source().begin;
         throw std::runtime_error(path + ":" + std::to_string(begin.line) + ":" +
-                                 std::to_string(begin.column) + ": malformed TOML: " +
-                                 std::string(e.description()));
+                                 std::to_string(begin.column) +
+                                 ": malformed TOML: " + std::string(e.description()));
     }
     std::vector<Field> fields = fields_of(config);
     for (auto&& [table_key, table_node] : root) {
         const std::string table(table_key.str());
         if (std::find(other_tables.begin(), other_tables.end(), table) != other_tables.end())
             continue;
-        const std::string at = " in " + path + " (line " +
-                               std::to_string(table_node.source().begin.line) + ")";
+        const std::string at =
+            " in " + path + " (line " + std::to_string(table_node.source().begin.line) + ")";
         if (!table_node.is_table()) {
             const bool known = std::find(kTables.begin(), kTables.end(), table) != kTables.end();
             throw std::invalid_argument(
@@ -310,14 +330,18 @@ void apply_override(Config& config, const std::string& assignment) {
         const char* expected = std::visit(
             [](auto* member) {
                 using T = std::remove_pointer_t<decltype(member)>;
-                if constexpr (std::is_same_v<T, size_t>) return "an integer";
-                else if constexpr (std::is_same_v<T, double>) return "a number";
-                else if constexpr (std::is_same_v<T, bool>) return "true or false";
-                else return "a string";
+                if constexpr (std::is_same_v<T, size_t>)
+                    return "an integer";
+                else if constexpr (std::is_same_v<T, double>)
+                    return "a number";
+                else if constexpr (std::is_same_v<T, bool>)
+                    return "true or false";
+                else
+                    return "a string";
             },
             field.value);
-        throw std::invalid_argument(name + " must be " + std::string(expected) + ", got '" +
-                                    value + "'" + where);
+        throw std::invalid_argument(name + " must be " + std::string(expected) + ", got '" + value +
+                                    "'" + where);
     }
     if (parsed.size() != 1 || !parsed.contains("value"))
         throw std::invalid_argument("--set " + name + ": the value '" + value +

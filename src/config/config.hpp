@@ -72,20 +72,21 @@ Config default_config();
 // member (with default and comment) in its struct and its row in config_fields().
 using ConfigValue = std::variant<size_t*, double*, bool*, std::string*>;
 struct ConfigField {
-    const char* table;   // "model", "position", "data", "train"
-    const char* key;     // "hidden", ...
+    const char* table;  // "model", "position", "data", "train"
+    const char* key;    // "hidden", ...
     // true: the key may differ when a trained model is evaluated (data.*, train.*, dropout,
     // position.interpolation_factor / ntk_factor); false: it defines the trained model, so a
     // checkpoint is refused when it differs.
     bool eval_time;
-    ConfigValue value;   // points into the Config the table was made for
+    ConfigValue value;  // points into the Config the table was made for
     std::string name() const { return std::string(table) + "." + key; }
 };
 // Every field of `config`, in declaration order, pointing into `config`.
 std::vector<ConfigField> config_fields(Config& config);
 // The field called "table.key"; throws std::invalid_argument naming it (with a did-you-mean
 // and the known keys) when there is no such key. `where` is appended to the message.
-ConfigField find_config_field(Config& config, const std::string& name, const std::string& where = "");
+ConfigField find_config_field(Config& config, const std::string& name,
+                              const std::string& where = "");
 // The value as to_toml writes it: 128, 0.001, true, "rope".
 std::string render_value(const ConfigValue& value);
 

@@ -21,7 +21,8 @@ void require_positive(const std::string& key, size_t v) {
     if (v == 0) invalid(key, "must be positive, got 0");
 }
 void require_positive(const std::string& key, double v) {
-    if (!(v > 0) || !std::isfinite(v)) invalid(key, "must be a positive number, got " + format_shortest(v));
+    if (!(v > 0) || !std::isfinite(v))
+        invalid(key, "must be a positive number, got " + format_shortest(v));
 }
 // lo <= v < hi (or lo < v < hi when open_low)
 void require_range(const std::string& key, double v, double lo, double hi, bool open_low,
@@ -45,11 +46,13 @@ void require_one_of(const std::string& key, const std::string& v,
 void validate(const Config& c) {
     const ModelConfig& m = c.model;
     if (m.vocab_size != 0 && m.vocab_size <= 5)
-        invalid("model.vocab_size", "must be 0 (take it from the tokenizer) or larger than the 5 "
-                                    "special tokens, got " + std::to_string(m.vocab_size));
+        invalid("model.vocab_size",
+                "must be 0 (take it from the tokenizer) or larger than the 5 "
+                "special tokens, got " +
+                    std::to_string(m.vocab_size));
     require_positive("model.hidden", m.hidden);
     require_positive("model.num_heads", m.num_heads);
-    attention_head_size(m.hidden, m.num_heads);   // throws unless num_heads divides hidden
+    attention_head_size(m.hidden, m.num_heads);  // throws unless num_heads divides hidden
     require_positive("model.num_layers", m.num_layers);
     require_positive("model.ffn", m.ffn);
     require_range("model.dropout", m.dropout, 0.0, 1.0, false);
@@ -63,9 +66,10 @@ void validate(const Config& c) {
     if (d.path.empty()) invalid("data.path", "must name a UTF-8 text file, got an empty string");
     require_one_of("data.tokenizer", d.tokenizer, {"bpe", "char"});
     if (d.vocab_size <= 5)
-        invalid("data.vocab_size", "must be larger than the 5 special tokens, got " +
-                                       std::to_string(d.vocab_size));
-    if (d.seq_len < 2) invalid("data.seq_len", "must be at least 2, got " + std::to_string(d.seq_len));
+        invalid("data.vocab_size",
+                "must be larger than the 5 special tokens, got " + std::to_string(d.vocab_size));
+    if (d.seq_len < 2)
+        invalid("data.seq_len", "must be at least 2, got " + std::to_string(d.seq_len));
     if (c.position.scheme == "learned" && d.seq_len > c.position.max_positions)
         invalid("data.seq_len", "= " + std::to_string(d.seq_len) +
                                     " exceeds position.max_positions = " +
@@ -88,7 +92,8 @@ void validate(const Config& c) {
     if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
         invalid("train.weight_decay", "must be >= 0, got " + format_shortest(t.weight_decay));
     if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
-        invalid("train.grad_clip", "must be >= 0 (0 = no clipping), got " + format_shortest(t.grad_clip));
+        invalid("train.grad_clip",
+                "must be >= 0 (0 = no clipping), got " + format_shortest(t.grad_clip));
     require_positive("train.log_every", t.log_every);
 }
 

@@ -23,12 +23,14 @@
 namespace rf::data {
 
 static uint64_t pair_key(int left, int right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+           static_cast<uint32_t>(right);
 }
 static int key_left(uint64_t key) { return static_cast<int>(key >> 32); }
 static int key_right(uint64_t key) { return static_cast<int>(key & 0xFFFFFFFFu); }
 
-BpeTokenizer::BpeTokenizer(std::vector<std::string> vocab, std::vector<std::pair<std::string, std::string>> merges)
+BpeTokenizer::BpeTokenizer(std::vector<std::string> vocab,
+                           std::vector<std::pair<std::string, std::string>> merges)
     : Tokenizer(std::move(vocab)) {
     std::vector<bool> is_single_char(vocab_.size(), false), made_by_merge(vocab_.size(), false);
     for (size_t id = kNumSpecialTokens; id < vocab_.size(); ++id) {
@@ -42,17 +44,19 @@ BpeTokenizer::BpeTokenizer(std::vector<std::string> vocab, std::vector<std::pair
         const auto& [left, right] = merges[rank];
         const int a = id_of(left), b = id_of(right), result = id_of(left + right);
         if (a < kNumSpecialTokens || b < kNumSpecialTokens || result < 0)
-            throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' + '" + right +
+            throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' + '" +
+                                        right +
                                         "') uses or makes a token that is not in the vocabulary");
         if (!merge_rank_.emplace(pair_key(a, b), static_cast<int>(rank)).second)
-            throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' + '" + right +
-                                        "') appears twice");
+            throw std::invalid_argument("merge " + std::to_string(rank) + " ('" + left + "' + '" +
+                                        right + "') appears twice");
         merges_.push_back({a, b, result});
         made_by_merge[result] = true;
     }
     for (size_t id = kNumSpecialTokens; id < vocab_.size(); ++id)
         if (!is_single_char[id] && !made_by_merge[id])
-            throw std::invalid_argument("token '" + vocab_[id] + "' is neither one character nor made by a merge");
+            throw std::invalid_argument("token '" + vocab_[id] +
+                                        "' is neither one character nor made by a merge");
 }
 
 std::vector<std::pair<std::string, std::string>> BpeTokenizer::merge_list() const {
@@ -81,7 +85,8 @@ std::vector<int> BpeTokenizer::encode_piece(const std::string& piece) const {
         const Merge& merge = merges_[best_rank];
         merged.clear();
         for (size_t i = 0; i < symbols.size(); ++i) {
-            if (i + 1 < symbols.size() && symbols[i] == merge.left && symbols[i + 1] == merge.right) {
+            if (i + 1 < symbols.size() && symbols[i] == merge.left &&
+                symbols[i + 1] == merge.right) {
                 merged.push_back(merge.result);
                 ++i;
             } else {
@@ -123,8 +128,9 @@ struct PairCount {
 
 std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_t vocab_size) {
     if (vocab_size <= kNumSpecialTokens)
-        throw std::invalid_argument("tokenizer.vocab_size must be greater than 5 (the special tokens), got " +
-                                    std::to_string(vocab_size));
+        throw std::invalid_argument(
+            "tokenizer.vocab_size must be greater than 5 (the special tokens), got " +
+            std::to_string(vocab_size));
     // 1. distinct pieces and their counts, in a fixed (sorted) order
     std::unordered_map<std::string, int64_t> piece_counts;
     for (auto& piece : pretokenize(text)) ++piece_counts[piece];
@@ -170,7 +176,7 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_
         const PairCount best = heap.top();
         heap.pop();
         const auto current = pair_counts.find(best.key);
-        if (current == pair_counts.end() || current->second != best.count) continue;   // stale entry
+        if (current == pair_counts.end() || current->second != best.count) continue;  // stale entry
         if (best.count < 2) break;
         const int a = key_left(best.key), b = key_right(best.key);
         const std::string merged_text = vocab[a] + vocab[b];
@@ -189,9 +195,10 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_
             auto& s = symbols[w];
             const int64_t freq = words[w].second;
             bool contains = false;
-            for (size_t i = 0; i + 1 < s.size() && !contains; ++i) contains = s[i] == a && s[i + 1] == b;
+            for (size_t i = 0; i + 1 < s.size() && !contains; ++i)
+                contains = s[i] == a && s[i + 1] == b;
             if (!contains) continue;
-            for (size_t i = 0; i + 1 < s.size(); ++i) {   // remove this piece's old pairs …
+            for (size_t i = 0; i + 1 < s.size(); ++i) {  // remove this piece's old pairs …
                 if (!mergeable(s[i], s[i + 1])) continue;
                 const uint64_t key = pair_key(s[i], s[i + 1]);
                 pair_counts[key] -= freq;
@@ -199,11 +206,14 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_
             }
             merged.clear();
             for (size_t i = 0; i < s.size(); ++i) {
-                if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) { merged.push_back(c); ++i; }
-                else merged.push_back(s[i]);
+                if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
+                    merged.push_back(c);
+                    ++i;
+                } else
+                    merged.push_back(s[i]);
             }
             s.swap(merged);
-            for (size_t i = 0; i + 1 < s.size(); ++i) {   // … and add its new ones
+            for (size_t i = 0; i + 1 < s.size(); ++i) {  // … and add its new ones
                 if (!mergeable(s[i], s[i + 1])) continue;
                 const uint64_t key = pair_key(s[i], s[i + 1]);
                 pair_counts[key] += freq;
@@ -215,8 +225,10 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_
         changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
         for (const uint64_t key : changed) {
             const auto found = pair_counts.find(key);
-            if (found->second <= 0) pair_counts.erase(found);
-            else heap.push({found->second, key});
+            if (found->second <= 0)
+                pair_counts.erase(found);
+            else
+                heap.push({found->second, key});
         }
     }
     return std::make_unique<BpeTokenizer>(std::move(vocab), std::move(merges));

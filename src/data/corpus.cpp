@@ -19,26 +19,31 @@ static bool is_blank(const std::string& line) {
 std::string read_text_file(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
     if (!file)
-        throw std::runtime_error("data file '" + path + "' not found or not readable; check data.path");
+        throw std::runtime_error("data file '" + path +
+                                 "' not found or not readable; check data.path");
     std::ostringstream buffer;
     buffer << file.rdbuf();
     std::string raw = buffer.str();
-    if (raw.size() >= 3 && raw.compare(0, 3, "\xEF\xBB\xBF") == 0) raw.erase(0, 3);   // BOM
+    if (raw.size() >= 3 && raw.compare(0, 3, "\xEF\xBB\xBF") == 0) raw.erase(0, 3);  // BOM
     if (raw.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
-        throw std::runtime_error("data file '" + path + "' is empty; give a UTF-8 text file with some text in it");
+        throw std::runtime_error("data file '" + path +
+                                 "' is empty; give a UTF-8 text file with some text in it");
     if (raw.find('\0') != std::string::npos)
-        throw std::runtime_error("data file '" + path + "' looks binary (it contains NUL bytes); give a UTF-8 text file");
+        throw std::runtime_error("data file '" + path +
+                                 "' looks binary (it contains NUL bytes); give a UTF-8 text file");
     size_t control = 0;
     for (const char c : raw) {
         const auto byte = static_cast<unsigned char>(c);
-        if ((byte < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v') || byte == 0x7F)
+        if ((byte < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v') ||
+            byte == 0x7F)
             ++control;
     }
     const size_t suspicious = control + count_invalid_utf8_bytes(raw);
     if (suspicious * 10 > raw.size())
-        throw std::runtime_error("data file '" + path + "' looks binary (" + std::to_string(suspicious) + " of " +
-                                 std::to_string(raw.size()) + " bytes are not UTF-8 text); give a UTF-8 text file");
-    std::string text;   // CRLF and lone CR → LF
+        throw std::runtime_error("data file '" + path + "' looks binary (" +
+                                 std::to_string(suspicious) + " of " + std::to_string(raw.size()) +
+                                 " bytes are not UTF-8 text); give a UTF-8 text file");
+    std::string text;  // CRLF and lone CR → LF
     text.reserve(raw.size());
     for (size_t i = 0; i < raw.size(); ++i) {
         if (raw[i] == '\r') {
@@ -84,7 +89,8 @@ static std::vector<Block> paragraph_blocks(const std::vector<std::string>& lines
     return blocks;
 }
 
-static std::vector<Block> fixed_line_blocks(const std::vector<std::string>& lines, size_t lines_per_block) {
+static std::vector<Block> fixed_line_blocks(const std::vector<std::string>& lines,
+                                            size_t lines_per_block) {
     std::vector<std::string> kept;
     for (const auto& line : lines)
         if (!is_blank(line)) kept.push_back(line);
@@ -104,10 +110,12 @@ static void append_block(std::string& out, const Block& block) {
     }
 }
 
-CorpusSplit split_corpus(const std::string& text, const SplitOptions& options, const std::string& source) {
+CorpusSplit split_corpus(const std::string& text, const SplitOptions& options,
+                         const std::string& source) {
     const double f = options.validation_fraction;
     if (!(f > 0.0 && f <= 0.5))
-        throw std::invalid_argument("data.validation_fraction must be in (0, 0.5], got " + std::to_string(f));
+        throw std::invalid_argument("data.validation_fraction must be in (0, 0.5], got " +
+                                    std::to_string(f));
     if (options.lines_per_block == 0)
         throw std::invalid_argument("data.lines_per_block must be at least 1");
     const auto lines = split_lines(text);
@@ -128,12 +136,13 @@ CorpusSplit split_corpus(const std::string& text, const SplitOptions& options, c
     // f as an integer number of millionths, so the rule is exact integer arithmetic
     const auto per_million = static_cast<unsigned long long>(std::llround(f * 1e6));
     for (size_t i = 0; i < blocks.size(); ++i)
-        if ((i + 1) * per_million / 1000000 > i * per_million / 1000000) split.validation_blocks.push_back(i);
+        if ((i + 1) * per_million / 1000000 > i * per_million / 1000000)
+            split.validation_blocks.push_back(i);
     if (split.validation_blocks.empty()) split.validation_blocks.push_back(blocks.size() - 1);
     size_t next_validation = 0;
     for (size_t i = 0; i < blocks.size(); ++i) {
-        const bool is_validation =
-            next_validation < split.validation_blocks.size() && split.validation_blocks[next_validation] == i;
+        const bool is_validation = next_validation < split.validation_blocks.size() &&
+                                   split.validation_blocks[next_validation] == i;
         if (is_validation) ++next_validation;
         append_block(is_validation ? split.validation_text : split.train_text, blocks[i]);
     }
@@ -147,8 +156,10 @@ CorpusSplit load_corpus(const std::string& path, const SplitOptions& options) {
 std::string CorpusSplit::summary() const {
     std::ostringstream out;
     out << "source=" << source << " blocks=" << n_blocks << " (" << block_kind << ")"
-        << " validation=" << validation_blocks.size() << " blocks, " << validation_text.size() << " bytes"
-        << " train=" << n_blocks - validation_blocks.size() << " blocks, " << train_text.size() << " bytes"
+        << " validation=" << validation_blocks.size() << " blocks, " << validation_text.size()
+        << " bytes"
+        << " train=" << n_blocks - validation_blocks.size() << " blocks, " << train_text.size()
+        << " bytes"
         << " rule=block i is validation iff floor((i+1)f)>floor(if) with f=" << validation_fraction
         << " validation_blocks=";
     const size_t shown = std::min<size_t>(validation_blocks.size(), 100);
@@ -160,15 +171,17 @@ std::string CorpusSplit::summary() const {
 void require_window_fits(const std::string& source, const std::string& split_name, size_t n_tokens,
                          size_t seq_len, size_t framing_tokens) {
     if (seq_len <= framing_tokens)
-        throw std::invalid_argument("seq_len must be greater than " + std::to_string(framing_tokens) +
+        throw std::invalid_argument("seq_len must be greater than " +
+                                    std::to_string(framing_tokens) +
                                     " (the [CLS]/[SEP] positions), got " + std::to_string(seq_len));
     const size_t needed = seq_len - framing_tokens;
     if (n_tokens >= needed) return;
     const std::string what = source.empty() ? "the " + split_name + " split is too short: it has "
-                                            : "data file '" + source + "' is too short: its " + split_name +
-                                                  " split has ";
-    throw std::runtime_error(what + std::to_string(n_tokens) + " tokens but one window of seq_len=" +
-                             std::to_string(seq_len) + " needs " + std::to_string(needed) +
+                                            : "data file '" + source + "' is too short: its " +
+                                                  split_name + " split has ";
+    throw std::runtime_error(what + std::to_string(n_tokens) +
+                             " tokens but one window of seq_len=" + std::to_string(seq_len) +
+                             " needs " + std::to_string(needed) +
                              "; use a longer text or a smaller seq_len");
 }
 

@@ -25,16 +25,16 @@ namespace rf::data {
 std::string read_text_file(const std::string& path);
 
 struct SplitOptions {
-    double validation_fraction = 0.05;   // share of blocks sent to validation, in (0, 0.5]
-    size_t lines_per_block = 20;          // block size for files without blank lines
+    double validation_fraction = 0.05;  // share of blocks sent to validation, in (0, 0.5]
+    size_t lines_per_block = 20;        // block size for files without blank lines
 };
 
 struct CorpusSplit {
-    std::string source;                    // file path (or a label for in-memory text)
-    std::string block_kind;                // "paragraphs" or "lines"
+    std::string source;      // file path (or a label for in-memory text)
+    std::string block_kind;  // "paragraphs" or "lines"
     size_t n_blocks = 0;
-    double validation_fraction = 0;        // f of the rule above
-    std::vector<size_t> validation_blocks; // 0-based block indices, ascending
+    double validation_fraction = 0;         // f of the rule above
+    std::vector<size_t> validation_blocks;  // 0-based block indices, ascending
     std::string train_text, validation_text;
 
     // One line for logs and run directories: the rule, the counts and the validation blocks.
@@ -52,7 +52,7 @@ CorpusSplit load_corpus(const std::string& path, const SplitOptions& options = {
 
 // Throws std::runtime_error "… too short …" if a split of `n_tokens` tokens cannot fill one
 // window of `seq_len` positions, of which `framing_tokens` are [CLS]/[SEP] (see mlm.hpp).
-void require_window_fits(const std::string& source, const std::string& split_name,
-                         size_t n_tokens, size_t seq_len, size_t framing_tokens = 2);
+void require_window_fits(const std::string& source, const std::string& split_name, size_t n_tokens,
+                         size_t seq_len, size_t framing_tokens = 2);
 
 }  // namespace rf::data

@@ -14,14 +14,17 @@ namespace rf::data {
 void MaskingOptions::validate() const {
     const auto in_unit = [](double x) { return x >= 0.0 && x <= 1.0; };
     if (!(select_probability > 0.0 && select_probability <= 1.0))
-        throw std::invalid_argument("mask probability must be in (0, 1], got " + std::to_string(select_probability));
+        throw std::invalid_argument("mask probability must be in (0, 1], got " +
+                                    std::to_string(select_probability));
     if (!in_unit(mask_share) || !in_unit(random_share) || mask_share + random_share > 1.0)
-        throw std::invalid_argument("mask_share and random_share must be in [0, 1] with a sum ≤ 1, got " +
-                                    std::to_string(mask_share) + " and " + std::to_string(random_share));
+        throw std::invalid_argument(
+            "mask_share and random_share must be in [0, 1] with a sum ≤ 1, got " +
+            std::to_string(mask_share) + " and " + std::to_string(random_share));
 }
 
 size_t MlmBatch::n_selected() const {
-    return static_cast<size_t>(std::count_if(labels.begin(), labels.end(), [](int l) { return l != kIgnoreLabel; }));
+    return static_cast<size_t>(
+        std::count_if(labels.begin(), labels.end(), [](int l) { return l != kIgnoreLabel; }));
 }
 
 void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, int* out) {
@@ -31,14 +34,16 @@ void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, 
 }
 
 // The token that a selected position shows the model: [MASK], a random token or itself.
-static int replacement_for(int original, double action, size_t vocab_size, const MaskingOptions& options, Rng& rng) {
+static int replacement_for(int original, double action, size_t vocab_size,
+                           const MaskingOptions& options, Rng& rng) {
     if (action < options.mask_share) return kMaskId;
     if (action < options.mask_share + options.random_share)
         return kNumSpecialTokens + static_cast<int>(rng.below(vocab_size - kNumSpecialTokens));
     return original;
 }
 
-static void check_common(size_t seq_len, size_t vocab_size, size_t batch_size, const MaskingOptions& options) {
+static void check_common(size_t seq_len, size_t vocab_size, size_t batch_size,
+                         const MaskingOptions& options) {
     if (seq_len <= kFramingTokens)
         throw std::invalid_argument("seq_len must be at least 3 ([CLS] + one token + [SEP]), got " +
                                     std::to_string(seq_len));
@@ -53,7 +58,11 @@ static void check_common(size_t seq_len, size_t vocab_size, size_t batch_size, c
 
 MlmSampler::MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_size, uint64_t seed,
                        MaskingOptions options)
-    : tokens_(std::move(tokens)), seq_len_(seq_len), vocab_size_(vocab_size), seed_(seed), options_(options) {
+    : tokens_(std::move(tokens)),
+      seq_len_(seq_len),
+      vocab_size_(vocab_size),
+      seed_(seed),
+      options_(options) {
     check_common(seq_len, vocab_size, 1, options);
     require_window_fits("", "train", tokens_.size(), seq_len, kFramingTokens);
 }
@@ -72,7 +81,8 @@ MlmBatch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
     if (batch_size == 0) throw std::invalid_argument("batch_size must be at least 1");
     Rng rng(mix_seed(seed_, index));
     const size_t T = seq_len_, n_starts = tokens_.size() - (T - kFramingTokens) + 1;
-    MlmBatch out{batch_size, T, std::vector<int>(batch_size * T), std::vector<int>(batch_size * T, kIgnoreLabel)};
+    MlmBatch out{batch_size, T, std::vector<int>(batch_size * T),
+                 std::vector<int>(batch_size * T, kIgnoreLabel)};
     std::vector<size_t> candidates;
     for (size_t row = 0; row < batch_size; ++row) {
         int* ids = out.input_ids.data() + row * T;
@@ -81,18 +91,19 @@ MlmBatch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
         candidates.clear();
         bool any_selected = false;
         for (size_t t = 0; t < T; ++t) {
-            if (Tokenizer::is_special(ids[t])) continue;   // [CLS] [SEP] [UNK] … are never selected
+            if (Tokenizer::is_special(ids[t])) continue;  // [CLS] [SEP] [UNK] … are never selected
             candidates.push_back(t);
             if (rng.uniform() >= options_.select_probability) continue;
             labels[t] = ids[t];
             any_selected = true;
         }
-        if (!any_selected && !candidates.empty()) {   // keep every row's loss defined
+        if (!any_selected && !candidates.empty()) {  // keep every row's loss defined
             const size_t t = candidates[rng.below(candidates.size())];
             labels[t] = ids[t];
         }
         for (size_t t = 0; t < T; ++t)
-            if (labels[t] != kIgnoreLabel) ids[t] = replacement_for(ids[t], rng.uniform(), vocab_size_, options_, rng);
+            if (labels[t] != kIgnoreLabel)
+                ids[t] = replacement_for(ids[t], rng.uniform(), vocab_size_, options_, rng);
     }
     return out;
 }
@@ -110,37 +121,41 @@ std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, si
     n_windows = std::min(n_windows, last_start + 1);
     if (n_windows == 1) return {0};
     for (size_t k = 0; k < n_windows; ++k)
-        starts.push_back(static_cast<size_t>(static_cast<unsigned long long>(k) * last_start / (n_windows - 1)));
+        starts.push_back(
+            static_cast<size_t>(static_cast<unsigned long long>(k) * last_start / (n_windows - 1)));
     return starts;
 }
 
 // For each token of the split: the id the model sees if it is selected, or −1 if not.
 // Drawn in order from one Rng(seed), so a position's decision does not depend on windows.
-static std::vector<int> per_position_masks(const std::vector<int>& tokens, size_t vocab_size, uint64_t seed,
-                                           const MaskingOptions& options) {
+static std::vector<int> per_position_masks(const std::vector<int>& tokens, size_t vocab_size,
+                                           uint64_t seed, const MaskingOptions& options) {
     Rng rng(seed);
     std::vector<int> shown(tokens.size(), -1);
     for (size_t p = 0; p < tokens.size(); ++p) {
-        const bool selected = rng.uniform() < options.select_probability;   // drawn for every position
+        const bool selected =
+            rng.uniform() < options.select_probability;  // drawn for every position
         if (selected && !Tokenizer::is_special(tokens[p]))
             shown[p] = replacement_for(tokens[p], rng.uniform(), vocab_size, options, rng);
     }
     return shown;
 }
 
-static std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens, const std::vector<size_t>& starts,
-                                                 size_t seq_len, size_t batch_size, const std::vector<int>& shown) {
+static std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens,
+                                                 const std::vector<size_t>& starts, size_t seq_len,
+                                                 size_t batch_size, const std::vector<int>& shown) {
     std::vector<MlmBatch> batches;
     const size_t T = seq_len;
     for (size_t first = 0; first < starts.size(); first += batch_size) {
         const size_t rows = std::min(batch_size, starts.size() - first);
-        MlmBatch batch{rows, T, std::vector<int>(rows * T), std::vector<int>(rows * T, kIgnoreLabel)};
+        MlmBatch batch{rows, T, std::vector<int>(rows * T),
+                       std::vector<int>(rows * T, kIgnoreLabel)};
         for (size_t row = 0; row < rows; ++row) {
             const size_t start = starts[first + row];
             int* ids = batch.input_ids.data() + row * T;
             int* labels = batch.labels.data() + row * T;
             frame_window(tokens, start, T, ids);
-            for (size_t t = 1; t + 1 < T; ++t) {   // text position t holds tokens[start + t − 1]
+            for (size_t t = 1; t + 1 < T; ++t) {  // text position t holds tokens[start + t − 1]
                 const int replacement = shown[start + t - 1];
                 if (replacement < 0) continue;
                 labels[t] = ids[t];
@@ -152,8 +167,9 @@ static std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens,
     return batches;
 }
 
-std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len, size_t n_windows,
-                                              size_t batch_size, size_t vocab_size, uint64_t seed,
+std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+                                              size_t n_windows, size_t batch_size,
+                                              size_t vocab_size, uint64_t seed,
                                               const MaskingOptions& options) {
     check_common(seq_len, vocab_size, batch_size, options);
     const auto starts = validation_window_starts(tokens.size(), seq_len, n_windows);
@@ -161,11 +177,13 @@ std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, si
                                per_position_masks(tokens, vocab_size, seed, options));
 }
 
-std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length, size_t batch_size,
-                                               size_t vocab_size, uint64_t seed, const MaskingOptions& options,
+std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
+                                               size_t batch_size, size_t vocab_size, uint64_t seed,
+                                               const MaskingOptions& options,
                                                size_t max_text_tokens) {
     check_common(length, vocab_size, batch_size, options);
-    const size_t used = max_text_tokens == 0 ? tokens.size() : std::min(tokens.size(), max_text_tokens);
+    const size_t used =
+        max_text_tokens == 0 ? tokens.size() : std::min(tokens.size(), max_text_tokens);
     require_window_fits("", "validation", used, length, kFramingTokens);
     const size_t content = length - kFramingTokens;
     std::vector<size_t> starts;

@@ -24,21 +24,21 @@
 namespace rf::data {
 
 constexpr int kIgnoreLabel = -100;
-constexpr size_t kFramingTokens = 2;   // [CLS] and [SEP] in every window
+constexpr size_t kFramingTokens = 2;  // [CLS] and [SEP] in every window
 
 struct MaskingOptions {
-    double select_probability = 0.15;   // share of non-special positions that get a label
-    double mask_share = 0.8;            // of those: replaced by [MASK]
-    double random_share = 0.1;          // of those: replaced by a random non-special token
-                                        // (the remaining 1 − mask − random stay unchanged)
-    void validate() const;              // throws std::invalid_argument naming the bad field
+    double select_probability = 0.15;  // share of non-special positions that get a label
+    double mask_share = 0.8;           // of those: replaced by [MASK]
+    double random_share = 0.1;         // of those: replaced by a random non-special token
+                                       // (the remaining 1 − mask − random stay unchanged)
+    void validate() const;             // throws std::invalid_argument naming the bad field
 };
 
 struct MlmBatch {
-    size_t batch = 0, seq_len = 0;   // B, T
-    std::vector<int> input_ids;      // [B, T] row-major, what the model embeds
-    std::vector<int> labels;         // [B, T] original id at selected positions, −100 elsewhere
-    size_t n_selected() const;       // positions with a label
+    size_t batch = 0, seq_len = 0;  // B, T
+    std::vector<int> input_ids;     // [B, T] row-major, what the model embeds
+    std::vector<int> labels;        // [B, T] original id at selected positions, −100 elsewhere
+    size_t n_selected() const;      // positions with a label
 };
 
 // Writes the window starting at text token `start` into out[0..seq_len): [CLS] … [SEP].
@@ -49,7 +49,7 @@ public:
     // tokens: the training split's ids. Throws if it cannot fill one window.
     MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_size, uint64_t seed,
                MaskingOptions options = {});
-    MlmBatch next(size_t batch_size);                          // batch_at(drawn++, …)
+    MlmBatch next(size_t batch_size);  // batch_at(drawn++, …)
     MlmBatch batch_at(uint64_t index, size_t batch_size) const;
     uint64_t batches_drawn() const { return drawn_; }
     void seek(uint64_t batches_drawn) { drawn_ = batches_drawn; }
@@ -69,16 +69,18 @@ std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, si
 
 // The fixed validation set: windows from validation_window_starts, grouped into batches of
 // batch_size rows (the last batch may be smaller), masks fixed by `seed`.
-std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len, size_t n_windows,
-                                              size_t batch_size, size_t vocab_size, uint64_t seed,
+std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+                                              size_t n_windows, size_t batch_size,
+                                              size_t vocab_size, uint64_t seed,
                                               const MaskingOptions& options = {});
 
 // For length extrapolation: the first max_text_tokens tokens of the split (0 = all) cut
 // into back-to-back windows of length L (the remainder shorter than L−2 is dropped). The
 // masks are the same per-position masks as make_validation_batches with the same seed, so
 // evaluations at different L score the same tokens with different amounts of context.
-std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length, size_t batch_size,
-                                               size_t vocab_size, uint64_t seed, const MaskingOptions& options = {},
+std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
+                                               size_t batch_size, size_t vocab_size, uint64_t seed,
+                                               const MaskingOptions& options = {},
                                                size_t max_text_tokens = 0);
 
 }  // namespace rf::data

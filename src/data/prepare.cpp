@@ -21,13 +21,12 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
     data::require_window_fits(config.path, "training", out.train_ids.size(), config.seq_len);
     data::require_window_fits(config.path, "validation", out.validation_ids.size(), config.seq_len);
     // The fixed validation windows of data.seq_len tokens, masks from kValidationSeed.
-    out.validation = data::make_validation_batches(out.validation_ids, config.seq_len,
-                                                   config.val_windows, batch_size,
-                                                   tokenizer->vocab_size(), kValidationSeed,
-                                                   data::masking_options(config));
+    out.validation = data::make_validation_batches(
+        out.validation_ids, config.seq_len, config.val_windows, batch_size, tokenizer->vocab_size(),
+        kValidationSeed, data::masking_options(config));
 
     // The floor any model should beat: predict every masked token from training frequencies.
-    std::vector<double> counts(tokenizer->vocab_size(), 1.0);   // add-one smoothing
+    std::vector<double> counts(tokenizer->vocab_size(), 1.0);  // add-one smoothing
     for (int id : out.train_ids) counts[size_t(id)] += 1.0;
     double total = 0;
     for (double c : counts) total += c;

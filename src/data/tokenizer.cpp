@@ -21,19 +21,22 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab) : vocab_(std::move(vocab)) 
                                     " tokens; it needs at least the 5 special tokens");
     for (int id = 0; id < kNumSpecialTokens; ++id)
         if (vocab_[id] != kSpecialTokens[id])
-            throw std::invalid_argument("tokenizer vocabulary id " + std::to_string(id) + " is '" + vocab_[id] +
-                                        "', expected " + kSpecialTokens[id]);
+            throw std::invalid_argument("tokenizer vocabulary id " + std::to_string(id) + " is '" +
+                                        vocab_[id] + "', expected " + kSpecialTokens[id]);
     for (size_t id = 0; id < vocab_.size(); ++id) {
-        if (vocab_[id].empty()) throw std::invalid_argument("tokenizer token " + std::to_string(id) + " is empty");
+        if (vocab_[id].empty())
+            throw std::invalid_argument("tokenizer token " + std::to_string(id) + " is empty");
         if (!index_.emplace(vocab_[id], static_cast<int>(id)).second)
-            throw std::invalid_argument("tokenizer token '" + vocab_[id] + "' appears twice in the vocabulary");
+            throw std::invalid_argument("tokenizer token '" + vocab_[id] +
+                                        "' appears twice in the vocabulary");
     }
 }
 
 const std::string& Tokenizer::token(int id) const {
     if (id < 0 || static_cast<size_t>(id) >= vocab_.size())
-        throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                std::to_string(vocab_.size()) + ")");
+        throw std::out_of_range("token id " + std::to_string(id) +
+                                " is outside the vocabulary [0, " + std::to_string(vocab_.size()) +
+                                ")");
     return vocab_[id];
 }
 
@@ -47,11 +50,16 @@ std::string Tokenizer::display_token(int id) const {
     if (is_special(id)) return text;
     std::string shown;
     for (const char c : text) {
-        if (c == ' ') shown += "\u2581";        // ▁
-        else if (c == '\n') shown += "\u21B5";  // ↵
-        else if (c == '\t') shown += "\u2192";  // →
-        else if (c == '\r') shown += "\\r";
-        else shown += c;
+        if (c == ' ')
+            shown += "\u2581";  // ▁
+        else if (c == '\n')
+            shown += "\u21B5";  // ↵
+        else if (c == '\t')
+            shown += "\u2192";  // →
+        else if (c == '\r')
+            shown += "\\r";
+        else
+            shown += c;
     }
     return shown;
 }
@@ -60,7 +68,9 @@ std::string Tokenizer::display_token(int id) const {
 static int special_literal_at(const std::string& text, size_t pos) {
     if (text[pos] != '[') return -1;
     for (int id = 0; id < kNumSpecialTokens; ++id)
-        if (text.compare(pos, std::char_traits<char>::length(kSpecialTokens[id]), kSpecialTokens[id]) == 0) return id;
+        if (text.compare(pos, std::char_traits<char>::length(kSpecialTokens[id]),
+                         kSpecialTokens[id]) == 0)
+            return id;
     return -1;
 }
 
@@ -112,13 +122,16 @@ enum class CharClass { Word, Space, OtherWhitespace, Punctuation };
 
 static CharClass classify(char32_t cp) {
     if (cp == ' ') return CharClass::Space;
-    if (cp == '\n' || cp == '\t' || cp == '\r' || cp == '\f' || cp == '\v') return CharClass::OtherWhitespace;
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9')) return CharClass::Word;
+    if (cp == '\n' || cp == '\t' || cp == '\r' || cp == '\f' || cp == '\v')
+        return CharClass::OtherWhitespace;
+    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9'))
+        return CharClass::Word;
     if (cp < 0x80) return CharClass::Punctuation;
     // non-ASCII: letters unless in a punctuation / symbol / space block we know of
-    const bool punctuation = (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 ||   // Latin-1 symbols
-                             (cp >= 0x2000 && cp <= 0x2BFF) ||                              // punctuation, arrows, …
-                             (cp >= 0x3000 && cp <= 0x303F) ||                              // CJK punctuation
+    const bool punctuation = (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 ||
+                             cp == 0xF7 ||                      // Latin-1 symbols
+                             (cp >= 0x2000 && cp <= 0x2BFF) ||  // punctuation, arrows, …
+                             (cp >= 0x3000 && cp <= 0x303F) ||  // CJK punctuation
                              (cp >= 0xFF00 && cp <= 0xFF0F) || cp == kReplacementChar;
     return punctuation ? CharClass::Punctuation : CharClass::Word;
 }
@@ -129,7 +142,7 @@ std::vector<std::string> pretokenize(const std::string& text) {
     while (pos < text.size()) {
         const size_t start = pos;
         CharClass cls = classify(decode_one_utf8(text, pos, length));
-        if (cls == CharClass::Space && pos + 1 < text.size()) {   // a space joins the piece after it
+        if (cls == CharClass::Space && pos + 1 < text.size()) {  // a space joins the piece after it
             size_t next_length = 0;
             const CharClass next = classify(decode_one_utf8(text, pos + 1, next_length));
             if (next == CharClass::Word || next == CharClass::Punctuation) {
@@ -139,7 +152,7 @@ std::vector<std::string> pretokenize(const std::string& text) {
             }
         }
         pos += length;
-        if (cls == CharClass::Word) {   // extend the run of word characters
+        if (cls == CharClass::Word) {  // extend the run of word characters
             while (pos < text.size()) {
                 const char32_t cp = decode_one_utf8(text, pos, length);
                 if (classify(cp) != CharClass::Word) break;
@@ -157,7 +170,8 @@ CharTokenizer::CharTokenizer(std::vector<std::string> vocab) : Tokenizer(std::mo
     for (size_t id = kNumSpecialTokens; id < vocab_.size(); ++id) {
         const auto cps = decode_utf8(vocab_[id]);
         if (cps.size() != 1)
-            throw std::invalid_argument("char tokenizer token '" + vocab_[id] + "' is not one character");
+            throw std::invalid_argument("char tokenizer token '" + vocab_[id] +
+                                        "' is not one character");
         char_ids_[cps[0]] = static_cast<int>(id);
     }
 }
@@ -179,10 +193,12 @@ std::vector<std::string> special_vocab() {
     return std::vector<std::string>(kSpecialTokens, kSpecialTokens + kNumSpecialTokens);
 }
 
-std::unique_ptr<CharTokenizer> CharTokenizer::train(const std::string& text, size_t max_vocab_size) {
+std::unique_ptr<CharTokenizer> CharTokenizer::train(const std::string& text,
+                                                    size_t max_vocab_size) {
     if (max_vocab_size <= kNumSpecialTokens)
-        throw std::invalid_argument("tokenizer.vocab_size must be greater than 5 (the special tokens), got " +
-                                    std::to_string(max_vocab_size));
+        throw std::invalid_argument(
+            "tokenizer.vocab_size must be greater than 5 (the special tokens), got " +
+            std::to_string(max_vocab_size));
     auto vocab = special_vocab();
     for (const char32_t cp : frequent_code_points(text, max_vocab_size - kNumSpecialTokens))
         vocab.push_back(encode_utf8(cp));
@@ -199,7 +215,8 @@ void CharTokenizer::encode_plain(const std::string& text, std::vector<int>& out)
 
 // ---- factory, save, load -------------------------------------------------------------------
 
-std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text, size_t vocab_size) {
+std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text,
+                                           size_t vocab_size) {
     if (kind == "char") return CharTokenizer::train(text, vocab_size);
     if (kind == "bpe") return BpeTokenizer::train(text, vocab_size);
     throw std::invalid_argument("tokenizer.kind must be \"char\" or \"bpe\", got \"" + kind + "\"");
@@ -208,7 +225,9 @@ std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::s
 void Tokenizer::save(const std::string& path) const {
     using nlohmann::json;
     std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write tokenizer file '" + path + "'; check the directory exists");
+    if (!out)
+        throw std::runtime_error("cannot write tokenizer file '" + path +
+                                 "'; check the directory exists");
     // valid JSON written by hand with one token / merge per line, so the file reads well
     out << "{\n  \"format\": \"roformer-cpp tokenizer\",\n  \"version\": 1,\n  \"type\": "
         << json(kind()).dump() << ",\n  \"special_tokens\": " << json(special_vocab()).dump()

@@ -32,12 +32,13 @@ namespace rf::data {
 
 constexpr int kPadId = 0, kUnkId = 1, kClsId = 2, kSepId = 3, kMaskId = 4;
 constexpr int kNumSpecialTokens = 5;
-inline const char* const kSpecialTokens[kNumSpecialTokens] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+inline const char* const kSpecialTokens[kNumSpecialTokens] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]",
+                                                              "[MASK]"};
 
 class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
-    virtual std::string kind() const = 0;   // "char" or "bpe"
+    virtual std::string kind() const = 0;  // "char" or "bpe"
 
     // Ids of `text`, no framing added; special-token literals become their ids.
     std::vector<int> encode(const std::string& text) const;
@@ -49,16 +50,16 @@ public:
 
     size_t vocab_size() const { return vocab_.size(); }
     const std::vector<std::string>& vocab() const { return vocab_; }
-    const std::string& token(int id) const;          // throws std::out_of_range for a bad id
-    int id_of(const std::string& token) const;       // -1 when not in the vocabulary
-    std::string display_token(int id) const;         // printable: ' ' → '▁', '\n' → '↵', '\t' → '→'
+    const std::string& token(int id) const;     // throws std::out_of_range for a bad id
+    int id_of(const std::string& token) const;  // -1 when not in the vocabulary
+    std::string display_token(int id) const;  // printable: ' ' → '▁', '\n' → '↵', '\t' → '→'
     static bool is_special(int id) { return id >= 0 && id < kNumSpecialTokens; }
 
     // One JSON file: {"type", "special_tokens", "vocab": [token by id], "merges": [[a, b], ...]}.
     void save(const std::string& path) const;
 
 protected:
-    explicit Tokenizer(std::vector<std::string> vocab);   // checks specials at 0..4, no duplicates
+    explicit Tokenizer(std::vector<std::string> vocab);  // checks specials at 0..4, no duplicates
     virtual void encode_plain(const std::string& text, std::vector<int>& out) const = 0;
     virtual bool special_absorbs_space() const = 0;
     virtual std::vector<std::pair<std::string, std::string>> merge_list() const { return {}; }
@@ -85,7 +86,8 @@ class BpeTokenizer final : public Tokenizer {
 public:
     // vocab: specials, then any tokens; every multi-character token must be the result of a
     // merge in `merges` (rank order), each merge's parts and result must be in vocab.
-    BpeTokenizer(std::vector<std::string> vocab, std::vector<std::pair<std::string, std::string>> merges);
+    BpeTokenizer(std::vector<std::string> vocab,
+                 std::vector<std::pair<std::string, std::string>> merges);
     // Learns merges on `text` until the vocabulary has vocab_size tokens (or no pair occurs
     // twice). Throws std::invalid_argument if vocab_size < 5 + 1.
     static std::unique_ptr<BpeTokenizer> train(const std::string& text, size_t vocab_size);
@@ -93,16 +95,18 @@ public:
     size_t n_merges() const { return merges_.size(); }
 
 private:
-    struct Merge { int left, right, result; };
+    struct Merge {
+        int left, right, result;
+    };
     void encode_plain(const std::string& text, std::vector<int>& out) const override;
     bool special_absorbs_space() const override { return true; }
     std::vector<std::pair<std::string, std::string>> merge_list() const override;
     std::vector<int> encode_piece(const std::string& piece) const;
 
     std::unordered_map<char32_t, int> char_ids_;
-    std::vector<Merge> merges_;                                     // rank order
-    std::unordered_map<uint64_t, int> merge_rank_;                  // (left, right) → rank
-    mutable std::unordered_map<std::string, std::vector<int>> cache_;   // piece → ids
+    std::vector<Merge> merges_;                                        // rank order
+    std::unordered_map<uint64_t, int> merge_rank_;                     // (left, right) → rank
+    mutable std::unordered_map<std::string, std::vector<int>> cache_;  // piece → ids
     mutable std::mutex cache_mutex_;
 };
 
@@ -120,7 +124,8 @@ std::vector<std::string> special_vocab();
 std::vector<char32_t> frequent_code_points(const std::string& text, size_t limit);
 
 // kind "char" or "bpe"; vocab_size is the target size for BPE and an upper bound for char.
-std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text, size_t vocab_size);
+std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text,
+                                           size_t vocab_size);
 
 // Reads a file written by Tokenizer::save; one-line errors name the file and the problem.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);

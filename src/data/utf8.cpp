@@ -2,8 +2,8 @@
 //
 // Valid sequences (RFC 3629):  1 byte  0xxxxxxx                       U+0000..U+007F
 //                              2 bytes 110xxxxx 10xxxxxx              U+0080..U+07FF
-//                              3 bytes 1110xxxx 10xxxxxx 10xxxxxx     U+0800..U+FFFF (no surrogates)
-//                              4 bytes 11110xxx 10xxxxxx ×3           U+10000..U+10FFFF
+//                              3 bytes 1110xxxx 10xxxxxx 10xxxxxx     U+0800..U+FFFF (no
+//                              surrogates) 4 bytes 11110xxx 10xxxxxx ×3           U+10000..U+10FFFF
 #include "data/utf8.hpp"
 
 namespace rf::data {
@@ -15,18 +15,29 @@ char32_t decode_one_utf8(const std::string& text, size_t pos, size_t& length) {
     if (lead < 0x80) return lead;
     size_t n_continuation;
     char32_t code_point;
-    char32_t smallest;   // shortest-form check: overlong encodings are invalid
-    if ((lead & 0xE0) == 0xC0)      { n_continuation = 1; code_point = lead & 0x1F; smallest = 0x80; }
-    else if ((lead & 0xF0) == 0xE0) { n_continuation = 2; code_point = lead & 0x0F; smallest = 0x800; }
-    else if ((lead & 0xF8) == 0xF0) { n_continuation = 3; code_point = lead & 0x07; smallest = 0x10000; }
-    else return kReplacementChar;   // stray continuation byte or 0xF8..0xFF
-    if (pos + n_continuation >= text.size()) return kReplacementChar;   // truncated at the end
+    char32_t smallest;  // shortest-form check: overlong encodings are invalid
+    if ((lead & 0xE0) == 0xC0) {
+        n_continuation = 1;
+        code_point = lead & 0x1F;
+        smallest = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+        n_continuation = 2;
+        code_point = lead & 0x0F;
+        smallest = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+        n_continuation = 3;
+        code_point = lead & 0x07;
+        smallest = 0x10000;
+    } else
+        return kReplacementChar;  // stray continuation byte or 0xF8..0xFF
+    if (pos + n_continuation >= text.size()) return kReplacementChar;  // truncated at the end
     for (size_t k = 1; k <= n_continuation; ++k) {
         const unsigned char next = byte(pos + k);
         if ((next & 0xC0) != 0x80) return kReplacementChar;
         code_point = (code_point << 6) | (next & 0x3F);
     }
-    if (code_point < smallest || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF))
+    if (code_point < smallest || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF))
         return kReplacementChar;
     length = n_continuation + 1;
     return code_point;

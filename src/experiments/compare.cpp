@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string>& comparison_schemes() {
     static const std::vector<std::string> names = {"rope_interleaved", "rope_half", "sinusoidal",
-                                                   "learned", "none", "alibi"};
+                                                   "learned",          "none",      "alibi"};
     return names;
 }
 
@@ -39,8 +39,10 @@ static std::string joined(const std::vector<std::string>& names) {
 void apply_comparison_scheme(Config& config, const std::string& scheme) {
     if (scheme == "rope_interleaved" || scheme == "rope_half") {
         apply_override(config, "position.scheme=rope");
-        apply_override(config, std::string("position.pairing=") + (scheme == "rope_half" ? "half" : "interleaved"));
-    } else if (scheme == "sinusoidal" || scheme == "learned" || scheme == "none" || scheme == "alibi") {
+        apply_override(config, std::string("position.pairing=") +
+                                   (scheme == "rope_half" ? "half" : "interleaved"));
+    } else if (scheme == "sinusoidal" || scheme == "learned" || scheme == "none" ||
+               scheme == "alibi") {
         apply_override(config, "position.scheme=" + scheme);
     } else {
         throw std::invalid_argument("unknown scheme '" + scheme + "' for compare; choose from " +
@@ -49,16 +51,20 @@ void apply_comparison_scheme(Config& config, const std::string& scheme) {
 }
 
 // ---- the preset ---------------------------------------------------------------------------
-static std::string line_of(const toml::node& node) { return std::to_string(node.source().begin.line); }
+static std::string line_of(const toml::node& node) {
+    return std::to_string(node.source().begin.line);
+}
 
 // Reads the [compare] table into `settings`; errors name the file and line.
-static void read_compare_table(const toml::table& table, const std::string& path, CompareSettings& settings) {
+static void read_compare_table(const toml::table& table, const std::string& path,
+                               CompareSettings& settings) {
     for (auto&& [key_name, node] : table) {
         const std::string key(key_name.str());
         const std::string at = " in " + path + " (line " + line_of(node) + ")";
         if (key == "schemes") {
             const toml::array* list = node.as_array();
-            if (!list) throw std::invalid_argument("compare.schemes must be an array of names" + at);
+            if (!list)
+                throw std::invalid_argument("compare.schemes must be an array of names" + at);
             settings.schemes.clear();
             for (const toml::node& item : *list) {
                 if (!item.is_string())
@@ -67,14 +73,17 @@ static void read_compare_table(const toml::table& table, const std::string& path
             }
         } else if (key == "seeds") {
             const toml::value<int64_t>* v = node.as_integer();
-            if (!v || v->get() < 1) throw std::invalid_argument("compare.seeds must be an integer ≥ 1" + at);
+            if (!v || v->get() < 1)
+                throw std::invalid_argument("compare.seeds must be an integer ≥ 1" + at);
             settings.seeds = size_t(v->get());
         } else if (key == "jobs") {
             const toml::value<int64_t>* v = node.as_integer();
-            if (!v || v->get() < 1) throw std::invalid_argument("compare.jobs must be an integer ≥ 1" + at);
+            if (!v || v->get() < 1)
+                throw std::invalid_argument("compare.jobs must be an integer ≥ 1" + at);
             settings.jobs = size_t(v->get());
         } else if (key == "loss_threshold") {
-            if (!node.is_number()) throw std::invalid_argument("compare.loss_threshold must be a number" + at);
+            if (!node.is_number())
+                throw std::invalid_argument("compare.loss_threshold must be a number" + at);
             settings.loss_threshold = node.value<double>().value_or(0.0);
         } else {
             throw std::invalid_argument("unknown key 'compare." + key + "'" + at +
@@ -104,7 +113,7 @@ ComparePreset load_compare_preset(const std::optional<std::string>& path,
                 throw std::invalid_argument("'compare' must be a table [compare] in " + *path);
             read_compare_table(*compare->as_table(), *path, preset.settings);
         }
-        apply_toml_file(preset.base, *path, {"compare"});   // every other table: the run config
+        apply_toml_file(preset.base, *path, {"compare"});  // every other table: the run config
     }
     for (const std::string& assignment : overrides) apply_override(preset.base, assignment);
     validate(preset.base);
@@ -131,10 +140,12 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
     if (!fs::exists(dir) || fs::is_empty(dir)) return RunState::fresh;
     const std::string config_path = run_file(dir, "config.toml");
     if (!fs::exists(config_path))
-        throw std::runtime_error("'" + dir + "' exists but is not a run directory (no config.toml); "
+        throw std::runtime_error("'" + dir +
+                                 "' exists but is not a run directory (no config.toml); "
                                  "move it away or pick another --out");
     if (load_config(config_path) != config)
-        throw std::runtime_error("'" + dir + "' holds a run of a different config (the preset or --set "
+        throw std::runtime_error("'" + dir +
+                                 "' holds a run of a different config (the preset or --set "
                                  "changed since); pick another --out or delete that directory");
     const std::string model = run_file(dir, "model.safetensors");
     if (fs::exists(model)) {
@@ -151,13 +162,15 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
 }
 
 static void check_settings(const CompareSettings& settings) {
-    if (settings.schemes.empty()) throw std::invalid_argument("compare: no schemes given (--schemes a,b,...)");
+    if (settings.schemes.empty())
+        throw std::invalid_argument("compare: no schemes given (--schemes a,b,...)");
     if (settings.seeds == 0) throw std::invalid_argument("compare: --seeds must be ≥ 1");
     std::set<std::string> seen;
     for (const std::string& s : settings.schemes) {
         Config scratch;
-        apply_comparison_scheme(scratch, s);   // throws on unknown names
-        if (!seen.insert(s).second) throw std::invalid_argument("compare: scheme '" + s + "' listed twice");
+        apply_comparison_scheme(scratch, s);  // throws on unknown names
+        if (!seen.insert(s).second)
+            throw std::invalid_argument("compare: scheme '" + s + "' listed twice");
     }
 }
 
@@ -165,17 +178,18 @@ static std::string summary_header(const ComparePreset& preset, const CompareOpti
     const Config& c = preset.base;
     std::ostringstream md;
     md << "# Position-scheme comparison\n\n"
-       << "Written by `roformer compare` into `" << options.out_dir << "`: " << preset.settings.schemes.size()
-       << " schemes × " << preset.settings.seeds << " seeds (train.seed = 1…" << preset.settings.seeds
-       << "). Model: hidden " << c.model.hidden << ", layers " << c.model.num_layers << ", "
-       << c.model.num_heads << " heads, ffn " << c.model.ffn << "; data: " << c.data.path << ", "
-       << (c.data.tokenizer == "char" ? std::string("characters")
-                                      : c.data.tokenizer + " vocab " + std::to_string(c.data.vocab_size))
-       << ", seq_len " << c.data.seq_len
-       << "; training: " << c.train.steps << " steps of " << c.train.batch_size << " windows, lr "
-       << c.train.lr << " (" << c.train.schedule << ", warmup " << c.train.warmup_steps
-       << "), validation every " << c.train.eval_every << " steps on " << c.data.val_windows
-       << " fixed windows.\n\n"
+       << "Written by `roformer compare` into `" << options.out_dir
+       << "`: " << preset.settings.schemes.size() << " schemes × " << preset.settings.seeds
+       << " seeds (train.seed = 1…" << preset.settings.seeds << "). Model: hidden "
+       << c.model.hidden << ", layers " << c.model.num_layers << ", " << c.model.num_heads
+       << " heads, ffn " << c.model.ffn << "; data: " << c.data.path << ", "
+       << (c.data.tokenizer == "char"
+               ? std::string("characters")
+               : c.data.tokenizer + " vocab " + std::to_string(c.data.vocab_size))
+       << ", seq_len " << c.data.seq_len << "; training: " << c.train.steps << " steps of "
+       << c.train.batch_size << " windows, lr " << c.train.lr << " (" << c.train.schedule
+       << ", warmup " << c.train.warmup_steps << "), validation every " << c.train.eval_every
+       << " steps on " << c.data.val_windows << " fixed windows.\n\n"
        << "Runs of one seed share the tokenizer, training windows, masks, batch order, validation "
           "set and initial weights (learned's extra table comes from its own generator); only the "
           "position scheme differs.\n\n";
@@ -203,8 +217,8 @@ static void train_planned(const PlannedRun& run, std::ostream& log) {
 // and OpenBLAS state), so parallel runs share nothing. `done(run, seconds)` is called in the
 // parent as each one finishes. The parent itself never trains (no OpenMP threads to inherit).
 template <class Done>
-static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs, std::ostream& log,
-                               Done done) {
+static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs,
+                               std::ostream& log, Done done) {
     std::map<pid_t, std::pair<const PlannedRun*, std::chrono::steady_clock::time_point>> active;
     std::vector<std::string> failed;
     size_t next = 0;
@@ -215,7 +229,7 @@ static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_
             std::fflush(nullptr);
             const pid_t pid = fork();
             if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
-            if (pid == 0) {   // the child: train, report an error on stderr, never return
+            if (pid == 0) {  // the child: train, report an error on stderr, never return
                 int status = 0;
                 try {
                     std::ostringstream quiet;
@@ -237,20 +251,24 @@ static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_
         const auto [run, started] = it->second;
         active.erase(it);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            done(*run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+            done(*run,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         else
             failed.push_back(run->dir);
     }
     if (!failed.empty())
-        throw std::runtime_error("compare: " + std::to_string(failed.size()) + " run(s) failed, first " + failed[0] +
-                                 " (its error is printed above); fix it and run the same command again to continue");
+        throw std::runtime_error(
+            "compare: " + std::to_string(failed.size()) + " run(s) failed, first " + failed[0] +
+            " (its error is printed above); fix it and run the same command again to continue");
 }
 
-CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options, std::ostream& log) {
+CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
+                          std::ostream& log) {
     const CompareSettings& settings = preset.settings;
     check_settings(settings);
     // Every config first, so a bad combination fails before hours of training.
-    for (const std::string& scheme : settings.schemes) comparison_run_config(preset.base, scheme, 1);
+    for (const std::string& scheme : settings.schemes)
+        comparison_run_config(preset.base, scheme, 1);
     fs::create_directories(options.out_dir);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
@@ -268,10 +286,12 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     char line[256];
     auto print = [&](const PlannedRun& run, const std::string& how) {
         const std::vector<CurvePoint> curve = read_run_curve(run.dir);
-        if (curve.empty()) throw std::runtime_error(run_file(run.dir, "metrics.csv") + " has no validation rows");
-        std::snprintf(line, sizeof line, "[%zu/%zu] %-16s seed %zu: val loss %.4f, accuracy %.4f (%s)\n", ++finished,
-                      plan.size(), run.scheme.c_str(), run.seed, curve.back().val_loss, curve.back().val_accuracy,
-                      how.c_str());
+        if (curve.empty())
+            throw std::runtime_error(run_file(run.dir, "metrics.csv") + " has no validation rows");
+        std::snprintf(line, sizeof line,
+                      "[%zu/%zu] %-16s seed %zu: val loss %.4f, accuracy %.4f (%s)\n", ++finished,
+                      plan.size(), run.scheme.c_str(), run.seed, curve.back().val_loss,
+                      curve.back().val_accuracy, how.c_str());
         log << line << std::flush;
     };
     std::vector<const PlannedRun*> todo;
@@ -286,14 +306,16 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     }
     auto done = [&](const PlannedRun& run, double seconds) {
         char how[64];
-        std::snprintf(how, sizeof how, "%.1f s%s", seconds, run.state == RunState::resume ? ", resumed" : "");
+        std::snprintf(how, sizeof how, "%.1f s%s", seconds,
+                      run.state == RunState::resume ? ", resumed" : "");
         print(run, how);
     };
     if (settings.jobs <= 1) {
         for (const PlannedRun* run : todo) {
             const auto started = std::chrono::steady_clock::now();
             train_planned(*run, log);
-            done(*run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+            done(*run,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         }
     } else {
         train_in_processes(todo, settings.jobs, log, done);
@@ -301,16 +323,20 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
 
     std::vector<CurveRow> rows;
     for (const PlannedRun& run : plan)
-        for (const CurvePoint& p : read_run_curve(run.dir)) rows.push_back({run.scheme, run.seed, p});
+        for (const CurvePoint& p : read_run_curve(run.dir))
+            rows.push_back({run.scheme, run.seed, p});
     const std::string out = options.out_dir;
     write_curves_csv((fs::path(out) / "curves.csv").string(), rows);
     report.summary = summarize_curves(rows, settings.schemes, settings.loss_threshold);
     // An extrapolation part from `roformer extrapolate` stays valid when nothing was retrained.
     const bool retrained = report.trained > 0 || report.resumed > 0;
-    write_summary(out, summary_header(preset, options) + "## Final validation loss and convergence\n\n" +
-                           summary_markdown(report.summary) + "\n![validation loss curves](curves.png)\n",
+    write_summary(out,
+                  summary_header(preset, options) + "## Final validation loss and convergence\n\n" +
+                      summary_markdown(report.summary) +
+                      "\n![validation loss curves](curves.png)\n",
                   retrained ? std::optional<std::string>("") : std::nullopt);
-    if (options.plot) report.plotted = run_plot_script(find_plot_script(options.plot_script), out, "curves", log);
+    if (options.plot)
+        report.plotted = run_plot_script(find_plot_script(options.plot_script), out, "curves", log);
     return report;
 }
 

@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/curves.hpp"
 #include "experiments/report.hpp"
-#include "config/config.hpp"
 
 namespace rf {
 
@@ -49,11 +49,11 @@ struct CompareSettings {
     std::vector<std::string> schemes = comparison_schemes();
     size_t seeds = 3;
     size_t jobs = 1;
-    double loss_threshold = 0;   // ≤ 0: automatic (see summarize_curves)
+    double loss_threshold = 0;  // ≤ 0: automatic (see summarize_curves)
 };
 
 struct ComparePreset {
-    Config base;                 // the preset's config (train.seed and position.* overwritten per run)
+    Config base;  // the preset's config (train.seed and position.* overwritten per run)
     CompareSettings settings;
 };
 
@@ -70,19 +70,20 @@ std::string comparison_run_dir(const std::string& out_dir, const std::string& sc
 
 struct CompareOptions {
     std::string out_dir = "runs/compare";
-    bool plot = true;            // run scripts/plot_curves.py at the end
-    std::string plot_script;     // empty: search (see find_plot_script)
+    bool plot = true;         // run scripts/plot_curves.py at the end
+    std::string plot_script;  // empty: search (see find_plot_script)
 };
 
 struct CompareReport {
-    size_t trained = 0;          // started from scratch
-    size_t resumed = 0;          // continued from a checkpoint
-    size_t skipped = 0;          // already finished
+    size_t trained = 0;  // started from scratch
+    size_t resumed = 0;  // continued from a checkpoint
+    size_t skipped = 0;  // already finished
     ComparisonSummary summary;
-    bool plotted = false;        // curves.png was written
+    bool plotted = false;  // curves.png was written
 };
 
 // Trains what is missing, writes curves.csv and summary.md, plots. One line per run to `log`.
-CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options, std::ostream& log);
+CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
+                          std::ostream& log);
 
 }  // namespace rf

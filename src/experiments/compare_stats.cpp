@@ -21,7 +21,7 @@ namespace rf {
 static double beta_continued_fraction(double a, double b, double x) {
     const double tiny = 1e-300, eps = 1e-15;
     auto guard = [&](double v) { return std::abs(v) < tiny ? tiny : v; };
-    double f = 1.0, c = 1.0, d = 0.0;   // f = b₀ = 1
+    double f = 1.0, c = 1.0, d = 0.0;  // f = b₀ = 1
     for (int j = 1; j <= 2000; ++j) {
         const int m = j / 2;
         const double dj = (j % 2 == 1)
@@ -32,8 +32,9 @@ static double beta_continued_fraction(double a, double b, double x) {
         f *= c * d;
         if (std::abs(c * d - 1.0) < eps) return f;
     }
-    throw std::runtime_error("regularized_incomplete_beta: no convergence for a=" + std::to_string(a) +
-                             " b=" + std::to_string(b) + " x=" + std::to_string(x));
+    throw std::runtime_error(
+        "regularized_incomplete_beta: no convergence for a=" + std::to_string(a) +
+        " b=" + std::to_string(b) + " x=" + std::to_string(x));
 }
 
 double regularized_incomplete_beta(double a, double b, double x) {
@@ -45,13 +46,14 @@ double regularized_incomplete_beta(double a, double b, double x) {
                                     std::to_string(x));
     if (x == 0 || x == 1) return x;
     if (x > (a + 1) / (a + b + 2)) return 1.0 - regularized_incomplete_beta(b, a, 1.0 - x);
-    const double log_front = a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) -
-                             std::lgamma(a) - std::lgamma(b);
+    const double log_front =
+        a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
     return std::exp(log_front) / a / beta_continued_fraction(a, b, x);
 }
 
 double student_t_cdf(double t, double df) {
-    if (!(df > 0)) throw std::invalid_argument("student_t_cdf: df must be > 0, got " + std::to_string(df));
+    if (!(df > 0))
+        throw std::invalid_argument("student_t_cdf: df must be > 0, got " + std::to_string(df));
     if (std::isnan(t)) return t;
     if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
     // P(|T| > |t|) = I_{ν/(ν+t²)}(ν/2, ½)
@@ -88,7 +90,7 @@ PairedTTest paired_t_test(const std::vector<double>& a, const std::vector<double
         return r;
     }
     const double se = m.std / std::sqrt(double(r.pairs));
-    if (se == 0) {   // identical differences: no noise to compare with
+    if (se == 0) {  // identical differences: no noise to compare with
         r.t = m.mean == 0 ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), m.mean);
         r.p = m.mean == 0 ? 1.0 : 0.0;
         return r;
@@ -198,15 +200,19 @@ static std::string plus_minus(const char* pattern, double mean, double std) {
 std::string summary_markdown(const ComparisonSummary& summary) {
     std::ostringstream md;
     md << "Validation MLM loss (nats) on the fixed validation set at the final step; mean ± sample "
-          "std over seeds. Steps to " << format_printf("%.3f", summary.threshold) << " nats: the first "
+          "std over seeds. Steps to "
+       << format_printf("%.3f", summary.threshold)
+       << " nats: the first "
           "validation point at or below it, interpolated linearly with the point before ("
        << (summary.threshold_automatic
                ? "threshold chosen automatically: the worst position scheme's mean final loss + 0.1"
                : "threshold fixed by the preset")
-       << "). Versus " << summary.reference << ": paired t-test on the final loss across seeds "
+       << "). Versus " << summary.reference
+       << ": paired t-test on the final loss across seeds "
           "(two-sided p, ν = seeds − 1).\n\n";
-    md << "| scheme | seeds | final val loss | final accuracy | steps to " << format_printf("%.3f", summary.threshold)
-       << " | Δ loss vs " << summary.reference << " | t | p |\n";
+    md << "| scheme | seeds | final val loss | final accuracy | steps to "
+       << format_printf("%.3f", summary.threshold) << " | Δ loss vs " << summary.reference
+       << " | t | p |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
     for (const SchemeSummary& s : summary.schemes) {
         md << "| " << s.scheme << " | " << s.seeds.size() << " | ";
@@ -220,9 +226,9 @@ std::string summary_markdown(const ComparisonSummary& summary) {
             md << "not reached";
         else
             md << plus_minus("%.0f", s.steps.mean, s.steps.std)
-               << (s.reached < s.seeds.size()
-                       ? " (" + std::to_string(s.reached) + "/" + std::to_string(s.seeds.size()) + " seeds)"
-                       : "");
+               << (s.reached < s.seeds.size() ? " (" + std::to_string(s.reached) + "/" +
+                                                    std::to_string(s.seeds.size()) + " seeds)"
+                                              : "");
         md << " | ";
         if (s.scheme == summary.reference)
             md << "— | — | —";
@@ -230,15 +236,17 @@ std::string summary_markdown(const ComparisonSummary& summary) {
             md << "needs ≥ 2 paired seeds | | ";
         else
             md << format_printf("%+.4f", s.versus_reference.mean_difference) << " | "
-               << format_printf("%.2f", s.versus_reference.t) << " | " << format_printf("%.3g", s.versus_reference.p);
+               << format_printf("%.2f", s.versus_reference.t) << " | "
+               << format_printf("%.3g", s.versus_reference.p);
         md << " |\n";
     }
     if (summary.has_pairing_check) {
         const PairedTTest& c = summary.pairing_check;
         md << "\nRoPE pairings (the same model up to a permutation of q/k dimensions, so any difference "
               "must be seed noise): rope_interleaved − rope_half = "
-           << format_printf("%+.4f", c.mean_difference) << " nats, t = " << format_printf("%.2f", c.t) << ", p = "
-           << format_printf("%.3g", c.p) << " over " << c.pairs << " seeds.\n";
+           << format_printf("%+.4f", c.mean_difference)
+           << " nats, t = " << format_printf("%.2f", c.t) << ", p = " << format_printf("%.3g", c.p)
+           << " over " << c.pairs << " seeds.\n";
     }
     return md.str();
 }

@@ -21,7 +21,7 @@ double regularized_incomplete_beta(double a, double b, double x);
 double student_t_cdf(double t, double df);
 
 struct MeanStd {
-    double mean = 0, std = 0;   // std: sample standard deviation (n − 1); 0 for n < 2
+    double mean = 0, std = 0;  // std: sample standard deviation (n − 1); 0 for n < 2
     size_t n = 0;
 };
 MeanStd mean_std(const std::vector<double>& values);
@@ -55,21 +55,21 @@ double steps_to_threshold(const std::vector<CurvePoint>& curve, double threshold
 // Per scheme, over seeds. Schemes appear in the order of `schemes`.
 struct SchemeSummary {
     std::string scheme;
-    std::vector<size_t> seeds;             // ascending
-    std::vector<double> final_val_loss;    // per seed: val_loss at the last step
+    std::vector<size_t> seeds;           // ascending
+    std::vector<double> final_val_loss;  // per seed: val_loss at the last step
     std::vector<double> final_accuracy;
-    std::vector<double> threshold_steps;   // per seed; negative = never reached
+    std::vector<double> threshold_steps;  // per seed; negative = never reached
     size_t final_step = 0;
-    MeanStd final_loss, accuracy, steps;   // steps: over the seeds that reached the threshold
-    size_t reached = 0;                    // seeds that reached the threshold
-    bool has_reference = false;            // a paired test against the reference was possible
-    PairedTTest versus_reference;          // final val loss: this scheme − reference
+    MeanStd final_loss, accuracy, steps;  // steps: over the seeds that reached the threshold
+    size_t reached = 0;                   // seeds that reached the threshold
+    bool has_reference = false;           // a paired test against the reference was possible
+    PairedTTest versus_reference;         // final val loss: this scheme − reference
 };
 
 struct ComparisonSummary {
     double threshold = 0;
     bool threshold_automatic = false;
-    std::string reference;                 // the scheme every other is tested against
+    std::string reference;  // the scheme every other is tested against
     std::vector<SchemeSummary> schemes;
     // rope_interleaved − rope_half, paired by seed (both present with ≥ 2 common seeds): the
     // two pairings are the same model up to a permutation, so this must be noise.

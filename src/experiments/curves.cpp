@@ -23,27 +23,32 @@ static std::vector<std::string> split_csv_line(const std::string& line) {
     return cells;
 }
 
-static size_t column(const std::vector<std::string>& header, const std::string& name, const std::string& path) {
+static size_t column(const std::vector<std::string>& header, const std::string& name,
+                     const std::string& path) {
     for (size_t i = 0; i < header.size(); ++i)
         if (header[i] == name) return i;
-    throw std::runtime_error(path + " has no column '" + name + "'; is it a roformer metrics/curves file?");
+    throw std::runtime_error(path + " has no column '" + name +
+                             "'; is it a roformer metrics/curves file?");
 }
 
 std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
     const std::string path = run_file(run_dir, "metrics.csv");
     std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path + "; is '" + run_dir + "' a run directory?");
+    if (!in)
+        throw std::runtime_error("cannot read " + path + "; is '" + run_dir + "' a run directory?");
     std::string line;
     std::getline(in, line);
     const auto header = split_csv_line(line);
-    const size_t c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
-                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
+    const size_t c_step = column(header, "step", path),
+                 c_train = column(header, "train_loss", path),
+                 c_val = column(header, "val_loss", path),
+                 c_acc = column(header, "val_accuracy", path);
     std::vector<CurvePoint> curve;
     while (std::getline(in, line)) {
         const auto cells = split_csv_line(line);
         if (cells.size() <= c_acc || cells[c_val].empty()) continue;
-        curve.push_back({std::stoull(cells[c_step]), std::stod(cells[c_train]), std::stod(cells[c_val]),
-                         std::stod(cells[c_acc])});
+        curve.push_back({std::stoull(cells[c_step]), std::stod(cells[c_train]),
+                         std::stod(cells[c_val]), std::stod(cells[c_acc])});
     }
     return curve;
 }
@@ -54,8 +59,9 @@ void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows
     out << "scheme,seed,step,train_loss,val_loss,val_accuracy\n";
     char buffer[160];
     for (const CurveRow& r : rows) {
-        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(), r.seed,
-                      r.point.step, r.point.train_loss, r.point.val_loss, r.point.val_accuracy);
+        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(),
+                      r.seed, r.point.step, r.point.train_loss, r.point.val_loss,
+                      r.point.val_accuracy);
         out << buffer;
     }
 }
@@ -67,15 +73,19 @@ std::vector<CurveRow> read_curves_csv(const std::string& path) {
     std::getline(in, line);
     const auto header = split_csv_line(line);
     const size_t c_scheme = column(header, "scheme", path), c_seed = column(header, "seed", path),
-                 c_step = column(header, "step", path), c_train = column(header, "train_loss", path),
-                 c_val = column(header, "val_loss", path), c_acc = column(header, "val_accuracy", path);
+                 c_step = column(header, "step", path),
+                 c_train = column(header, "train_loss", path),
+                 c_val = column(header, "val_loss", path),
+                 c_acc = column(header, "val_accuracy", path);
     std::vector<CurveRow> rows;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         const auto c = split_csv_line(line);
         if (c.size() < header.size()) throw std::runtime_error(path + ": short row '" + line + "'");
-        rows.push_back({c[c_scheme], std::stoull(c[c_seed]),
-                        {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]), std::stod(c[c_acc])}});
+        rows.push_back({c[c_scheme],
+                        std::stoull(c[c_seed]),
+                        {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]),
+                         std::stod(c[c_acc])}});
     }
     return rows;
 }

@@ -12,11 +12,11 @@
 
 #include "data/corpus.hpp"
 #include "data/mlm.hpp"
-#include "train/checkpoint.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
 #include "tensor/format.hpp"
+#include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "train/threads.hpp"
 #include "train/trainer.hpp"
@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
     if (!fs::is_directory(runs_dir))
-        throw std::runtime_error("'" + runs_dir + "' is not a directory; pass the --out of `roformer compare`");
+        throw std::runtime_error("'" + runs_dir +
+                                 "' is not a directory; pass the --out of `roformer compare`");
     std::vector<std::string> schemes;
     for (const fs::directory_entry& e : fs::directory_iterator(runs_dir))
         if (e.is_directory()) schemes.push_back(e.path().filename().string());
@@ -49,12 +50,14 @@ std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
             if (!fs::exists(e.path() / "model.safetensors")) continue;
             seeds.push_back({scheme, size_t(std::stoull(name.substr(4))), e.path().string()});
         }
-        std::sort(seeds.begin(), seeds.end(), [](const FoundRun& a, const FoundRun& b) { return a.seed < b.seed; });
+        std::sort(seeds.begin(), seeds.end(),
+                  [](const FoundRun& a, const FoundRun& b) { return a.seed < b.seed; });
         runs.insert(runs.end(), seeds.begin(), seeds.end());
     }
     if (runs.empty())
-        throw std::runtime_error("no trained runs under '" + runs_dir +
-                                 "' (expected <scheme>/seed<k>/model.safetensors); run `roformer compare` first");
+        throw std::runtime_error(
+            "no trained runs under '" + runs_dir +
+            "' (expected <scheme>/seed<k>/model.safetensors); run `roformer compare` first");
     return runs;
 }
 
@@ -63,7 +66,9 @@ static const std::vector<int>& validation_ids(const LoadedRun& run, const std::s
                                               std::map<std::string, std::vector<int>>& cache) {
     std::ifstream tokenizer_file(run_file(run_dir, "tokenizer.json"));
     std::ostringstream key;
-    key << run.config.data.path << "\n" << run.config.data.validation_fraction << "\n" << tokenizer_file.rdbuf();
+    key << run.config.data.path << "\n"
+        << run.config.data.validation_fraction << "\n"
+        << tokenizer_file.rdbuf();
     auto it = cache.find(key.str());
     if (it != cache.end()) return it->second;
     data::SplitOptions split_options;
@@ -72,8 +77,10 @@ static const std::vector<int>& validation_ids(const LoadedRun& run, const std::s
     return cache[key.str()] = run.tokenizer->encode(split.validation_text);
 }
 
-std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options, std::ostream& log) {
-    if (options.factors.empty() || std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
+std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options,
+                                                std::ostream& log) {
+    if (options.factors.empty() ||
+        std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
         throw std::invalid_argument("extrapolate: factors must be ≥ 1 (e.g. 1 2 4)");
     const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
     std::map<std::string, std::vector<int>> cache;
@@ -91,8 +98,9 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
             const size_t length = k * c.data.seq_len;
             // Fewer rows per batch at longer lengths: about the same tokens per forward.
             const size_t batch_rows = std::max<size_t>(1, c.train.batch_size / k);
-            const auto batches = data::make_length_eval_batches(ids, length, batch_rows, run.tokenizer->vocab_size(),
-                                                                kValidationSeed, masking, options.max_tokens);
+            const auto batches =
+                data::make_length_eval_batches(ids, length, batch_rows, run.tokenizer->vocab_size(),
+                                               kValidationSeed, masking, options.max_tokens);
             std::vector<std::string> methods = {"plain"};
             if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
             for (const std::string& method : methods) {
@@ -103,7 +111,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                 row.factor = k;
                 row.method = method;
                 if (method != "plain" && k == 1) {
-                    row = rows[rows.size() - (method == "ntk" ? 2 : 1)];   // factor 1 = no scaling
+                    row = rows[rows.size() - (method == "ntk" ? 2 : 1)];  // factor 1 = no scaling
                     row.method = method;
                     row.note = "factor 1 is the plain model";
                     rows.push_back(row);
@@ -112,7 +120,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                 LoadedRun scaled;
                 RoFormerMLM* model = run.model.get();
                 if (method != "plain") {
-                    const std::string key = method == "ntk" ? "position.ntk_factor" : "position.interpolation_factor";
+                    const std::string key =
+                        method == "ntk" ? "position.ntk_factor" : "position.interpolation_factor";
                     scaled = load_run(found.dir, {key + "=" + std::to_string(k) + ".0"});
                     model = scaled.model.get();
                 }
@@ -122,11 +131,15 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                     row.loss = r.loss;
                     row.accuracy = r.accuracy;
                     row.predictions = r.predictions;
-                } else {   // learned: no table rows past max_positions
-                    row.note = "cannot run beyond max_positions (" + std::to_string(model->position().max_length()) + ")";
+                } else {  // learned: no table rows past max_positions
+                    row.note = "cannot run beyond max_positions (" +
+                               std::to_string(model->position().max_length()) + ")";
                 }
-                line << "  " << length << (method == "plain" ? "" : method == "ntk" ? "/ntk" : "/pi") << " "
-                     << (row.ran ? format_fixed(row.loss, 4) : std::string("—"));
+                line << "  " << length
+                     << (method == "plain" ? ""
+                         : method == "ntk" ? "/ntk"
+                                           : "/pi")
+                     << " " << (row.ran ? format_fixed(row.loss, 4) : std::string("—"));
                 rows.push_back(row);
             }
         }
@@ -139,20 +152,24 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         if (!csv) throw std::runtime_error("cannot write " + (dir / "extrapolation.csv").string());
         csv << "scheme,seed,length,factor,method,loss,accuracy,predictions,note\n";
         for (const ExtrapolationRow& r : rows)
-            csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << "," << r.method << ","
-                << (r.ran ? format_fixed(r.loss, 6) : "") << "," << (r.ran ? format_fixed(r.accuracy, 6) : "") << ","
-                << r.predictions << "," << r.note << "\n";
+            csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << ","
+                << r.method << "," << (r.ran ? format_fixed(r.loss, 6) : "") << ","
+                << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << ","
+                << r.note << "\n";
     }
     write_summary(options.runs_dir, std::nullopt, extrapolation_markdown(rows, options.max_tokens));
     if (options.plot)
-        run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation", log);
+        run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation",
+                        log);
     return rows;
 }
 
 std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, size_t max_tokens) {
     // (scheme, method) in first-seen order → factor → the seeds' rows
     std::vector<std::pair<std::string, std::string>> keys;
-    std::map<std::pair<std::string, std::string>, std::map<size_t, std::vector<const ExtrapolationRow*>>> cells;
+    std::map<std::pair<std::string, std::string>,
+             std::map<size_t, std::vector<const ExtrapolationRow*>>>
+        cells;
     std::map<size_t, size_t> length_of;
     for (const ExtrapolationRow& r : rows) {
         const auto key = std::make_pair(r.scheme, r.method);
@@ -166,7 +183,8 @@ std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, si
        << " validation tokens cut into windows of k·L tokens, the same per-token masks at every "
           "length (written by `roformer extrapolate`). interpolation: RoPE position interpolation "
           "(positions divided by k); ntk: NTK-aware base scaling by k.\n\n| scheme | method |";
-    for (const auto& [k, length] : length_of) md << " " << (k == 1 ? "" : std::to_string(k)) << "L = " << length << " |";
+    for (const auto& [k, length] : length_of)
+        md << " " << (k == 1 ? "" : std::to_string(k)) << "L = " << length << " |";
     md << "\n|---|---|";
     for (size_t i = 0; i < length_of.size(); ++i) md << "---|";
     md << "\n";
@@ -177,8 +195,10 @@ std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, si
             std::vector<double> losses;
             std::string note;
             for (const ExtrapolationRow* r : seeds) {
-                if (r->ran) losses.push_back(r->loss);
-                else note = r->note;
+                if (r->ran)
+                    losses.push_back(r->loss);
+                else
+                    note = r->note;
             }
             if (!losses.empty()) {
                 const MeanStd m = mean_std(losses);

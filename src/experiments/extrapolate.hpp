@@ -24,10 +24,10 @@ namespace rf {
 struct ExtrapolationRow {
     std::string scheme;
     size_t seed = 0;
-    size_t length = 0;           // window length in tokens (incl. [CLS] and [SEP])
-    size_t factor = 1;           // length / training seq_len
-    std::string method;          // plain | interpolation | ntk
-    bool ran = false;            // false: the model cannot run at this length (see note)
+    size_t length = 0;   // window length in tokens (incl. [CLS] and [SEP])
+    size_t factor = 1;   // length / training seq_len
+    std::string method;  // plain | interpolation | ntk
+    bool ran = false;    // false: the model cannot run at this length (see note)
     double loss = 0, accuracy = 0;
     size_t predictions = 0;
     std::string note;
@@ -36,9 +36,9 @@ struct ExtrapolationRow {
 struct ExtrapolateOptions {
     std::string runs_dir;
     std::vector<size_t> factors = {1, 2, 4};
-    size_t max_tokens = 16384;   // validation tokens scored at every length
+    size_t max_tokens = 16384;  // validation tokens scored at every length
     bool plot = true;
-    std::string plot_script;     // empty: search (find_plot_script)
+    std::string plot_script;  // empty: search (find_plot_script)
 };
 
 // The run directories under runs_dir (<scheme>/seed<k> holding a model.safetensors), as
@@ -51,7 +51,8 @@ struct FoundRun {
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir);
 
 // Evaluates every run, writes extrapolation.csv, the summary.md section and the plot.
-std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options, std::ostream& log);
+std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options,
+                                                std::ostream& log);
 
 // The markdown table (mean ± std over seeds per scheme × method × length), with its heading.
 std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, size_t max_tokens);

@@ -52,7 +52,8 @@ std::string find_plot_script(const std::string& explicit_path) {
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
         candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot_curves.py");
-        candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" / "plot_curves.py");
+        candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" /
+                             "plot_curves.py");
     }
     for (const fs::path& p : candidates)
         if (fs::exists(p, ec)) return p.string();
@@ -67,7 +68,8 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
         return false;
     }
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    const std::string command = python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
+    const std::string command =
+        python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
     log.flush();
     const int status = std::system(command.c_str());
     if (status != 0) {

@@ -47,8 +47,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     auto fail = [&](const std::string& what) {
         const std::string reason = std::strerror(errno);
         std::remove(temp.c_str());
-        throw std::runtime_error("cannot write checkpoint '" + path + "': " + what + " (" +
-                                 reason + ")");
+        throw std::runtime_error("cannot write checkpoint '" + path + "': " + what + " (" + reason +
+                                 ")");
     };
     std::FILE* file = std::fopen(temp.c_str(), "wb");
     if (!file) fail("cannot create the temporary file '" + temp + "'");
@@ -80,9 +80,13 @@ float half_to_float(uint16_t h) {
     const uint32_t exponent = (h >> 10) & 0x1fu;
     const uint32_t mantissa = h & 0x3ffu;
     float magnitude;
-    if (exponent == 0) magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    else if (exponent == 31) magnitude = mantissa ? NAN : INFINITY;
-    else magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+    if (exponent == 0)
+        magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    else if (exponent == 31)
+        magnitude = mantissa ? NAN : INFINITY;
+    else
+        magnitude =
+            std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
     uint32_t bits;
     std::memcpy(&bits, &magnitude, 4);
     bits |= sign;
@@ -140,7 +144,8 @@ Entry parse_entry(const std::string& name, const Json& info, const Fail& fail) {
         fail("tensor '" + name + "' has unsupported dtype '" + e.dtype +
              "' (readable: F32, F64, F16, BF16)");
     for (const Json& d : *shape) {
-        if (!d.is_number_unsigned()) fail("tensor '" + name + "' has a shape entry that is not a non-negative integer");
+        if (!d.is_number_unsigned())
+            fail("tensor '" + name + "' has a shape entry that is not a non-negative integer");
         e.shape.push_back(d.get<size_t>());
     }
     for (const Json& o : *offsets)
@@ -203,7 +208,8 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
                                         " values but shape " + shape_text(t.shape) + " needs " +
                                         std::to_string(element_count(t.shape)));
         const uint64_t bytes = 4 * t.data.size();
-        header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        header[t.name] = {
+            {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
     std::string json;
@@ -285,7 +291,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
         expected = e.end;
     }
     if (expected != data_size)
-        fail(std::to_string(data_size - expected) + " bytes after the last tensor are not "
+        fail(std::to_string(data_size - expected) +
+             " bytes after the last tensor are not "
              "described by the header");
 
     const char* data = bytes.data() + 8 + length;

@@ -25,8 +25,8 @@ namespace rf {
 
 struct NamedTensor {
     std::string name;
-    std::vector<size_t> shape;   // [] for a scalar (one element)
-    std::vector<float> data;     // row-major, product(shape) values
+    std::vector<size_t> shape;  // [] for a scalar (one element)
+    std::vector<float> data;    // row-major, product(shape) values
 };
 
 struct SafetensorsFile {

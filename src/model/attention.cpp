@@ -29,15 +29,15 @@ SelfAttention::SelfAttention(size_t hidden, size_t num_heads_, double attention_
 
 Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
                                  Rng& rng) const {
-    Tensor q = split_heads(query(x), num_heads);     // [B,H,T,D]
+    Tensor q = split_heads(query(x), num_heads);  // [B,H,T,D]
     Tensor k = split_heads(key(x), num_heads);
     Tensor v = split_heads(value(x), num_heads);
     position.rotate(q, k, v);
     const size_t D = q.size(3);
     Tensor scores = mul_scalar(matmul(q, k, false, true), Real(1.0 / std::sqrt(double(D))));
-    scores = position.bias_scores(scores);            // [B,H,T,T]
+    scores = position.bias_scores(scores);  // [B,H,T,T]
     Tensor probs = dropout(softmax(scores), static_cast<Real>(attention_dropout), training, rng);
-    Tensor context = merge_heads(matmul(probs, v));   // [B,T,C]
+    Tensor context = merge_heads(matmul(probs, v));  // [B,T,C]
     return output(context);
 }
 

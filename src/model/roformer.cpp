@@ -17,9 +17,10 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     Rng rng(init_seed);
 
     // Parameters are created (and drawn from rng) in HF's state-dict order.
-    word_embeddings = normal_parameter({V, C}, std, rng, "roformer.embeddings.word_embeddings.weight");
-    token_type_embeddings = normal_parameter({2, C}, std, rng,
-                                             "roformer.embeddings.token_type_embeddings.weight");
+    word_embeddings =
+        normal_parameter({V, C}, std, rng, "roformer.embeddings.word_embeddings.weight");
+    token_type_embeddings =
+        normal_parameter({2, C}, std, rng, "roformer.embeddings.token_type_embeddings.weight");
     embedding_norm = LayerNorm(C, eps, "roformer.embeddings.LayerNorm");
     // Position parameters (only `learned` has any) come from their own generator, so every
     // other weight is the same draw whatever the scheme: within a seed, runs of different
@@ -41,7 +42,7 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     transform_norm = LayerNorm(C, eps, "cls.predictions.transform.LayerNorm");
     decoder_bias = constant_parameter({V}, Real(0), "cls.predictions.bias");
 
-    parameters_.emplace_back(word_embeddings);          // decay follows decays_by_default
+    parameters_.emplace_back(word_embeddings);  // decay follows decays_by_default
     parameters_.emplace_back(token_type_embeddings);
     embedding_norm.collect(parameters_);
     for (Tensor& t : position_->parameters()) parameters_.emplace_back(t);
@@ -64,9 +65,9 @@ Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq
         throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
                                     std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
     const Real p = static_cast<Real>(config_.dropout);
-    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});       // [B,T,C]
-    h = add(h, slice(token_type_embeddings, 0, 0, 1));                    // + type_emb[0]
-    h = position_->embed(h);                                              // + absolute pos
+    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,C]
+    h = add(h, slice(token_type_embeddings, 0, 0, 1));             // + type_emb[0]
+    h = position_->embed(h);                                       // + absolute pos
     h = dropout(embedding_norm(h), p, training, dropout_rng_);
     for (const EncoderLayer& layer : layers_) {
         Tensor a = layer.attention(h, *position_, training, dropout_rng_);
@@ -117,9 +118,9 @@ size_t RoFormerMLM::num_parameters() const {
 double RoFormerMLM::forward_flops_per_token(size_t seq_len, double head_fraction) const {
     const double C = double(config_.hidden), F = double(config_.ffn);
     const double V = double(config_.vocab_size), T = double(seq_len);
-    const double per_layer = 2.0 * 4.0 * C * C      // q, k, v, output projections
-                             + 2.0 * 2.0 * C * F    // FFN up and down
-                             + 2.0 * 2.0 * T * C;   // q·kᵀ and probs·v
+    const double per_layer = 2.0 * 4.0 * C * C     // q, k, v, output projections
+                             + 2.0 * 2.0 * C * F   // FFN up and down
+                             + 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
     const double head = head_fraction * (2.0 * C * C + 2.0 * C * V);
     return double(config_.num_layers) * per_layer + head;
 }

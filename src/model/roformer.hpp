@@ -21,20 +21,19 @@
 
 namespace rf {
 
-
 struct EncoderLayer {
     SelfAttention attention;
-    LayerNorm attention_norm;        // attention.output.LayerNorm
-    Linear intermediate;             // intermediate.dense  [F, C]
-    Linear output;                   // output.dense        [C, F]
-    LayerNorm output_norm;           // output.LayerNorm
+    LayerNorm attention_norm;  // attention.output.LayerNorm
+    Linear intermediate;       // intermediate.dense  [F, C]
+    Linear output;             // output.dense        [C, F]
+    LayerNorm output_norm;     // output.LayerNorm
 };
 
 // The result of one forward pass.
 struct MlmOutput {
-    Tensor logits;                   // [M, V] logits at the selected rows
-    Tensor loss;                     // scalar mean cross-entropy (undefined without labels)
-    std::vector<int> rows;           // which of the B·T positions the logits rows are
+    Tensor logits;          // [M, V] logits at the selected rows
+    Tensor loss;            // scalar mean cross-entropy (undefined without labels)
+    std::vector<int> rows;  // which of the B·T positions the logits rows are
 };
 
 class RoFormerMLM {
@@ -64,18 +63,18 @@ public:
     Rng& dropout_rng() { return dropout_rng_; }
 
 private:
-    Tensor head(const Tensor& hidden_rows);   // [M,C] → [M,V]
+    Tensor head(const Tensor& hidden_rows);  // [M,C] → [M,V]
 
     ModelConfig config_;
     PositionConfig position_config_;
-    Tensor word_embeddings;          // [V, C]
-    Tensor token_type_embeddings;    // [2, C]: HF keeps a token-type table; we use type 0
+    Tensor word_embeddings;        // [V, C]
+    Tensor token_type_embeddings;  // [2, C]: HF keeps a token-type table; we use type 0
     LayerNorm embedding_norm;
     std::unique_ptr<PositionScheme> position_;
     std::vector<EncoderLayer> layers_;
-    Linear transform;                // cls.predictions.transform.dense
-    LayerNorm transform_norm;        // cls.predictions.transform.LayerNorm
-    Tensor decoder_bias;             // cls.predictions.bias [V]
+    Linear transform;          // cls.predictions.transform.dense
+    LayerNorm transform_norm;  // cls.predictions.transform.LayerNorm
+    Tensor decoder_bias;       // cls.predictions.bias [V]
     std::vector<NamedParameter> parameters_;
     Rng dropout_rng_;
 };

@@ -18,7 +18,8 @@ std::vector<NamedParameter> with_default_decay(const std::vector<Tensor>& params
 
 AdamW::AdamW(std::vector<NamedParameter> params, AdamWOptions options)
     : params_(std::move(params)), options_(options) {
-    if (!(options_.beta1 >= 0 && options_.beta1 < 1) || !(options_.beta2 >= 0 && options_.beta2 < 1))
+    if (!(options_.beta1 >= 0 && options_.beta1 < 1) ||
+        !(options_.beta2 >= 0 && options_.beta2 < 1))
         throw std::invalid_argument("AdamW: beta1 and beta2 must be in [0, 1), got " +
                                     std::to_string(options_.beta1) + " and " +
                                     std::to_string(options_.beta2));
@@ -26,8 +27,9 @@ AdamW::AdamW(std::vector<NamedParameter> params, AdamWOptions options)
     std::unordered_set<std::string> seen;
     for (size_t i = 0; i < params_.size(); ++i) {
         const Tensor& p = params_[i].tensor;
-        if (!p.defined()) throw std::invalid_argument("AdamW: parameter " + std::to_string(i) +
-                                                      " is an undefined Tensor");
+        if (!p.defined())
+            throw std::invalid_argument("AdamW: parameter " + std::to_string(i) +
+                                        " is an undefined Tensor");
         names_.push_back(p.name().empty() ? "param." + std::to_string(i) : p.name());
         if (!seen.insert(names_.back()).second)
             throw std::invalid_argument("AdamW: two parameters are named '" + names_.back() +
@@ -115,12 +117,11 @@ void AdamW::import_state(const AdamWState& state) {
         const size_t i = it->second;
         const size_t n = params_[i].tensor.numel();
         if (entry.m.size() != n || entry.v.size() != n)
-            throw std::invalid_argument("optimizer state for '" + entry.name + "' has " +
-                                        std::to_string(entry.m.size()) + " / " +
-                                        std::to_string(entry.v.size()) +
-                                        " moment values but the parameter has " +
-                                        std::to_string(n) + " elements (shape " +
-                                        shape_str(params_[i].tensor.shape()) + ")");
+            throw std::invalid_argument(
+                "optimizer state for '" + entry.name + "' has " + std::to_string(entry.m.size()) +
+                " / " + std::to_string(entry.v.size()) + " moment values but the parameter has " +
+                std::to_string(n) + " elements (shape " + shape_str(params_[i].tensor.shape()) +
+                ")");
         if (filled[i])
             throw std::invalid_argument("optimizer state lists '" + entry.name + "' twice");
         filled[i] = true;

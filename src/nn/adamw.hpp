@@ -34,10 +34,10 @@ struct AdamWOptions {
 struct AdamWState {
     struct Moments {
         std::string name;
-        std::vector<Real> m;   // first moment, same element order as the parameter
-        std::vector<Real> v;   // second moment
+        std::vector<Real> m;  // first moment, same element order as the parameter
+        std::vector<Real> v;  // second moment
     };
-    size_t step = 0;           // updates applied so far
+    size_t step = 0;  // updates applied so far
     std::vector<Moments> params;
 };
 

@@ -22,8 +22,9 @@ inline bool decays_by_default(const Tensor& parameter) { return parameter.dim() 
 struct NamedParameter {
     Tensor tensor;
     bool decay;
-    NamedParameter(Tensor t) : tensor(std::move(t)), decay(decays_by_default(tensor)) {}   // the rule
-    NamedParameter(Tensor t, bool decay_) : tensor(std::move(t)), decay(decay_) {}        // explicit
+    NamedParameter(Tensor t)
+        : tensor(std::move(t)), decay(decays_by_default(tensor)) {}                 // the rule
+    NamedParameter(Tensor t, bool decay_) : tensor(std::move(t)), decay(decay_) {}  // explicit
 };
 
 // A leaf tensor of `shape` drawn from normal(0, std²), named `name`.

@@ -23,7 +23,7 @@ Strides row_major_strides(const Shape& shape) {
 Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
     const size_t nd = std::max(a.size(), b.size());
     Shape out(nd);
-    for (size_t k = 0; k < nd; ++k) {   // k-th axis from the right
+    for (size_t k = 0; k < nd; ++k) {  // k-th axis from the right
         const size_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
         const size_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
         if (da != db && da != 1 && db != 1)
@@ -37,7 +37,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
 
 Strides broadcast_strides(const Shape& in, const Shape& out) {
     const Strides own = row_major_strides(in);
-    const size_t offset = out.size() - in.size();   // leading axes `in` lacks
+    const size_t offset = out.size() - in.size();  // leading axes `in` lacks
     Strides strides(out.size(), 0);
     for (size_t d = 0; d < in.size(); ++d)
         strides[offset + d] = (in[d] == 1 && out[offset + d] != 1) ? 0 : own[d];
@@ -69,9 +69,8 @@ size_t normalize_axis(int axis, const Shape& shape, const char* op) {
     const int a = axis < 0 ? axis + nd : axis;
     if (a < 0 || a >= nd)
         throw std::invalid_argument(std::string(op) + ": axis " + std::to_string(axis) +
-                                    " is out of range for shape " + shape_str(shape) +
-                                    " (use -" + std::to_string(nd) + " .. " +
-                                    std::to_string(nd - 1) + ")");
+                                    " is out of range for shape " + shape_str(shape) + " (use -" +
+                                    std::to_string(nd) + " .. " + std::to_string(nd - 1) + ")");
     return static_cast<size_t>(a);
 }
 

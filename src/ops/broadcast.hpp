@@ -16,10 +16,10 @@
 
 namespace rf {
 
-using Strides = std::vector<size_t>;   // one element stride per axis
+using Strides = std::vector<size_t>;  // one element stride per axis
 
-size_t shape_numel(const Shape& shape);            // product of dims; 1 for a scalar {}
-Strides row_major_strides(const Shape& shape);     // [2,3,4] → [12,4,1]
+size_t shape_numel(const Shape& shape);         // product of dims; 1 for a scalar {}
+Strides row_major_strides(const Shape& shape);  // [2,3,4] → [12,4,1]
 
 // Output shape of broadcasting a with b; throws std::invalid_argument naming `op` and both shapes.
 Shape broadcast_shape(const Shape& a, const Shape& b, const char* op);
@@ -45,15 +45,21 @@ void for_each_strided(const Shape& out, const Strides& stride_a, F&& f) {
     const size_t nd = out.size();
     const size_t total = shape_numel(out);
     if (total == 0) return;
-    if (nd == 0) { f(size_t(0), size_t(0)); return; }
+    if (nd == 0) {
+        f(size_t(0), size_t(0));
+        return;
+    }
     const size_t inner = out[nd - 1], step_a = stride_a[nd - 1];
     std::vector<size_t> index(nd, 0);
     size_t base_a = 0;
     for (size_t i = 0; i < total; i += inner) {
         size_t ja = base_a;
         for (size_t k = 0; k < inner; ++k, ja += step_a) f(i + k, ja);
-        for (size_t d = nd - 1; d-- > 0;) {   // odometer over the outer axes
-            if (++index[d] < out[d]) { base_a += stride_a[d]; break; }
+        for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer axes
+            if (++index[d] < out[d]) {
+                base_a += stride_a[d];
+                break;
+            }
             base_a -= stride_a[d] * (out[d] - 1);
             index[d] = 0;
         }
@@ -62,12 +68,14 @@ void for_each_strided(const Shape& out, const Strides& stride_a, F&& f) {
 
 // Two inputs at once: f(i, ja, jb).
 template <class F>
-void for_each_broadcast(const Shape& out, const Strides& stride_a, const Strides& stride_b,
-                        F&& f) {
+void for_each_broadcast(const Shape& out, const Strides& stride_a, const Strides& stride_b, F&& f) {
     const size_t nd = out.size();
     const size_t total = shape_numel(out);
     if (total == 0) return;
-    if (nd == 0) { f(size_t(0), size_t(0), size_t(0)); return; }
+    if (nd == 0) {
+        f(size_t(0), size_t(0), size_t(0));
+        return;
+    }
     const size_t inner = out[nd - 1], step_a = stride_a[nd - 1], step_b = stride_b[nd - 1];
     std::vector<size_t> index(nd, 0);
     size_t base_a = 0, base_b = 0;
@@ -75,7 +83,11 @@ void for_each_broadcast(const Shape& out, const Strides& stride_a, const Strides
         size_t ja = base_a, jb = base_b;
         for (size_t k = 0; k < inner; ++k, ja += step_a, jb += step_b) f(i + k, ja, jb);
         for (size_t d = nd - 1; d-- > 0;) {
-            if (++index[d] < out[d]) { base_a += stride_a[d]; base_b += stride_b[d]; break; }
+            if (++index[d] < out[d]) {
+                base_a += stride_a[d];
+                base_b += stride_b[d];
+                break;
+            }
             base_a -= stride_a[d] * (out[d] - 1);
             base_b -= stride_b[d] * (out[d] - 1);
             index[d] = 0;

@@ -35,13 +35,13 @@ Tensor dropout(const Tensor& x, Real p, bool training, Rng& rng) {
 
     return make_result(std::move(y), {x}, "dropout",
                        [x = x, mask = std::move(mask)](TensorImpl& o) mutable {
-        // dropout backward: dx += dy ⊙ mask   [...]
-        Array* gx = grad_of(x);
-        if (!gx) return;
-        const Real* dY = o.grad.data();
-        Real* dX = gx->data();
-        for (size_t i = 0; i < mask.size(); ++i) dX[i] += dY[i] * mask[i];
-    });
+                           // dropout backward: dx += dy ⊙ mask   [...]
+                           Array* gx = grad_of(x);
+                           if (!gx) return;
+                           const Real* dY = o.grad.data();
+                           Real* dX = gx->data();
+                           for (size_t i = 0; i < mask.size(); ++i) dX[i] += dY[i] * mask[i];
+                       });
 }
 
 }  // namespace rf

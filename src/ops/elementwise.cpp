@@ -224,8 +224,7 @@ Tensor tanh(const Tensor& x) {
     xt::noalias(y) = xt::tanh(x.value());
     return make_result(std::move(y), {x}, "tanh", [x = x](TensorImpl& out) mutable {
         // dx = dout ⊙ (1 − y²)
-        if (Array* g = grad_of(x))
-            xt::noalias(*g) += out.grad * (Real(1) - out.data * out.data);
+        if (Array* g = grad_of(x)) xt::noalias(*g) += out.grad * (Real(1) - out.data * out.data);
     });
 }
 

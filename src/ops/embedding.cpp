@@ -31,8 +31,8 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
         if (ids[n] < 0 || size_t(ids[n]) >= V)
             throw std::invalid_argument("embedding: id " + std::to_string(ids[n]) +
                                         " at position " + std::to_string(n) +
-                                        " is outside the table's [0, " +
-                                        std::to_string(V) + ") rows; check the vocabulary size");
+                                        " is outside the table's [0, " + std::to_string(V) +
+                                        ") rows; check the vocabulary size");
 
     Shape out_shape = ids_shape;
     out_shape.push_back(C);
@@ -44,16 +44,17 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
 
     return make_result(std::move(out), {weight}, "embedding",
                        [weight = weight, ids, C](TensorImpl& o) mutable {
-        // embedding backward: dweight[ids[n], :] += dout[n, :]  (repeats accumulate)  [V, C]
-        Array* gw = grad_of(weight);
-        if (!gw) return;
-        const Real* dY = o.grad.data();
-        Real* dW = gw->data();
-        for (size_t n = 0; n < ids.size(); ++n) {
-            Real* row = dW + size_t(ids[n]) * C;
-            for (size_t j = 0; j < C; ++j) row[j] += dY[n * C + j];
-        }
-    });
+                           // embedding backward: dweight[ids[n], :] += dout[n, :]  (repeats
+                           // accumulate)  [V, C]
+                           Array* gw = grad_of(weight);
+                           if (!gw) return;
+                           const Real* dY = o.grad.data();
+                           Real* dW = gw->data();
+                           for (size_t n = 0; n < ids.size(); ++n) {
+                               Real* row = dW + size_t(ids[n]) * C;
+                               for (size_t j = 0; j < C; ++j) row[j] += dY[n * C + j];
+                           }
+                       });
 }
 
 }  // namespace rf

@@ -55,53 +55,54 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
         for (size_t j = 0; j < C; ++j) yr[j] = Real((xr[j] - m) * s) * G[j] + B[j];
     }
 
-    return make_result(std::move(y), {x, gamma, beta}, "layer_norm",
-                       [x = x, gamma = gamma, beta = beta, mean = std::move(mean),
-                        rstd = std::move(rstd), R, C](TensorImpl& o) mutable {
-        // layer_norm backward: dx = rstd·(g − mean(g) − xhat·mean(g⊙xhat)), g = dy⊙γ  [..., C]
-        //                      dγ += Σ_rows dy⊙xhat [C],   dβ += Σ_rows dy [C]
-        const Real* X = x.data();
-        const Real* G = gamma.data();
-        const Real* dY = o.grad.data();
-        const std::vector<Real>& M = mean;
-        const std::vector<Real>& S = rstd;
-        if (Array* gx = grad_of(x)) {
-            Real* dX = gx->data();
+    return make_result(
+        std::move(y), {x, gamma, beta}, "layer_norm",
+        [x = x, gamma = gamma, beta = beta, mean = std::move(mean), rstd = std::move(rstd), R,
+         C](TensorImpl& o) mutable {
+            // layer_norm backward: dx = rstd·(g − mean(g) − xhat·mean(g⊙xhat)), g = dy⊙γ  [..., C]
+            //                      dγ += Σ_rows dy⊙xhat [C],   dβ += Σ_rows dy [C]
+            const Real* X = x.data();
+            const Real* G = gamma.data();
+            const Real* dY = o.grad.data();
+            const std::vector<Real>& M = mean;
+            const std::vector<Real>& S = rstd;
+            if (Array* gx = grad_of(x)) {
+                Real* dX = gx->data();
 #pragma omp parallel for schedule(static) if (R * C > 16384)
-            for (long r = 0; r < long(R); ++r) {
-                const size_t off = size_t(r) * C;
-                const Real m = M[size_t(r)], s = S[size_t(r)];
-                double g_mean = 0.0, gx_mean = 0.0;
-                for (size_t j = 0; j < C; ++j) {
-                    const double g = double(dY[off + j]) * G[j];
-                    g_mean += g;
-                    gx_mean += g * double((X[off + j] - m) * s);
-                }
-                g_mean /= double(C);
-                gx_mean /= double(C);
-                for (size_t j = 0; j < C; ++j) {
-                    const double xhat = double((X[off + j] - m) * s);
-                    const double g = double(dY[off + j]) * G[j];
-                    dX[off + j] += Real(double(s) * (g - g_mean - xhat * gx_mean));
+                for (long r = 0; r < long(R); ++r) {
+                    const size_t off = size_t(r) * C;
+                    const Real m = M[size_t(r)], s = S[size_t(r)];
+                    double g_mean = 0.0, gx_mean = 0.0;
+                    for (size_t j = 0; j < C; ++j) {
+                        const double g = double(dY[off + j]) * G[j];
+                        g_mean += g;
+                        gx_mean += g * double((X[off + j] - m) * s);
+                    }
+                    g_mean /= double(C);
+                    gx_mean /= double(C);
+                    for (size_t j = 0; j < C; ++j) {
+                        const double xhat = double((X[off + j] - m) * s);
+                        const double g = double(dY[off + j]) * G[j];
+                        dX[off + j] += Real(double(s) * (g - g_mean - xhat * gx_mean));
+                    }
                 }
             }
-        }
-        Array* ggamma = grad_of(gamma);
-        Array* gbeta = grad_of(beta);
-        if (!ggamma && !gbeta) return;
-        std::vector<double> dgamma(C, 0.0), dbeta(C, 0.0);
-        for (size_t r = 0; r < R; ++r) {
-            const size_t off = r * C;
+            Array* ggamma = grad_of(gamma);
+            Array* gbeta = grad_of(beta);
+            if (!ggamma && !gbeta) return;
+            std::vector<double> dgamma(C, 0.0), dbeta(C, 0.0);
+            for (size_t r = 0; r < R; ++r) {
+                const size_t off = r * C;
+                for (size_t j = 0; j < C; ++j) {
+                    dgamma[j] += double(dY[off + j]) * double((X[off + j] - M[r]) * S[r]);
+                    dbeta[j] += dY[off + j];
+                }
+            }
             for (size_t j = 0; j < C; ++j) {
-                dgamma[j] += double(dY[off + j]) * double((X[off + j] - M[r]) * S[r]);
-                dbeta[j] += dY[off + j];
+                if (ggamma) ggamma->data()[j] += Real(dgamma[j]);
+                if (gbeta) gbeta->data()[j] += Real(dbeta[j]);
             }
-        }
-        for (size_t j = 0; j < C; ++j) {
-            if (ggamma) ggamma->data()[j] += Real(dgamma[j]);
-            if (gbeta) gbeta->data()[j] += Real(dbeta[j]);
-        }
-    });
+        });
 }
 
 }  // namespace rf

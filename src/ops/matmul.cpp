@@ -26,19 +26,19 @@ namespace {
 // be ≥ 1 even when a dim is 0 (an empty product), hence ld().
 int ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
 
-[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
-                           const float* A, size_t lda, const float* B, size_t ldb, float beta,
-                           float* C, size_t ldc) {
+[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
+                           size_t lda, const float* B, size_t ldb, float beta, float* C,
+                           size_t ldc) {
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, ld(lda),
-                B, ld(ldb), beta, C, ld(ldc));
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, ld(lda), B,
+                ld(ldb), beta, C, ld(ldc));
 }
 [[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
                            const double* A, size_t lda, const double* B, size_t ldb, double beta,
                            double* C, size_t ldc) {
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, ld(lda),
-                B, ld(ldb), beta, C, ld(ldc));
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, ld(lda), B,
+                ld(ldb), beta, C, ld(ldc));
 }
 
 // Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
@@ -65,7 +65,7 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 struct ProductShape {
     size_t batch = 1, M = 0, K = 0, N = 0;
     bool trans_a = false, trans_b = false;
-    bool shared_b = false;   // B is 2-D and used by every batch element
+    bool shared_b = false;  // B is 2-D and used by every batch element
     size_t lda() const { return trans_a ? M : K; }
     size_t ldb() const { return trans_b ? K : N; }
 };
@@ -101,15 +101,15 @@ void accumulate_grad_a(const ProductShape& p, size_t M, const Real* dC, const Re
     if (!p.trans_a)
         gemm(false, !p.trans_b, M, p.K, p.N, dC, p.N, B, p.ldb(), Real(1), dA, p.K);  // [M,K]
     else
-        gemm(p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA, M);      // [K,M]
+        gemm(p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA, M);  // [K,M]
 }
 // dop(B) += op(A)ᵀ·dC into B's stored layout, for one product.
-void accumulate_grad_b(const ProductShape& p, size_t M, const Real* A, size_t lda,
-                       const Real* dC, Real* dB) {
+void accumulate_grad_b(const ProductShape& p, size_t M, const Real* A, size_t lda, const Real* dC,
+                       Real* dB) {
     if (!p.trans_b)
-        gemm(!p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB, p.N);      // [K,N]
+        gemm(!p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB, p.N);  // [K,N]
     else
-        gemm(true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB, p.K);        // [N,K]
+        gemm(true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB, p.K);  // [N,K]
 }
 
 }  // namespace
@@ -133,8 +133,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
         gemm(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C, p.N);
     } else {
         for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
-            gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step,
-                 p.ldb(), Real(0), C + i * c_step, p.N);
+            gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step, p.ldb(),
+                 Real(0), C + i * c_step, p.N);
         });
     }
 
@@ -194,8 +194,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     Real beta = Real(0);
     if (bias.defined()) {
         const Real* bv = bias.data();
-        for (size_t r = 0; r < rows; ++r)
-            std::copy(bv, bv + out_features, Y + r * out_features);
+        for (size_t r = 0; r < rows; ++r) std::copy(bv, bv + out_features, Y + r * out_features);
         beta = Real(1);
     }
     gemm(false, true, rows, out_features, in, x.data(), in, weight.data(), in, beta, Y,
@@ -203,23 +202,23 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
     std::vector<Tensor> parents{x, weight};
     if (bias.defined()) parents.push_back(bias);
-    return make_result(std::move(y), parents, "linear",
-                       [x = x, weight = weight, bias = bias, rows, in,
-                        out_features](TensorImpl& o) mutable {
-        // linear backward: dx += dy·W [R,in]   dW += dyᵀ·x [out,in]   db += Σ_rows dy [out]
-        const Real* dY = o.grad.data();
-        if (Array* gx = grad_of(x))
-            gemm(false, false, rows, in, out_features, dY, out_features, weight.data(), in,
-                 Real(1), gx->data(), in);
-        if (Array* gw = grad_of(weight))
-            gemm(true, false, out_features, in, rows, dY, out_features, x.data(), in, Real(1),
-                 gw->data(), in);
-        if (Array* gb = grad_of(bias)) {
-            Real* db = gb->data();
-            for (size_t r = 0; r < rows; ++r)
-                for (size_t j = 0; j < out_features; ++j) db[j] += dY[r * out_features + j];
-        }
-    });
+    return make_result(
+        std::move(y), parents, "linear",
+        [x = x, weight = weight, bias = bias, rows, in, out_features](TensorImpl& o) mutable {
+            // linear backward: dx += dy·W [R,in]   dW += dyᵀ·x [out,in]   db += Σ_rows dy [out]
+            const Real* dY = o.grad.data();
+            if (Array* gx = grad_of(x))
+                gemm(false, false, rows, in, out_features, dY, out_features, weight.data(), in,
+                     Real(1), gx->data(), in);
+            if (Array* gw = grad_of(weight))
+                gemm(true, false, out_features, in, rows, dY, out_features, x.data(), in, Real(1),
+                     gw->data(), in);
+            if (Array* gb = grad_of(bias)) {
+                Real* db = gb->data();
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t j = 0; j < out_features; ++j) db[j] += dY[r * out_features + j];
+            }
+        });
 }
 
 }  // namespace rf

@@ -60,21 +60,21 @@ Tensor reduce_axes(const Tensor& x, const std::vector<int>& axes, bool keepdims,
     }
     const Real scale = average ? Real(1) / static_cast<Real>(count) : Real(1);
 
-    Array y_kept = reduce_to_shape(x.value(), kept);   // Σ over the reduced axes
+    Array y_kept = reduce_to_shape(x.value(), kept);  // Σ over the reduced axes
     if (average) y_kept *= scale;
     Array y = Array::from_shape(keepdims ? kept : squeezed);
-    std::copy(y_kept.data(), y_kept.data() + y_kept.size(), y.data());   // same layout
+    std::copy(y_kept.data(), y_kept.data() + y_kept.size(), y.data());  // same layout
 
     const Strides from_kept = broadcast_strides(kept, in);
-    return make_result(std::move(y), {x}, op,
-                       [x = x, in, from_kept, scale](TensorImpl& out) mutable {
-        // dx[i] = scale · dout[kept index of i]   dout: kept or squeezed → dx: in
-        Array* g = grad_of(x);
-        if (!g) return;
-        Real* dx = g->data();
-        const Real* dout = out.grad.data();
-        for_each_strided(in, from_kept, [&](size_t i, size_t j) { dx[i] += scale * dout[j]; });
-    });
+    return make_result(
+        std::move(y), {x}, op, [x = x, in, from_kept, scale](TensorImpl& out) mutable {
+            // dx[i] = scale · dout[kept index of i]   dout: kept or squeezed → dx: in
+            Array* g = grad_of(x);
+            if (!g) return;
+            Real* dx = g->data();
+            const Real* dout = out.grad.data();
+            for_each_strided(in, from_kept, [&](size_t i, size_t j) { dx[i] += scale * dout[j]; });
+        });
 }
 
 }  // namespace

@@ -54,8 +54,10 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
     for (size_t d = 0; d < target.size(); ++d) {
         if (target[d] == size_t(-1)) {
             if (inferred != target.size())
-                throw std::invalid_argument("reshape: more than one -1 dimension in target "
-                                            "shape while reshaping " + shape_str(in));
+                throw std::invalid_argument(
+                    "reshape: more than one -1 dimension in target "
+                    "shape while reshaping " +
+                    shape_str(in));
             inferred = d;
         } else {
             known *= target[d];
@@ -137,10 +139,9 @@ Tensor slice(const Tensor& x, int axis, size_t start, size_t end) {
     const size_t a = normalize_axis(axis, in, "slice");
     if (start >= end || end > in[a])
         throw std::invalid_argument("slice: range [" + std::to_string(start) + ", " +
-                                    std::to_string(end) + ") along axis " +
-                                    std::to_string(axis) + " is empty or outside shape " +
-                                    shape_str(in) + " (need start < end <= " +
-                                    std::to_string(in[a]) + ")");
+                                    std::to_string(end) + ") along axis " + std::to_string(axis) +
+                                    " is empty or outside shape " + shape_str(in) +
+                                    " (need start < end <= " + std::to_string(in[a]) + ")");
     const AxisSplit s = split_at(in, a);
     const size_t take = end - start, block = take * s.inner;
     Shape out_shape = in;
@@ -149,20 +150,22 @@ Tensor slice(const Tensor& x, int axis, size_t start, size_t end) {
     const Real* src = x.data();
     Real* dst = y.data();
     for (size_t o = 0; o < s.outer; ++o)
-        std::copy(src + (o * s.rows + start) * s.inner, src + (o * s.rows + start) * s.inner + block,
-                  dst + o * block);
-    return make_result(std::move(y), {x}, "slice", [x = x, s, start, block](TensorImpl& out) mutable {
-        // dx[…, start:end, …] += dout; zero elsewhere   dout:[outer, take, inner]
-        Array* g = grad_of(x);
-        if (!g) return;
-        Real* dx = g->data();
-        const Real* dout = out.grad.data();
-        for (size_t o = 0; o < s.outer; ++o) {
-            Real* to = dx + (o * s.rows + start) * s.inner;
-            const Real* from = dout + o * block;
-            for (size_t k = 0; k < block; ++k) to[k] += from[k];
-        }
-    });
+        std::copy(src + (o * s.rows + start) * s.inner,
+                  src + (o * s.rows + start) * s.inner + block, dst + o * block);
+    return make_result(std::move(y), {x}, "slice",
+                       [x = x, s, start, block](TensorImpl& out) mutable {
+                           // dx[…, start:end, …] += dout; zero elsewhere   dout:[outer, take,
+                           // inner]
+                           Array* g = grad_of(x);
+                           if (!g) return;
+                           Real* dx = g->data();
+                           const Real* dout = out.grad.data();
+                           for (size_t o = 0; o < s.outer; ++o) {
+                               Real* to = dx + (o * s.rows + start) * s.inner;
+                               const Real* from = dout + o * block;
+                               for (size_t k = 0; k < block; ++k) to[k] += from[k];
+                           }
+                       });
 }
 
 // y = [x_0 | x_1 | …] along `axis`   x_k:[outer, rows_k, inner] → y:[outer, Σ rows_k, inner]
@@ -185,7 +188,7 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
     const AxisSplit total = split_at(out_shape, a);
     Array y = Array::from_shape(out_shape);
     Real* dst = y.data();
-    std::vector<size_t> offsets;   // where each input's rows start along the axis
+    std::vector<size_t> offsets;  // where each input's rows start along the axis
     size_t row = 0;
     for (const Tensor& t : xs) {
         offsets.push_back(row);
@@ -196,22 +199,22 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
                       dst + (o * total.rows + row) * total.inner);
         row += t.shape()[a];
     }
-    return make_result(std::move(y), xs, "concat",
-                       [xs = xs, a, total, offsets](TensorImpl& out) mutable {
-        // dx_k = dout[…, offset_k : offset_k + rows_k, …]   (the gradient is split back)
-        const Real* dout = out.grad.data();
-        for (size_t k = 0; k < xs.size(); ++k) {
-            Array* g = grad_of(xs[k]);
-            if (!g) continue;
-            const size_t block = xs[k].shape()[a] * total.inner;
-            Real* dx = g->data();
-            for (size_t o = 0; o < total.outer; ++o) {
-                const Real* from = dout + (o * total.rows + offsets[k]) * total.inner;
-                Real* to = dx + o * block;
-                for (size_t j = 0; j < block; ++j) to[j] += from[j];
+    return make_result(
+        std::move(y), xs, "concat", [xs = xs, a, total, offsets](TensorImpl& out) mutable {
+            // dx_k = dout[…, offset_k : offset_k + rows_k, …]   (the gradient is split back)
+            const Real* dout = out.grad.data();
+            for (size_t k = 0; k < xs.size(); ++k) {
+                Array* g = grad_of(xs[k]);
+                if (!g) continue;
+                const size_t block = xs[k].shape()[a] * total.inner;
+                Real* dx = g->data();
+                for (size_t o = 0; o < total.outer; ++o) {
+                    const Real* from = dout + (o * total.rows + offsets[k]) * total.inner;
+                    Real* to = dx + o * block;
+                    for (size_t j = 0; j < block; ++j) to[j] += from[j];
+                }
             }
-        }
-    });
+        });
 }
 
 }  // namespace rf

@@ -27,7 +27,7 @@ void require_last_axis(const Tensor& x, const char* op) {
 double row_logsumexp(const Real* x, size_t C) {
     const Real m = *std::max_element(x, x + C);
     double total = 0.0;
-    for (size_t j = 0; j < C; ++j) total += std::exp(x[j] - m);   // exp in Real, sum in double
+    for (size_t j = 0; j < C; ++j) total += std::exp(x[j] - m);  // exp in Real, sum in double
     return double(m) + std::log(total);
 }
 
@@ -58,7 +58,7 @@ Tensor softmax(const Tensor& x) {
         // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
         Array* gx = grad_of(x);
         if (!gx) return;
-        const Real* Y = o.data.data();   // the saved output
+        const Real* Y = o.data.data();  // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
 #pragma omp parallel for schedule(static) if (R * C > 16384)
@@ -89,7 +89,7 @@ Tensor log_softmax(const Tensor& x) {
         // log_softmax backward: dx += dy − softmax(x)·Σ_j dy_j,  softmax = exp(y)   [..., C]
         Array* gx = grad_of(x);
         if (!gx) return;
-        const Real* Y = o.data.data();   // the saved output
+        const Real* Y = o.data.data();  // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
 #pragma omp parallel for schedule(static) if (R * C > 16384)
@@ -121,8 +121,8 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
         if (t == ignore_index) continue;
         if (t < 0 || size_t(t) >= V)
             throw std::invalid_argument("cross_entropy: target " + std::to_string(t) + " at row " +
-                                        std::to_string(i) + " is outside [0, " +
-                                        std::to_string(V) + ") and is not ignore_index " +
+                                        std::to_string(i) + " is outside [0, " + std::to_string(V) +
+                                        ") and is not ignore_index " +
                                         std::to_string(ignore_index));
         ++count;
     }
@@ -145,23 +145,25 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
     return make_result(std::move(loss), {logits}, "cross_entropy",
                        [logits = logits, targets, ignore_index, lse = std::move(lse), count, N,
                         V](TensorImpl& o) mutable {
-        // cross_entropy backward: dlogits_i += dL·(softmax(logits_i) − onehot(t_i)) / n
-        // for non-ignored rows i; ignored rows (and n = 0) get nothing.   [N, V]
-        Array* g = grad_of(logits);
-        if (!g || count == 0) return;
-        const Real scale = Real(double(o.grad()) / double(count));
-        const Real* X = logits.data();
-        Real* dX = g->data();
+                           // cross_entropy backward: dlogits_i += dL·(softmax(logits_i) −
+                           // onehot(t_i)) / n for non-ignored rows i; ignored rows (and n = 0) get
+                           // nothing.   [N, V]
+                           Array* g = grad_of(logits);
+                           if (!g || count == 0) return;
+                           const Real scale = Real(double(o.grad()) / double(count));
+                           const Real* X = logits.data();
+                           Real* dX = g->data();
 #pragma omp parallel for schedule(static) if (N * V > 16384)
-        for (long i = 0; i < long(N); ++i) {
-            const int t = targets[size_t(i)];
-            if (t == ignore_index) continue;
-            const size_t off = size_t(i) * V;
-            const Real row_lse = Real(lse[size_t(i)]);
-            for (size_t j = 0; j < V; ++j) dX[off + j] += scale * std::exp(X[off + j] - row_lse);
-            dX[off + size_t(t)] -= scale;
-        }
-    });
+                           for (long i = 0; i < long(N); ++i) {
+                               const int t = targets[size_t(i)];
+                               if (t == ignore_index) continue;
+                               const size_t off = size_t(i) * V;
+                               const Real row_lse = Real(lse[size_t(i)]);
+                               for (size_t j = 0; j < V; ++j)
+                                   dX[off + j] += scale * std::exp(X[off + j] - row_lse);
+                               dX[off + size_t(t)] -= scale;
+                           }
+                       });
 }
 
 }  // namespace rf

@@ -23,7 +23,7 @@ static std::vector<double> power_of_two_slopes(size_t n) {
 std::vector<double> alibi_slopes(size_t num_heads) {
     if (num_heads == 0) throw std::invalid_argument("alibi_slopes: model.num_heads must be > 0");
     size_t n = 1;
-    while (n * 2 <= num_heads) n *= 2;   // largest power of two ≤ H
+    while (n * 2 <= num_heads) n *= 2;  // largest power of two ≤ H
     std::vector<double> slopes = power_of_two_slopes(n);
     if (n == num_heads) return slopes;
     // The remaining H − n heads take every other slope of the 2n-head list,

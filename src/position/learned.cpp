@@ -16,19 +16,20 @@ namespace rf {
 Tensor add_position_rows(const Tensor& x, const Tensor& table, size_t offset) {
     if (x.dim() != 3 || table.dim() != 2 || x.size(2) != table.size(1))
         throw std::invalid_argument("add_position_rows: x " + shape_str(x.shape()) +
-                                    " must be [B, T, C] and table " +
-                                    shape_str(table.shape()) + " must be [P, C]");
+                                    " must be [B, T, C] and table " + shape_str(table.shape()) +
+                                    " must be [P, C]");
     const size_t T = x.size(1);
     if (offset + T > table.size(0))
-        throw std::invalid_argument("add_position_rows: rows " + std::to_string(offset) +
-                                    " … " + std::to_string(offset + T - 1) +
-                                    " are past the table " + shape_str(table.shape()));
+        throw std::invalid_argument("add_position_rows: rows " + std::to_string(offset) + " … " +
+                                    std::to_string(offset + T - 1) + " are past the table " +
+                                    shape_str(table.shape()));
     return add(x, slice(table, 0, offset, offset + T));
 }
 
 std::string sequence_too_long_message(size_t length, size_t max_length) {
-    return "sequence length " + std::to_string(length) + " exceeds position.max_positions=" +
-           std::to_string(max_length) + "; shorten the sequences or raise position.max_positions " +
+    return "sequence length " + std::to_string(length) +
+           " exceeds position.max_positions=" + std::to_string(max_length) +
+           "; shorten the sequences or raise position.max_positions " +
            "(a learned table cannot extrapolate)";
 }
 

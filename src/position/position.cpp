@@ -15,8 +15,9 @@ static void fail(const std::string& message) { throw std::invalid_argument(messa
 
 size_t attention_head_size(size_t hidden, size_t num_heads) {
     if (num_heads == 0 || hidden % num_heads != 0)
-        fail("model.hidden = " + std::to_string(hidden) + " must be divisible by model.num_heads = " +
-             std::to_string(num_heads) + " (head size D = hidden / num_heads)");
+        fail("model.hidden = " + std::to_string(hidden) +
+             " must be divisible by model.num_heads = " + std::to_string(num_heads) +
+             " (head size D = hidden / num_heads)");
     return hidden / num_heads;
 }
 
@@ -27,8 +28,8 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (s != "none" && s != "learned" && s != "sinusoidal" && s != "rope" && s != "alibi")
         fail("position.scheme = \"" + s +
              "\" is unknown; use one of none, learned, sinusoidal, rope, alibi");
-    parse_rope_pairing(c.pairing);   // throws naming position.pairing
-    validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);   // base: sinusoidal too
+    parse_rope_pairing(c.pairing);  // throws naming position.pairing
+    validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);  // base: sinusoidal too
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
         fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) +
              " must be in (0, 1]; 1 rotates the whole head");
@@ -61,8 +62,8 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
             hidden, config.base, sinusoidal_amplitude(config.sinusoidal_scale, hidden));
     if (s == "alibi") return std::make_unique<AlibiPosition>(num_heads);
     if (s == "rope")
-        return std::make_unique<RopePosition>(
-            rope_options_from_config(config, hidden / num_heads), config.rotate_values);
+        return std::make_unique<RopePosition>(rope_options_from_config(config, hidden / num_heads),
+                                              config.rotate_values);
     return std::make_unique<NoPosition>();
 }
 

@@ -20,17 +20,17 @@ namespace rf {
 
 // Every knob of every scheme; the config file's [position] table maps onto it 1:1.
 struct PositionConfig {
-    std::string scheme = "rope";         // none | learned | sinusoidal | rope | alibi
-    std::string pairing = "interleaved"; // rope: interleaved (2i, 2i+1) | half (i, i + r/2)
-    double base = 10000.0;               // rope / sinusoidal: θ_i = base^(−2i/d)
-    double rotary_fraction = 1.0;        // rope: rotate the first r = fraction·D dims (r even)
-    bool rotate_values = false;          // rope: also rotate v (RoFormer's rotary_value)
-    double interpolation_factor = 1.0;   // rope: position interpolation, m → m / factor
-    double ntk_factor = 1.0;             // rope: NTK-aware base scaling, base·factor^(r/(r−2))
-    size_t max_positions = 512;          // learned: rows in the table (longest allowed T)
-    double sinusoidal_scale = 0.0;       // sinusoidal: amplitude of the added table;
-                                         // 0 = 1/sqrt(C), which under the embedding LayerNorm
-                                         // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
+    std::string scheme = "rope";          // none | learned | sinusoidal | rope | alibi
+    std::string pairing = "interleaved";  // rope: interleaved (2i, 2i+1) | half (i, i + r/2)
+    double base = 10000.0;                // rope / sinusoidal: θ_i = base^(−2i/d)
+    double rotary_fraction = 1.0;         // rope: rotate the first r = fraction·D dims (r even)
+    bool rotate_values = false;           // rope: also rotate v (RoFormer's rotary_value)
+    double interpolation_factor = 1.0;    // rope: position interpolation, m → m / factor
+    double ntk_factor = 1.0;              // rope: NTK-aware base scaling, base·factor^(r/(r−2))
+    size_t max_positions = 512;           // learned: rows in the table (longest allowed T)
+    double sinusoidal_scale = 0.0;        // sinusoidal: amplitude of the added table;
+                                          // 0 = 1/sqrt(C), which under the embedding LayerNorm
+                                          // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
 };
 
 // D = hidden / num_heads, the head size that the attention splits into and every position
@@ -45,7 +45,7 @@ void validate_position_config(const PositionConfig& config, size_t hidden, size_
 class PositionScheme {
 public:
     virtual ~PositionScheme() = default;
-    virtual std::string name() const = 0;   // "rope_interleaved", "rope_half", "sinusoidal", ...
+    virtual std::string name() const = 0;  // "rope_interleaved", "rope_half", "sinusoidal", ...
 
     // x:[B,T,C] token embeddings → x plus absolute positions (offset, …, offset+T−1).
     virtual Tensor embed(const Tensor& x, size_t offset = 0) { return x; }

@@ -61,10 +61,10 @@ void validate_rope_knobs(double base, double interpolation_factor, double ntk_fa
         throw std::invalid_argument("position.base = " + format_printf("%g", base) +
                                     " must be > 0 (the paper uses 10000)");
     if (!(interpolation_factor > 0.0))
-        throw std::invalid_argument("position.interpolation_factor = " +
-                                    format_printf("%g", interpolation_factor) +
-                                    " must be > 0 (1 = no interpolation, 2 = squeeze twice the "
-                                    "trained length)");
+        throw std::invalid_argument(
+            "position.interpolation_factor = " + format_printf("%g", interpolation_factor) +
+            " must be > 0 (1 = no interpolation, 2 = squeeze twice the "
+            "trained length)");
     if (!(ntk_factor > 0.0))
         throw std::invalid_argument("position.ntk_factor = " + format_printf("%g", ntk_factor) +
                                     " must be > 0 (1 = no base scaling)");
@@ -73,11 +73,12 @@ void validate_rope_knobs(double base, double interpolation_factor, double ntk_fa
 void validate_rope_options(const RopeOptions& o) {
     const std::string D = std::to_string(o.head_dim), r = std::to_string(o.rotary_dims);
     if (o.head_dim == 0 || o.head_dim % 2 != 0)
-        throw std::invalid_argument("position.scheme = rope needs an even head size, got D = " + D +
-                                    "; choose model.hidden and model.num_heads with an even quotient");
+        throw std::invalid_argument(
+            "position.scheme = rope needs an even head size, got D = " + D +
+            "; choose model.hidden and model.num_heads with an even quotient");
     if (o.rotary_dims < 2 || o.rotary_dims % 2 != 0 || o.rotary_dims > o.head_dim)
-        throw std::invalid_argument("RoPE rotary dims r = " + r + " must be even and in [2, " +
-                                    D + "]; fix position.rotary_fraction");
+        throw std::invalid_argument("RoPE rotary dims r = " + r + " must be even and in [2, " + D +
+                                    "]; fix position.rotary_fraction");
     validate_rope_knobs(o.base, o.interpolation_factor, o.ntk_factor);
     if (o.ntk_factor != 1.0 && o.rotary_dims == 2)
         throw std::invalid_argument("position.ntk_factor = " + format_printf("%g", o.ntk_factor) +
@@ -121,8 +122,8 @@ template <bool Interleaved, bool Accumulate>
 static void rope_rows(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
                       const Real* cos, const Real* sin, Real sin_sign) {
     const size_t h = r / 2;
-    const size_t step = Interleaved ? 2 : 1;   // lo = i·step
-    const size_t gap = Interleaved ? 1 : h;    // hi = lo + gap
+    const size_t step = Interleaved ? 2 : 1;  // lo = i·step
+    const size_t gap = Interleaved ? 1 : h;   // hi = lo + gap
     const long long rows = static_cast<long long>(N);
 #pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
     for (long long n = 0; n < rows; ++n) {
@@ -138,8 +139,13 @@ static void rope_rows(const Real* in, Real* out, size_t N, size_t T, size_t D, s
                 const Real si = sin_sign * s[i];
                 const Real y_lo = c[i] * x_lo - si * x_hi;
                 const Real y_hi = si * x_lo + c[i] * x_hi;
-                if (Accumulate) { y[lo] += y_lo; y[hi] += y_hi; }
-                else { y[lo] = y_lo; y[hi] = y_hi; }
+                if (Accumulate) {
+                    y[lo] += y_lo;
+                    y[hi] += y_hi;
+                } else {
+                    y[lo] = y_lo;
+                    y[hi] = y_hi;
+                }
             }
             for (size_t d = r; d < D; ++d) y[d] = Accumulate ? y[d] + x[d] : x[d];
         }
@@ -150,10 +156,14 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate) {
     const bool interleaved = pairing == RopePairing::interleaved;
-    if (interleaved && accumulate) rope_rows<true, true>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else if (interleaved) rope_rows<true, false>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else if (accumulate) rope_rows<false, true>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else rope_rows<false, false>(in, out, N, T, D, r, cos, sin, sin_sign);
+    if (interleaved && accumulate)
+        rope_rows<true, true>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else if (interleaved)
+        rope_rows<true, false>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else if (accumulate)
+        rope_rows<false, true>(in, out, N, T, D, r, cos, sin, sin_sign);
+    else
+        rope_rows<false, false>(in, out, N, T, D, r, cos, sin, sin_sign);
 }
 
 // ---- the op -----------------------------------------------------------------------------
@@ -194,8 +204,8 @@ static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_
     const RopeOptions& o = table.options();
     if (x.dim() < 2 || x.size(-1) != o.head_dim)
         throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
-                                    " but the table is for [..., T, " +
-                                    std::to_string(o.head_dim) + "] (head size D)");
+                                    " but the table is for [..., T, " + std::to_string(o.head_dim) +
+                                    "] (head size D)");
     const size_t T = x.size(-2), D = o.head_dim, r = o.rotary_dims, h = r / 2;
     if (positions.size() != T)
         throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
@@ -216,8 +226,8 @@ static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_
         }
 
     Array y = Array::from_shape(x.value().shape());
-    rope_kernel(x.data(), y.data(), N, T, D, r, o.pairing, angles->cos.data(),
-                angles->sin.data(), Real(1), false);
+    rope_kernel(x.data(), y.data(), N, T, D, r, o.pairing, angles->cos.data(), angles->sin.data(),
+                Real(1), false);
 
     const RopePairing pairing = o.pairing;
     return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {

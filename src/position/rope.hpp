@@ -28,11 +28,11 @@ const char* rope_pairing_name(RopePairing pairing);
 
 struct RopeOptions {
     RopePairing pairing = RopePairing::interleaved;
-    size_t head_dim = 0;               // D
-    size_t rotary_dims = 0;            // r: even, 2 ≤ r ≤ D; dims r … D−1 pass through
-    double base = 10000.0;             // θ_i = base^(−2i/r)
-    double interpolation_factor = 1.0; // position interpolation: angle uses m / factor
-    double ntk_factor = 1.0;           // NTK-aware scaling: base → base · factor^(r/(r−2))
+    size_t head_dim = 0;                // D
+    size_t rotary_dims = 0;             // r: even, 2 ≤ r ≤ D; dims r … D−1 pass through
+    double base = 10000.0;              // θ_i = base^(−2i/r)
+    double interpolation_factor = 1.0;  // position interpolation: angle uses m / factor
+    double ntk_factor = 1.0;            // NTK-aware scaling: base → base · factor^(r/(r−2))
 };
 
 // The rules for RoPE's knobs, each written once; messages name the position.* key.
@@ -57,16 +57,16 @@ std::vector<double> rope_frequencies(const RopeOptions& options);
 // recomputes or drops old ones, so a row's values never depend on the lengths seen.
 class RopeTable {
 public:
-    explicit RopeTable(RopeOptions options);   // throws std::invalid_argument on bad options
+    explicit RopeTable(RopeOptions options);  // throws std::invalid_argument on bad options
 
     const RopeOptions& options() const { return options_; }
     const std::vector<double>& frequencies() const { return theta_; }
-    size_t capacity() const { return capacity_; }   // rows computed = longest length seen
+    size_t capacity() const { return capacity_; }  // rows computed = longest length seen
     size_t half() const { return options_.rotary_dims / 2; }
 
-    void reserve(size_t length);                     // ensure rows 0 … length−1 exist
-    const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }   // [r/2]
-    const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }   // [r/2]
+    void reserve(size_t length);  // ensure rows 0 … length−1 exist
+    const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
+    const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
 
 private:
     RopeOptions options_;

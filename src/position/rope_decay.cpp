@@ -15,13 +15,13 @@ double rope_decay_bound(size_t dim, double base, double distance) {
     if (dim < 2 || dim % 2 != 0)
         throw std::invalid_argument("rope_decay_bound: dim = " + std::to_string(dim) +
                                     " must be even and ≥ 2");
-    if (!(base > 0.0))
-        throw std::invalid_argument("rope_decay_bound: base must be > 0");
+    if (!(base > 0.0)) throw std::invalid_argument("rope_decay_bound: base must be > 0");
     const size_t h = dim / 2;
     std::complex<double> partial(0.0, 0.0);
     double total = 0.0;
     for (size_t i = 0; i < h; ++i) {
-        const double theta = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(dim));
+        const double theta =
+            std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(dim));
         partial += std::polar(1.0, distance * theta);
         total += std::abs(partial);
     }

@@ -24,7 +24,7 @@ public:
     // "roformer.embeddings.position_embeddings.weight".
     LearnedPosition(size_t max_positions, size_t hidden, Rng& init_rng);
     std::string name() const override { return "learned"; }
-    Tensor embed(const Tensor& x, size_t offset = 0) override;   // throws past max_length()
+    Tensor embed(const Tensor& x, size_t offset = 0) override;  // throws past max_length()
     size_t max_length() const override { return table_.size(0); }
     std::vector<Tensor> parameters() override { return {table_}; }
     Tensor& table() { return table_; }
@@ -52,7 +52,7 @@ private:
     size_t hidden_;
     double base_;
     double amplitude_;
-    Tensor table_;   // fixed (no grad), grown to the longest offset + T seen
+    Tensor table_;  // fixed (no grad), grown to the longest offset + T seen
 };
 
 // ---- rope_scheme in position.cpp --------------------------------------------------------

@@ -23,7 +23,7 @@ Array sinusoidal_table(size_t length, size_t hidden, double base, double amplitu
     Real* p = table.data();
     for (size_t m = 0; m < length; ++m)
         for (size_t d = 0; d < hidden; ++d) {
-            const size_t pair = d / 2;   // 2i and 2i+1 share a frequency
+            const size_t pair = d / 2;  // 2i and 2i+1 share a frequency
             const double frequency =
                 std::pow(base, -2.0 * static_cast<double>(pair) / static_cast<double>(hidden));
             const double angle = static_cast<double>(m) * frequency;
@@ -37,7 +37,8 @@ Array sinusoidal_table(size_t length, size_t hidden, double base, double amplitu
 Tensor SinusoidalPosition::embed(const Tensor& x, size_t offset) {
     const size_t T = x.dim() >= 2 ? x.size(1) : 0;
     // Keep the longest table seen; rows never change when it grows (each row depends on m only).
-    if (offset + T > capacity()) table_ = Tensor(sinusoidal_table(offset + T, hidden_, base_, amplitude_));
+    if (offset + T > capacity())
+        table_ = Tensor(sinusoidal_table(offset + T, hidden_, base_, amplitude_));
     return add_position_rows(x, table_, offset);
 }
 

@@ -22,13 +22,17 @@ public:
     uint64_t below(uint64_t n) {
         const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
         uint64_t r;
-        do r = engine_(); while (r >= limit);
+        do r = engine_();
+        while (r >= limit);
         return r % n;
     }
 
     // standard normal by Box–Muller (cached second value)
     double normal() {
-        if (has_spare_) { has_spare_ = false; return spare_; }
+        if (has_spare_) {
+            has_spare_ = false;
+            return spare_;
+        }
         double u1 = uniform();
         while (u1 <= 0.0) u1 = uniform();
         const double u2 = uniform();

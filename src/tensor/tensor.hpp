@@ -25,10 +25,10 @@ using Real = double;
 using Real = float;
 #endif
 
-using Array = xt::xarray<Real>;      // row-major, always contiguous in this library
+using Array = xt::xarray<Real>;  // row-major, always contiguous in this library
 using Shape = std::vector<size_t>;
 
-std::string shape_str(const Shape& shape);   // "[2, 3, 4]"
+std::string shape_str(const Shape& shape);  // "[2, 3, 4]"
 
 struct TensorImpl;
 class Tensor;
@@ -36,17 +36,17 @@ class Tensor;
 // Node: how an output was made. `backward` reads out.grad and ACCUMULATES (+=) into the
 // grads of the parents that require grad; it never assigns, so fan-out works.
 struct Node {
-    const char* op = "";                                   // "matmul", "add", ... for messages
-    std::vector<Tensor> parents;                           // the op's inputs
-    std::function<void(TensorImpl& out)> backward;         // local chain rule
+    const char* op = "";                            // "matmul", "add", ... for messages
+    std::vector<Tensor> parents;                    // the op's inputs
+    std::function<void(TensorImpl& out)> backward;  // local chain rule
 };
 
 struct TensorImpl {
     Array data;
-    Array grad;                      // empty (size 0, dim 0) until first needed
+    Array grad;  // empty (size 0, dim 0) until first needed
     bool requires_grad = false;
-    std::shared_ptr<Node> node;      // null for leaves and for results made in no-grad mode
-    std::string name;                // optional, for parameters and messages
+    std::shared_ptr<Node> node;  // null for leaves and for results made in no-grad mode
+    std::string name;            // optional, for parameters and messages
 };
 
 class Tensor {
@@ -62,21 +62,21 @@ public:
     bool defined() const { return impl_ != nullptr; }
     Shape shape() const;
     size_t dim() const;
-    size_t size(int axis) const;          // negative axis counts from the end
+    size_t size(int axis) const;  // negative axis counts from the end
     size_t numel() const;
 
     Array& value();
     const Array& value() const;
     Real* data();
     const Real* data() const;
-    Real item() const;                    // the value of a one-element tensor
+    Real item() const;  // the value of a one-element tensor
 
     bool requires_grad() const;
     Tensor& set_requires_grad(bool flag);
     // The gradient buffer, allocated as zeros of the value's shape on first use.
     Array& grad();
     bool has_grad() const;
-    void zero_grad();                     // drops the gradient buffer to zeros
+    void zero_grad();  // drops the gradient buffer to zeros
 
     const std::string& name() const;
     Tensor& set_name(std::string name);
@@ -85,7 +85,7 @@ public:
     void backward();
     void backward(const Array& dout);
 
-    Tensor detach() const;                // same values (copied), no history, no grad
+    Tensor detach() const;  // same values (copied), no history, no grad
     const std::shared_ptr<Node>& node() const;
     TensorImpl* impl() const { return impl_.get(); }
 
@@ -102,6 +102,7 @@ public:
     ~NoGradGuard();
     NoGradGuard(const NoGradGuard&) = delete;
     NoGradGuard& operator=(const NoGradGuard&) = delete;
+
 private:
     bool previous_;
 };

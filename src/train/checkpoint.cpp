@@ -44,8 +44,10 @@ void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const
     const AdamWState state = optimizer->export_state();
     std::vector<NamedTensor> moments;
     for (const AdamWState::Moments& m : state.params) {
-        moments.push_back({m.name + ".exp_avg", {m.m.size()}, std::vector<float>(m.m.begin(), m.m.end())});
-        moments.push_back({m.name + ".exp_avg_sq", {m.v.size()}, std::vector<float>(m.v.begin(), m.v.end())});
+        moments.push_back(
+            {m.name + ".exp_avg", {m.m.size()}, std::vector<float>(m.m.begin(), m.m.end())});
+        moments.push_back(
+            {m.name + ".exp_avg_sq", {m.v.size()}, std::vector<float>(m.v.begin(), m.v.end())});
     }
     write_safetensors(run_file(run_dir, "optimizer.safetensors"), moments,
                       {{"step", std::to_string(state.step)}, {"format", "roformer-cpp adamw"}});
@@ -65,9 +67,9 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
         throw std::runtime_error(path + " is not a roformer-cpp model checkpoint (no format tag)");
     // Scheme and pairing first: a pairing mismatch would run silently and predict garbage.
     if (meta("position_scheme") != config.position.scheme)
-        throw std::runtime_error(path + " was trained with position.scheme=" +
-                                 meta("position_scheme") + " but the model uses " +
-                                 config.position.scheme + "; load it with its own config");
+        throw std::runtime_error(
+            path + " was trained with position.scheme=" + meta("position_scheme") +
+            " but the model uses " + config.position.scheme + "; load it with its own config");
     if (config.position.scheme == "rope" && meta("pairing") != config.position.pairing)
         throw std::runtime_error(path + " was trained with position.pairing=" + meta("pairing") +
                                  " but the model uses " + config.position.pairing +
@@ -120,12 +122,14 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     for (const auto& [key, value] : after)
         if (before.at(key) != value)
             throw std::invalid_argument("--set " + key + " changes the trained model (it was " +
-                                        before.at(key) + "); only data.*, train.threads and "
+                                        before.at(key) +
+                                        "); only data.*, train.threads and "
                                         "position.interpolation_factor / ntk_factor may change "
                                         "at evaluation");
     run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
-    run.model = std::make_unique<RoFormerMLM>(model_config, run.config.position, run.config.train.seed);
+    run.model =
+        std::make_unique<RoFormerMLM>(model_config, run.config.position, run.config.train.seed);
     run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
     return run;
 }

@@ -14,10 +14,10 @@
 #include <memory>
 #include <string>
 
+#include "config/config.hpp"
 #include "data/tokenizer.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
-#include "config/config.hpp"
 
 namespace rf {
 

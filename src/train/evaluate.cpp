@@ -14,7 +14,8 @@ EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batch
     const size_t n = max_batches ? std::min(max_batches, batches.size()) : batches.size();
     for (size_t b = 0; b < n; ++b) {
         const data::MlmBatch& batch = batches[b];
-        MlmOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, false);
+        MlmOutput out =
+            model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, false);
         const size_t M = out.rows.size(), V = out.logits.size(1);
         if (M == 0) continue;
         loss_sum += double(out.loss.item()) * double(M);

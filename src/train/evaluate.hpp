@@ -10,9 +10,9 @@
 namespace rf {
 
 struct EvalResult {
-    double loss = 0;          // mean cross-entropy over every masked position (nats)
-    double accuracy = 0;      // share of masked positions whose arg-max is the label
-    size_t predictions = 0;   // masked positions counted
+    double loss = 0;         // mean cross-entropy over every masked position (nats)
+    double accuracy = 0;     // share of masked positions whose arg-max is the label
+    size_t predictions = 0;  // masked positions counted
 };
 
 // No gradients, no dropout. max_batches = 0: all of them.

@@ -16,12 +16,15 @@ static const char* kMetricsHeader =
 MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step) {
     if (!resume) {
         std::ofstream(path) << kMetricsHeader << "\n";
-    } else {   // keep the header and the rows up to resume_step
+    } else {  // keep the header and the rows up to resume_step
         std::ifstream in(path);
         std::vector<std::string> kept;
         std::string line;
         while (std::getline(in, line)) {
-            if (kept.empty()) { kept.push_back(line); continue; }
+            if (kept.empty()) {
+                kept.push_back(line);
+                continue;
+            }
             const size_t row_step = std::stoull(line.substr(0, line.find(',')));
             if (row_step > resume_step) break;
             kept.push_back(line);

@@ -19,7 +19,7 @@ namespace rf {
 struct MetricsRow {
     size_t step = 0, tokens = 0;
     double train_loss = 0;
-    std::optional<EvalResult> eval;   // only on evaluation steps
+    std::optional<EvalResult> eval;  // only on evaluation steps
     double lr = 0, grad_norm = 0, tokens_per_s = 0, elapsed_s = 0;
 };
 
@@ -30,7 +30,7 @@ public:
     MetricsLog(const std::string& path, bool resume, size_t resume_step);
     // elapsed_s of the last kept row (0 for a new run): a resumed run's clock continues there.
     double elapsed_before() const { return elapsed_before_; }
-    void append(const MetricsRow& row);   // written and flushed at once
+    void append(const MetricsRow& row);  // written and flushed at once
 
 private:
     std::ofstream file_;
@@ -41,11 +41,15 @@ private:
 // stores the loss part, so a resumed run logs the same mean as an uninterrupted one.
 class LossWindow {
 public:
-    void add(double loss) { loss_sum_ += loss; ++loss_count_; ++steps_; }
+    void add(double loss) {
+        loss_sum_ += loss;
+        ++loss_count_;
+        ++steps_;
+    }
     double mean_loss() const { return loss_sum_ / double(loss_count_); }
     // Training tokens per second of wall time since the window opened at `start_s`.
     double tokens_per_s(double now_s, size_t tokens_per_step) const;
-    void reset(double now_s);   // a row was logged: start the next window
+    void reset(double now_s);  // a row was logged: start the next window
     void open(double now_s) { start_s_ = now_s; }
 
     // Checkpoint metadata (train_loss_sum in exact %a form, train_loss_count) and back.

@@ -31,7 +31,9 @@ void ProgressLine::update(const MetricsRow& r, double eta_s) {
     const std::string line =
         "step " + std::to_string(r.step) + "/" + std::to_string(total_steps_) + "  loss " +
         format_fixed(r.train_loss) +
-        (r.eval ? "  val " + format_fixed(r.eval->loss) + " acc " + format_fixed(r.eval->accuracy, 3) : "") +
+        (r.eval
+             ? "  val " + format_fixed(r.eval->loss) + " acc " + format_fixed(r.eval->accuracy, 3)
+             : "") +
         "  lr " + format_printf("%.3g", r.lr) + "  " + format_fixed(r.tokens_per_s, 0) +
         " tok/s  ETA " + format_duration(eta_s);
     if (!terminal_) {

@@ -20,7 +20,7 @@ class ProgressLine {
 public:
     ProgressLine(std::ostream& log, bool quiet, size_t total_steps);
     void update(const MetricsRow& row, double eta_s);
-    void finish();   // ends a terminal bar's line
+    void finish();  // ends a terminal bar's line
 
 private:
     std::ostream& log_;

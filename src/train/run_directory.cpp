@@ -16,7 +16,8 @@ std::string RunDirectory::file(const std::string& name) const { return run_file(
 RunDirectory RunDirectory::fresh(const std::string& dir) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     if (fs::exists(dir) && !fs::is_empty(dir))
-        throw std::runtime_error("output directory '" + dir + "' already exists and is not "
+        throw std::runtime_error("output directory '" + dir +
+                                 "' already exists and is not "
                                  "empty; pick a new --out, or add --resume to continue it");
     return RunDirectory(dir, false);
 }
@@ -24,8 +25,10 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
 RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     RunDirectory run(dir, true);
-    if (!fs::exists(run.file("model.safetensors")) || !fs::exists(run.file("optimizer.safetensors")))
-        throw std::runtime_error("--resume: '" + dir + "' has no checkpoint to resume from "
+    if (!fs::exists(run.file("model.safetensors")) ||
+        !fs::exists(run.file("optimizer.safetensors")))
+        throw std::runtime_error("--resume: '" + dir +
+                                 "' has no checkpoint to resume from "
                                  "(model.safetensors + optimizer.safetensors)");
     const Config saved = load_config(run.file("config.toml"));
     if (saved != config)

@@ -32,16 +32,17 @@ struct StepResult {
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
 StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch& batch,
                       const TrainConfig& tc, size_t step, double lr) {
-    model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);   // resumable dropout
+    model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);  // resumable dropout
     MlmOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     StepResult r;
     r.loss = out.loss.item();
     if (!std::isfinite(r.loss))
         throw std::runtime_error("training loss became " + std::to_string(r.loss) + " at step " +
-                                 std::to_string(step + 1) + "; lower train.lr or raise train.warmup_steps");
+                                 std::to_string(step + 1) +
+                                 "; lower train.lr or raise train.warmup_steps");
     optimizer.zero_grad();
     out.loss.backward();
-    out = MlmOutput{};   // free the graph before the update
+    out = MlmOutput{};  // free the graph before the update
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
     optimizer.step(lr);
     return r;
@@ -76,10 +77,11 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer);
     data::MlmSampler sampler(data.train_ids, config.data.seq_len, tokenizer->vocab_size(), tc.seed,
                              data::masking_options(config.data));
-    RoFormerMLM model(resolved_model_config(config, tokenizer->vocab_size()), config.position, tc.seed);
+    RoFormerMLM model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
+                      tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
-    LossWindow window;   // the train-loss average of a logging window an interruption cut in two
+    LossWindow window;  // the train-loss average of a logging window an interruption cut in two
     if (run.resuming()) {
         start_step = load_model_weights(model, config, run.file("model.safetensors"));
         load_optimizer_state(optimizer, run.file("optimizer.safetensors"));
@@ -91,7 +93,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
 
     TrainSummary summary;
     summary.unigram_entropy = data.masked_unigram_entropy;
-    summary.forward_flops_per_token = model.forward_flops_per_token(config.data.seq_len, config.data.mask_prob);
+    summary.forward_flops_per_token =
+        model.forward_flops_per_token(config.data.seq_len, config.data.mask_prob);
     const size_t tokens_per_step = tc.batch_size * config.data.seq_len;
     const size_t end_step = options.stop_after ? std::min(options.stop_after, tc.steps) : tc.steps;
     if (!options.quiet) {
@@ -105,22 +108,30 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const auto t0 = Clock::now();
     auto elapsed = [&] { return metrics.elapsed_before() + seconds_since(t0); };
     window.open(elapsed());
-    double step_seconds = 0;   // training steps only: what the final throughput divides by
+    double step_seconds = 0;  // training steps only: what the final throughput divides by
     for (size_t step = start_step; step < end_step; ++step) {
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
-        const StepResult r = train_step(model, optimizer, sampler.batch_at(step, tc.batch_size), tc, step, lr);
+        const StepResult r =
+            train_step(model, optimizer, sampler.batch_at(step, tc.batch_size), tc, step, lr);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
 
         const size_t done = step + 1;
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
         std::optional<EvalResult> eval;
-        if (do_eval) summary.final_eval = *(eval = evaluate(model, data.validation, tc.eval_batches));
+        if (do_eval)
+            summary.final_eval = *(eval = evaluate(model, data.validation, tc.eval_batches));
         if (do_eval || (tc.log_every && done % tc.log_every == 0)) {
             const double now = elapsed();
-            const MetricsRow row{done, done * tokens_per_step, window.mean_loss(), eval, lr,
-                                 r.grad_norm, window.tokens_per_s(now, tokens_per_step), now};
+            const MetricsRow row{done,
+                                 done * tokens_per_step,
+                                 window.mean_loss(),
+                                 eval,
+                                 lr,
+                                 r.grad_norm,
+                                 window.tokens_per_s(now, tokens_per_step),
+                                 now};
             metrics.append(row);
             const double per_step = (now - metrics.elapsed_before()) / double(done - start_step);
             progress.update(row, per_step * double(end_step - done));
@@ -133,7 +144,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
 
     // 3. Done: the throughput of the training steps alone.
     if (summary.steps > start_step)
-        summary.tokens_per_s = double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
+        summary.tokens_per_s =
+            double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
     summary.elapsed_s = elapsed();
     return summary;

@@ -16,18 +16,18 @@
 namespace rf {
 
 struct TrainOptions {
-    std::string out_dir;      // the run directory (created; must be new unless resume)
-    bool resume = false;      // continue from out_dir's checkpoint
-    size_t stop_after = 0;    // stop (with a checkpoint) after this step; 0 = train.steps
-    bool quiet = false;       // no progress output
+    std::string out_dir;    // the run directory (created; must be new unless resume)
+    bool resume = false;    // continue from out_dir's checkpoint
+    size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
+    bool quiet = false;     // no progress output
 };
 
 struct TrainSummary {
     size_t steps = 0;
     EvalResult final_eval;
     double unigram_entropy = 0;
-    double tokens_per_s = 0;             // tokens trained by this call / seconds spent in
-                                         // training steps (evaluations, checkpoints excluded)
+    double tokens_per_s = 0;  // tokens trained by this call / seconds spent in
+                              // training steps (evaluations, checkpoints excluded)
     double forward_flops_per_token = 0;
     double elapsed_s = 0;
 };

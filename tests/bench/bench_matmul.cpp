@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <vector>
 
@@ -27,12 +27,12 @@ using rf::Tensor;
 namespace {
 
 struct Timing {
-    double wall = 0;   // seconds per call, median over repetitions
-    double cpu = 0;    // process CPU seconds per call (all threads), same repetition
+    double wall = 0;  // seconds per call, median over repetitions
+    double cpu = 0;   // process CPU seconds per call (all threads), same repetition
 };
 
 Timing median_time_per_call(const std::function<void()>& call, int calls_per_rep) {
-    call();   // warm-up: first-touch allocations, thread start-up
+    call();  // warm-up: first-touch allocations, thread start-up
     std::vector<Timing> reps;
     for (int r = 0; r < 7; ++r) {
         const std::clock_t cpu_start = std::clock();
@@ -79,20 +79,30 @@ void bench_big(rf::Rng& rng) {
     const float *A = a.data(), *B = b.data(), *dC = dc.data();
 
     std::printf(" [4096x256]*[256x256]\n");
-    report("raw  C  = A*B", flops, [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, A, K, B, N, 0.f,
-                    c.data(), N);
-    }, 10);
-    report("raw  dA += dC*B^T", flops, [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.f, dC, N, B, N, 1.f,
-                    da.data(), K);
-    }, 10);
-    report("raw  dB += A^T*dC", flops, [&] {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.f, A, K, dC, N, 1.f,
-                    db.data(), N);
-    }, 10);
+    report(
+        "raw  C  = A*B", flops,
+        [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, A, K, B, N, 0.f,
+                        c.data(), N);
+        },
+        10);
+    report(
+        "raw  dA += dC*B^T", flops,
+        [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.f, dC, N, B, N, 1.f,
+                        da.data(), K);
+        },
+        10);
+    report(
+        "raw  dB += A^T*dC", flops,
+        [&] {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.f, A, K, dC, N, 1.f,
+                        db.data(), N);
+        },
+        10);
 
-    report("op   C  = matmul(A, B)", flops, [&] { rf::matmul(a, b); }, 10);
+    report(
+        "op   C  = matmul(A, B)", flops, [&] { rf::matmul(a, b); }, 10);
     Tensor a_grad = random_tensor({size_t(M), size_t(K)}, rng, true);
     Tensor b_grad = random_tensor({size_t(K), size_t(N)}, rng, true);
     report("op   dA (backward)", flops, op_backward(a_grad, b, false, dc), 10);
@@ -109,22 +119,29 @@ void bench_attention(rf::Rng& rng) {
     const float *Q = q.data(), *K = k.data();
 
     std::printf(" [32,4,128,32]*[32,4,128,32]^T\n");
-    report("raw  S = Q*K^T (serial loop)", flops, [&] {
-        for (size_t i = 0; i < batch; ++i)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
-                        Q + i * T * D, int(D), K + i * T * D, int(D), 0.f, s.data() + i * T * T,
-                        int(T));
-    }, 5);
+    report(
+        "raw  S = Q*K^T (serial loop)", flops,
+        [&] {
+            for (size_t i = 0; i < batch; ++i)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
+                            Q + i * T * D, int(D), K + i * T * D, int(D), 0.f, s.data() + i * T * T,
+                            int(T));
+        },
+        5);
     // The same loop split over OpenMP threads while OpenBLAS keeps its own thread count: what
     // the op would do without holding OpenBLAS to one thread inside its parallel loop.
-    report("raw  S (omp loop, blas threaded)", flops, [&] {
+    report(
+        "raw  S (omp loop, blas threaded)", flops,
+        [&] {
 #pragma omp parallel for schedule(static)
-        for (long i = 0; i < long(batch); ++i)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
-                        Q + size_t(i) * T * D, int(D), K + size_t(i) * T * D, int(D), 0.f,
-                        s.data() + size_t(i) * T * T, int(T));
-    }, 5);
-    report("op   S = matmul(Q, K, *, trans)", flops, [&] { rf::matmul(q, k, false, true); }, 5);
+            for (long i = 0; i < long(batch); ++i)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
+                            Q + size_t(i) * T * D, int(D), K + size_t(i) * T * D, int(D), 0.f,
+                            s.data() + size_t(i) * T * T, int(T));
+        },
+        5);
+    report(
+        "op   S = matmul(Q, K, *, trans)", flops, [&] { rf::matmul(q, k, false, true); }, 5);
     Tensor q_grad = random_tensor({B, H, T, D}, rng, true);
     Tensor k_grad = random_tensor({B, H, T, D}, rng, true);
     report("op   dQ = dS*K (backward)", flops, op_backward(q_grad, k, true, ds), 5);

@@ -43,8 +43,7 @@ inline Tensor randn(const Shape& shape, Rng& rng, double scale = 1.0, bool requi
 // Runs the check; reports every mismatching element (up to a few) through doctest.
 // `f` must be deterministic (reseed any dropout rng inside it).
 inline void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                      std::vector<Tensor> inputs, GradcheckOptions opt = {},
-                      uint64_t seed = 1234) {
+                      std::vector<Tensor> inputs, GradcheckOptions opt = {}, uint64_t seed = 1234) {
     Tensor out = f(inputs);
     Rng rng(seed);
     Array R = Array::from_shape(out.value().shape());

@@ -33,7 +33,7 @@ TEST_CASE("dropout gradient: some elements dropped, kept ones scaled by 1/(1-p)"
     y.backward(rf::Array(xt::ones<double>({200})));
     size_t dropped = 0;
     for (size_t i = 0; i < 200; ++i) {
-        CHECK(x.grad().data()[i] == y.data()[i]);   // dy = 1, so dx = mask = y / x
+        CHECK(x.grad().data()[i] == y.data()[i]);  // dy = 1, so dx = mask = y / x
         const bool ok = y.data()[i] == 0.0 || y.data()[i] == doctest::Approx(2.0);
         CHECK(ok);
         dropped += y.data()[i] == 0.0;

@@ -58,15 +58,18 @@ TEST_CASE("forward add broadcast [2,1,4]+[3,1] stretches both inputs to [2,3,4]"
     for (size_t i = 0; i < 2; ++i)
         for (size_t j = 0; j < 3; ++j)
             for (size_t k = 0; k < 4; ++k)
-                CHECK(y.value()(i, j, k) ==
-                      doctest::Approx(a.value()(i, 0, k) + b.value()(j, 0)));
+                CHECK(y.value()(i, j, k) == doctest::Approx(a.value()(i, 0, k) + b.value()(j, 0)));
 }
 
 // ---- add ------------------------------------------------------------------------------------
 TEST_CASE("gradcheck add same shape [2,3,4]") { check_binary(rf::add, {2, 3, 4}, {2, 3, 4}, 10); }
 TEST_CASE("gradcheck add broadcast [2,3,4]+[3,1]") { check_binary(rf::add, {2, 3, 4}, {3, 1}, 11); }
-TEST_CASE("gradcheck add broadcast [2,3,4]+[4] (bias)") { check_binary(rf::add, {2, 3, 4}, {4}, 12); }
-TEST_CASE("gradcheck add broadcast [1,3,1]+[2,3,4]") { check_binary(rf::add, {1, 3, 1}, {2, 3, 4}, 13); }
+TEST_CASE("gradcheck add broadcast [2,3,4]+[4] (bias)") {
+    check_binary(rf::add, {2, 3, 4}, {4}, 12);
+}
+TEST_CASE("gradcheck add broadcast [1,3,1]+[2,3,4]") {
+    check_binary(rf::add, {1, 3, 1}, {2, 3, 4}, 13);
+}
 TEST_CASE("gradcheck add broadcast [2,3,4]+scalar{}") { check_binary(rf::add, {2, 3, 4}, {}, 14); }
 TEST_CASE("gradcheck add broadcast [2,1,4]+[3,1] both stretched") {
     check_binary(rf::add, {2, 1, 4}, {3, 1}, 15);
@@ -82,7 +85,9 @@ TEST_CASE("gradcheck sub broadcast scalar{}-[2,3,4]") { check_binary(rf::sub, {}
 TEST_CASE("gradcheck mul same shape [2,3,4]") { check_binary(rf::mul, {2, 3, 4}, {2, 3, 4}, 30); }
 TEST_CASE("gradcheck mul broadcast [2,3,4]*[3,1]") { check_binary(rf::mul, {2, 3, 4}, {3, 1}, 31); }
 TEST_CASE("gradcheck mul broadcast [2,3,4]*[4]") { check_binary(rf::mul, {2, 3, 4}, {4}, 32); }
-TEST_CASE("gradcheck mul broadcast [1,3,1]*[2,3,4]") { check_binary(rf::mul, {1, 3, 1}, {2, 3, 4}, 33); }
+TEST_CASE("gradcheck mul broadcast [1,3,1]*[2,3,4]") {
+    check_binary(rf::mul, {1, 3, 1}, {2, 3, 4}, 33);
+}
 TEST_CASE("gradcheck mul broadcast scalar{}*[2,3,4]") { check_binary(rf::mul, {}, {2, 3, 4}, 34); }
 TEST_CASE("gradcheck mul x*x fan-out") {
     rf::Rng rng(35);
@@ -105,15 +110,19 @@ TEST_CASE("gradcheck add of transpose [4,3,2]->[2,3,4] with [3,1]") {
 TEST_CASE("gradcheck mul of permute(1,2,0) with slice along axis 1") {
     rf::Rng rng(51);
     // permute [3,4,2] → [4,2,3]; slice [4,5,3] axis 1 [1,3) → [4,2,3]
-    gradcheck([](const Inputs& in) {
-        return rf::mul(rf::permute(in[0], {1, 2, 0}), rf::slice(in[1], 1, 1, 3));
-    }, {randn({3, 4, 2}, rng), randn({4, 5, 3}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::mul(rf::permute(in[0], {1, 2, 0}), rf::slice(in[1], 1, 1, 3));
+        },
+        {randn({3, 4, 2}, rng), randn({4, 5, 3}, rng)});
 }
 TEST_CASE("gradcheck div of slice by transposed [3,1]") {
     rf::Rng rng(52);
-    gradcheck([](const Inputs& in) {
-        return rf::div(rf::slice(in[0], -1, 0, 2), rf::transpose(in[1], 0, 1));
-    }, {randn({2, 3, 5}, rng), positive({1, 3}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::div(rf::slice(in[0], -1, 0, 2), rf::transpose(in[1], 0, 1));
+        },
+        {randn({2, 3, 5}, rng), positive({1, 3}, rng)});
 }
 
 // ---- scalar ops -------------------------------------------------------------------------------
@@ -135,8 +144,11 @@ TEST_CASE("gradcheck neg [2,3,4]") {
 TEST_CASE("gradcheck exp [2,3,4] and of a permute") {
     rf::Rng rng(70);
     gradcheck([](const Inputs& in) { return rf::exp(in[0]); }, {randn({2, 3, 4}, rng)});
-    gradcheck([](const Inputs& in) { return rf::exp(rf::permute(in[0], {2, 0, 1})); },
-              {randn({2, 3, 4}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::exp(rf::permute(in[0], {2, 0, 1}));
+        },
+        {randn({2, 3, 4}, rng)});
 }
 TEST_CASE("gradcheck log [3,4] positive and of a slice") {
     rf::Rng rng(71);
@@ -153,8 +165,11 @@ TEST_CASE("gradcheck sqrt [3,4] positive and of a transpose") {
 TEST_CASE("gradcheck tanh [2,3,4] and of a permute") {
     rf::Rng rng(73);
     gradcheck([](const Inputs& in) { return rf::tanh(in[0]); }, {randn({2, 3, 4}, rng, 1.5)});
-    gradcheck([](const Inputs& in) { return rf::tanh(rf::permute(in[0], {1, 0})); },
-              {randn({3, 5}, rng, 1.5)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::tanh(rf::permute(in[0], {1, 0}));
+        },
+        {randn({3, 5}, rng, 1.5)});
 }
 TEST_CASE("gradcheck gelu [4,6] wide range and of a slice") {
     rf::Rng rng(74);
@@ -166,7 +181,9 @@ TEST_CASE("gradcheck gelu [4,6] wide range and of a slice") {
 // ---- a small composite: y = tanh(a*b + c) / sqrt(d) with broadcasting everywhere -------------
 TEST_CASE("gradcheck composite tanh(a*b+c)/sqrt(d) with broadcasting") {
     rf::Rng rng(80);
-    gradcheck([](const Inputs& in) {
-        return rf::div(rf::tanh(rf::add(rf::mul(in[0], in[1]), in[2])), rf::sqrt(in[3]));
-    }, {randn({2, 3, 4}, rng), randn({4}, rng), randn({3, 1}, rng), positive({2, 1, 1}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::div(rf::tanh(rf::add(rf::mul(in[0], in[1]), in[2])), rf::sqrt(in[3]));
+        },
+        {randn({2, 3, 4}, rng), randn({4}, rng), randn({3, 1}, rng), positive({2, 1, 1}, rng)});
 }

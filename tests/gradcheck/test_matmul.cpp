@@ -70,15 +70,14 @@ TEST_CASE("matmul with only one operand requiring grad") {
 
 TEST_CASE("matmul on inputs produced by transpose and permute") {
     rf::Rng rng(60);
-    gradcheck(
-        [](const Inputs& in) { return rf::matmul(rf::transpose(in[0], 0, 1), in[1]); },
-        {randn({4, 3}, rng), randn({4, 5}, rng)});   // [4,3]ᵀ·[4,5]
+    gradcheck([](const Inputs& in) { return rf::matmul(rf::transpose(in[0], 0, 1), in[1]); },
+              {randn({4, 3}, rng), randn({4, 5}, rng)});  // [4,3]ᵀ·[4,5]
     gradcheck(
         [](const Inputs& in) {
             return rf::matmul(rf::permute(in[0], {2, 0, 1}), rf::permute(in[1], {1, 2, 0}), false,
                               false);
         },
-        {randn({3, 4, 2}, rng), randn({5, 2, 4}, rng)});   // [2,3,4]·[2,4,5]
+        {randn({3, 4, 2}, rng), randn({5, 2, 4}, rng)});  // [2,3,4]·[2,4,5]
 }
 
 TEST_CASE("linear with and without bias, 2-D and 3-D input") {

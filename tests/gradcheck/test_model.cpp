@@ -40,7 +40,7 @@ void check_model(const TinySetup& setup) {
         return model.forward(ids, labels, B, T, /*training=*/false).loss;
     };
     testing::GradcheckOptions opt;
-    opt.h = 1e-5;      // the loss is a long composition; a slightly larger step is better conditioned
+    opt.h = 1e-5;  // the loss is a long composition; a slightly larger step is better conditioned
     opt.atol = 1e-7;
     opt.rtol = 1e-4;
     testing::gradcheck(f, params, opt);

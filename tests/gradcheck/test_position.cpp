@@ -17,7 +17,7 @@ TEST_CASE("learned position gradient: x and the table rows used (offset 2)") {
     config.scheme = "learned";
     config.max_positions = 7;
     auto scheme = rf::make_position_scheme(config, 4, 2, rng);
-    Tensor table = scheme->parameters().at(0);   // same storage the scheme reads
+    Tensor table = scheme->parameters().at(0);  // same storage the scheme reads
     gradcheck([&](const Inputs& in) { return scheme->embed(in[0], 2); },
               {randn({3, 4, 4}, rng), table});
 }

@@ -62,8 +62,11 @@ TEST_CASE("gradcheck sum all [2,3,4]") {
 }
 TEST_CASE("gradcheck mean all [2,3,4] of a permute") {
     rf::Rng rng(11);
-    gradcheck([](const Inputs& in) { return rf::mean(rf::permute(in[0], {2, 0, 1})); },
-              {randn({2, 3, 4}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::mean(rf::permute(in[0], {2, 0, 1}));
+        },
+        {randn({2, 3, 4}, rng)});
 }
 TEST_CASE("gradcheck sum axis 1 [2,3,4]") {
     rf::Rng rng(12);
@@ -71,13 +74,15 @@ TEST_CASE("gradcheck sum axis 1 [2,3,4]") {
 }
 TEST_CASE("gradcheck sum axes {0,-1} keepdims [2,3,4]") {
     rf::Rng rng(13);
-    gradcheck([](const Inputs& in) { return rf::sum(in[0], {0, -1}, true); },
-              {randn({2, 3, 4}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::sum(in[0], {0, -1}, true);
+        },
+        {randn({2, 3, 4}, rng)});
 }
 TEST_CASE("gradcheck sum all axes {0,1,2} [2,3,4]") {
     rf::Rng rng(14);
-    gradcheck([](const Inputs& in) { return rf::sum(in[0], {0, 1, 2}); },
-              {randn({2, 3, 4}, rng)});
+    gradcheck([](const Inputs& in) { return rf::sum(in[0], {0, 1, 2}); }, {randn({2, 3, 4}, rng)});
 }
 TEST_CASE("gradcheck mean axis -1 [2,3,4]") {
     rf::Rng rng(15);
@@ -85,8 +90,11 @@ TEST_CASE("gradcheck mean axis -1 [2,3,4]") {
 }
 TEST_CASE("gradcheck mean axes {1,2} keepdims of a transpose") {
     rf::Rng rng(16);
-    gradcheck([](const Inputs& in) { return rf::mean(rf::transpose(in[0], 0, 2), {1, 2}, true); },
-              {randn({4, 3, 2}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::mean(rf::transpose(in[0], 0, 2), {1, 2}, true);
+        },
+        {randn({4, 3, 2}, rng)});
 }
 TEST_CASE("gradcheck sum axis 0 of a slice") {
     rf::Rng rng(17);

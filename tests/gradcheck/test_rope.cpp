@@ -21,7 +21,8 @@ TEST_CASE("rope gradient, both pairings: non-default base, partial rotary, offse
         rf::RopeTable full(rf::testing::rope_options(pairing, 8, 8, 500.0));
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], full, 3); },
                   {randn({2, 2, 4, 8}, rng)});
-        rf::RopeTable partial(rf::testing::rope_options(pairing, 8, 4, 37.0));   // dims 4..7 pass through
+        rf::RopeTable partial(
+            rf::testing::rope_options(pairing, 8, 4, 37.0));  // dims 4..7 pass through
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], partial, 9); },
                   {randn({2, 3, 5, 8}, rng)});
     }
@@ -41,7 +42,7 @@ TEST_CASE("rope gradient through the scheme's rotate with rotate_values") {
     rf::PositionConfig config;
     config.scheme = "rope";
     config.base = 300.0;
-    config.rotary_fraction = 0.75;   // D = 8 → r = 6
+    config.rotary_fraction = 0.75;  // D = 8 → r = 6
     config.rotate_values = true;
     for (const char* pairing : {"interleaved", "half"}) {
         config.pairing = pairing;
@@ -62,8 +63,11 @@ TEST_CASE("rope gradient accumulates on fan-out and through a chain") {
     rf::Rng rng(4);
     rf::RopeTable table(rf::testing::rope_options(rf::RopePairing::interleaved, 4, 4, 10000.0));
     // the same x rotated at two offsets and summed: both contributions must arrive (+=)
-    gradcheck([&](const Inputs& in) { return rf::add(rf::rope(in[0], table, 0), rf::rope(in[0], table, 7)); },
-              {randn({2, 3, 4}, rng)});
+    gradcheck(
+        [&](const Inputs& in) {
+            return rf::add(rf::rope(in[0], table, 0), rf::rope(in[0], table, 7));
+        },
+        {randn({2, 3, 4}, rng)});
     // rotation composed with itself: R_{m+3} R_m
     gradcheck([&](const Inputs& in) { return rf::rope(rf::rope(in[0], table, 0), table, 3); },
               {randn({2, 3, 4}, rng)});

@@ -11,7 +11,7 @@ using Inputs = std::vector<Tensor>;
 TEST_CASE("softmax gradient, 2-D and 3-D, with a row of large values") {
     rf::Rng rng(1);
     Tensor x = randn({3, 5}, rng, 2.0);
-    for (size_t j = 0; j < 5; ++j) x.data()[5 + j] += 500.0;   // row 1 near 500
+    for (size_t j = 0; j < 5; ++j) x.data()[5 + j] += 500.0;  // row 1 near 500
     gradcheck([](const Inputs& in) { return rf::softmax(in[0]); }, {x});
     gradcheck([](const Inputs& in) { return rf::softmax(in[0]); }, {randn({2, 3, 4}, rng)});
 }
@@ -19,7 +19,7 @@ TEST_CASE("softmax gradient, 2-D and 3-D, with a row of large values") {
 TEST_CASE("log_softmax gradient, 2-D and 3-D, with a row of large values") {
     rf::Rng rng(2);
     Tensor x = randn({3, 5}, rng, 2.0);
-    for (size_t j = 0; j < 5; ++j) x.data()[10 + j] -= 500.0;   // row 2 near −500
+    for (size_t j = 0; j < 5; ++j) x.data()[10 + j] -= 500.0;  // row 2 near −500
     gradcheck([](const Inputs& in) { return rf::log_softmax(in[0]); }, {x});
     gradcheck([](const Inputs& in) { return rf::log_softmax(in[0]); }, {randn({2, 3, 4}, rng)});
 }
