@@ -31,6 +31,8 @@ namespace rf {
 
 // [train] — optimisation and bookkeeping.
 struct TrainConfig {
+    std::string objective = "mlm";    // mlm: masked-language modelling (BERT), bidirectional;
+                                      // clm: predict token t+1 from tokens ≤ t, causal attention
     size_t seed = 1;                  // seeds init, masking and batch order (same seed →
                                       // bit-identical run on the same machine and threads)
     size_t batch_size = 32;           // B: windows per step

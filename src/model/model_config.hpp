@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace rf {
 
@@ -17,6 +18,13 @@ struct ModelConfig {
     double attention_dropout = 0.0;  // on the attention probabilities
     double layer_norm_eps = 1e-12;   // ε inside every LayerNorm (BERT / RoFormer value)
     double init_std = 0.02;          // weights drawn from normal(0, init_std); biases zero
+    std::string attention = "softmax";   // softmax | linear (kernelised, O(T), docs/linear_attention.md)
+    std::string feature_map = "elu1";    // linear: elu1 (elu + 1) | favor (Performer's FAVOR+)
+    size_t random_features = 64;         // favor: M random features per head (even for RoPE);
+                                         // drawn once from the seed, saved, never trained
+    // Not a config key: true for a causal LM (train.objective = clm), set by
+    // resolved_model_config; attention then sees only positions ≤ its own.
+    bool causal = false;
 };
 
 }  // namespace rf

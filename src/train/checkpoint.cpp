@@ -17,6 +17,7 @@ std::string run_file(const std::string& run_dir, const std::string& name) {
 ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_size) {
     ModelConfig m = config.model;
     if (m.vocab_size == 0) m.vocab_size = tokenizer_vocab_size;
+    m.causal = config.train.objective == "clm";
     if (m.vocab_size < tokenizer_vocab_size)
         throw std::invalid_argument("model.vocab_size=" + std::to_string(m.vocab_size) +
                                     " is smaller than the tokenizer's " +
@@ -75,8 +76,10 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
                                  " but the model uses " + config.position.pairing +
                                  "; the two pairings are not interchangeable without permuting "
                                  "Wq/Wk rows");
+    // A key the checkpoint does not record is older than the key: it was trained with the default.
+    const auto defaults = model_signature(default_config());
     for (const auto& [key, value] : model_signature(config)) {
-        const std::string saved = meta("model." + key);
+        const std::string saved = file.metadata.count("model." + key) ? meta("model." + key) : defaults.at(key);
         if (saved != value)
             throw std::runtime_error(path + " was trained with " + key + "=" + saved +
                                      " but the model has " + key + "=" + value);
