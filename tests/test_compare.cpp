@@ -1,4 +1,4 @@
-// Tests for stage 9 — compare: the Student t distribution and paired t-test against closed
+// Tests for stage 8 — experiments: the Student t distribution and paired t-test against closed
 // forms and table values, per-scheme summaries of a hand-made curves table, the preset's
 // [compare] table, and a real (seconds-long) comparison: train, skip finished runs, resume an
 // interrupted one, then length extrapolation.

@@ -4,7 +4,7 @@
 //                    [--schemes rope_interleaved,learned,...] [--jobs N] [--threshold NATS]
 //                    [--set key=value ...] [--no-plot]
 // Finished runs are skipped and interrupted ones resumed, so the same command continues
-// where it stopped. See src/train/compare.hpp for the directory layout and the preset's
+// where it stopped. See src/experiments/compare.hpp for the directory layout and the preset's
 // [compare] table.
 #include <iostream>
 #include <memory>

@@ -1,7 +1,7 @@
 // Stage 9 — cli: `roformer extrapolate`, the comparison's runs at 1×, 2×, 4× their training length.
 //
 //   roformer extrapolate --runs runs/compare [--factors 1 2 4] [--max-tokens N] [--no-plot]
-// See src/train/extrapolate.hpp for what is measured and written.
+// See src/experiments/extrapolate.hpp for what is measured and written.
 #include <iostream>
 #include <memory>
 #include <string>

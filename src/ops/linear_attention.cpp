@@ -56,6 +56,17 @@ Tensor elu_plus_one(const Tensor& x) {
 // ---- linear_attention ---------------------------------------------------------------------
 namespace {
 
+// One key into the state: S += k_num v_ᵀ [F,D], z += k_den [F] — the forward and the
+// backward's forward sweep share it.
+void absorb_key(std::vector<double>& S, std::vector<double>& z, const Real* k_num,
+                const Real* k_den, const Real* v, size_t F, size_t D) {
+    for (size_t f = 0; f < F; ++f) {
+        z[f] += k_den[f];
+        double* Sf = S.data() + f * D;
+        for (size_t d = 0; d < D; ++d) Sf[d] += double(k_num[f]) * v[d];
+    }
+}
+
 struct AttentionDims {
     size_t N, T, F, D;
 };
@@ -111,16 +122,8 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
     for (long r = 0; r < long(N); ++r) {
         const size_t tf = size_t(r) * T * F, td = size_t(r) * T * D;
         std::vector<double> S(F * D, 0.0), z(F, 0.0), num(D);
-        // S += k_num_t v_tᵀ, z += k_den_t
         const auto absorb = [&](size_t t) {
-            const Real* kn = KN + tf + t * F;
-            const Real* kd = KD + tf + t * F;
-            const Real* vt = V + td + t * D;
-            for (size_t f = 0; f < F; ++f) {
-                z[f] += kd[f];
-                double* Sf = S.data() + f * D;
-                for (size_t d = 0; d < D; ++d) Sf[d] += double(kn[f]) * vt[d];
-            }
+            absorb_key(S, z, KN + tf + t * F, KD + tf + t * F, V + td + t * D, F, D);
         };
         if (!causal)
             for (size_t t = 0; t < T; ++t) absorb(t);
@@ -186,14 +189,7 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
                 if (want_q) {  // forward sweep: the states S_t, z_t again, one step at a time
                     std::vector<double> S(F * D, 0.0), z(F, 0.0);
                     const auto absorb = [&](size_t t) {
-                        const Real* kn = KN + tf + t * F;
-                        const Real* kd = KD + tf + t * F;
-                        const Real* vt = V + td + t * D;
-                        for (size_t f = 0; f < F; ++f) {
-                            z[f] += kd[f];
-                            double* Sf = S.data() + f * D;
-                            for (size_t d = 0; d < D; ++d) Sf[d] += double(kn[f]) * vt[d];
-                        }
+                        absorb_key(S, z, KN + tf + t * F, KD + tf + t * F, V + td + t * D, F, D);
                     };
                     if (!causal)
                         for (size_t t = 0; t < T; ++t) absorb(t);
