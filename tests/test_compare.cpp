@@ -249,7 +249,7 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
         const rf::ComparePreset p =
             rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
         for (const std::string& scheme : p.settings.schemes)
-            rf::comparison_run_config(p.base, scheme, 2);
+            rf::comparison_run_config(p.base, scheme, 2, p.settings.variants);
         CHECK(p.base.position.max_positions == p.base.data.seq_len);
     }
 

@@ -15,118 +15,12 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <toml++/toml.h>
-
 #include "train/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
 
 namespace fs = std::filesystem;
-
-const std::vector<std::string>& comparison_schemes() {
-    static const std::vector<std::string> names = {"rope_interleaved", "rope_half", "sinusoidal",
-                                                   "learned",          "none",      "alibi"};
-    return names;
-}
-
-static std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
-void apply_comparison_scheme(Config& config, const std::string& scheme) {
-    if (scheme == "rope_interleaved" || scheme == "rope_half") {
-        apply_override(config, "position.scheme=rope");
-        apply_override(config, std::string("position.pairing=") +
-                                   (scheme == "rope_half" ? "half" : "interleaved"));
-    } else if (scheme == "sinusoidal" || scheme == "learned" || scheme == "none" ||
-               scheme == "alibi") {
-        apply_override(config, "position.scheme=" + scheme);
-    } else {
-        throw std::invalid_argument("unknown scheme '" + scheme + "' for compare; choose from " +
-                                    joined(comparison_schemes()));
-    }
-}
-
-// ---- the preset ---------------------------------------------------------------------------
-static std::string line_of(const toml::node& node) {
-    return std::to_string(node.source().begin.line);
-}
-
-// Reads the [compare] table into `settings`; errors name the file and line.
-static void read_compare_table(const toml::table& table, const std::string& path,
-                               CompareSettings& settings) {
-    for (auto&& [key_name, node] : table) {
-        const std::string key(key_name.str());
-        const std::string at = " in " + path + " (line " + line_of(node) + ")";
-        if (key == "schemes") {
-            const toml::array* list = node.as_array();
-            if (!list)
-                throw std::invalid_argument("compare.schemes must be an array of names" + at);
-            settings.schemes.clear();
-            for (const toml::node& item : *list) {
-                if (!item.is_string())
-                    throw std::invalid_argument("compare.schemes must hold strings" + at);
-                settings.schemes.push_back(item.as_string()->get());
-            }
-        } else if (key == "seeds") {
-            const toml::value<int64_t>* v = node.as_integer();
-            if (!v || v->get() < 1)
-                throw std::invalid_argument("compare.seeds must be an integer ≥ 1" + at);
-            settings.seeds = size_t(v->get());
-        } else if (key == "jobs") {
-            const toml::value<int64_t>* v = node.as_integer();
-            if (!v || v->get() < 1)
-                throw std::invalid_argument("compare.jobs must be an integer ≥ 1" + at);
-            settings.jobs = size_t(v->get());
-        } else if (key == "loss_threshold") {
-            if (!node.is_number())
-                throw std::invalid_argument("compare.loss_threshold must be a number" + at);
-            settings.loss_threshold = node.value<double>().value_or(0.0);
-        } else {
-            throw std::invalid_argument("unknown key 'compare." + key + "'" + at +
-                                        "; [compare] takes schemes, seeds, jobs, loss_threshold");
-        }
-    }
-}
-
-ComparePreset load_compare_preset(const std::optional<std::string>& path,
-                                  const std::vector<std::string>& overrides) {
-    ComparePreset preset;
-    preset.base = default_config();
-    if (path) {
-        if (!fs::is_regular_file(*path))
-            throw std::runtime_error("compare preset '" + *path +
-                                     "' not found; e.g. --config configs/compare.toml");
-        toml::table root;
-        try {
-            root = toml::parse_file(*path);
-        } catch (const toml::parse_error& e) {
-            throw std::runtime_error(*path + ":" + std::to_string(e.source().begin.line) + ":" +
-                                     std::to_string(e.source().begin.column) +
-                                     ": malformed TOML: " + std::string(e.description()));
-        }
-        if (const toml::node* compare = root.get("compare")) {
-            if (!compare->is_table())
-                throw std::invalid_argument("'compare' must be a table [compare] in " + *path);
-            read_compare_table(*compare->as_table(), *path, preset.settings);
-        }
-        apply_toml_file(preset.base, *path, {"compare"});  // every other table: the run config
-    }
-    for (const std::string& assignment : overrides) apply_override(preset.base, assignment);
-    validate(preset.base);
-    return preset;
-}
-
-Config comparison_run_config(const Config& base, const std::string& scheme, size_t seed) {
-    Config config = base;
-    apply_comparison_scheme(config, scheme);
-    config.train.seed = seed;
-    validate(config);
-    return config;
-}
 
 std::string comparison_run_dir(const std::string& out_dir, const std::string& scheme, size_t seed) {
     return (fs::path(out_dir) / scheme / ("seed" + std::to_string(seed))).string();
@@ -159,19 +53,6 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
     log << "  " << dir << ": interrupted before any checkpoint, starting it again\n";
     fs::remove_all(dir);
     return RunState::fresh;
-}
-
-static void check_settings(const CompareSettings& settings) {
-    if (settings.schemes.empty())
-        throw std::invalid_argument("compare: no schemes given (--schemes a,b,...)");
-    if (settings.seeds == 0) throw std::invalid_argument("compare: --seeds must be ≥ 1");
-    std::set<std::string> seen;
-    for (const std::string& s : settings.schemes) {
-        Config scratch;
-        apply_comparison_scheme(scratch, s);  // throws on unknown names
-        if (!seen.insert(s).second)
-            throw std::invalid_argument("compare: scheme '" + s + "' listed twice");
-    }
 }
 
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {
@@ -265,17 +146,18 @@ static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
                           std::ostream& log) {
     const CompareSettings& settings = preset.settings;
-    check_settings(settings);
+    check_compare_settings(settings);
     // Every config first, so a bad combination fails before hours of training.
     for (const std::string& scheme : settings.schemes)
-        comparison_run_config(preset.base, scheme, 1);
+        comparison_run_config(preset.base, scheme, 1, settings.variants);
     fs::create_directories(options.out_dir);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;
     for (size_t seed = 1; seed <= settings.seeds; ++seed)
         for (const std::string& scheme : settings.schemes) {
-            PlannedRun run{scheme, seed, comparison_run_config(preset.base, scheme, seed),
+            PlannedRun run{scheme, seed,
+                           comparison_run_config(preset.base, scheme, seed, settings.variants),
                            comparison_run_dir(options.out_dir, scheme, seed)};
             run.state = inspect_run_dir(run.dir, run.config, log);
             plan.push_back(run);

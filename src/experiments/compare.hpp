@@ -15,18 +15,21 @@
 //   seeds = 3                                          # train.seed = 1 … seeds
 //   jobs = 2                                           # runs trained at once (default 1)
 //   loss_threshold = 2.3                               # nats; 0 or absent = automatic
+//   "model.attention" = ["softmax", "linear"]          # sweep ANY key (crossed), and/or
+//   [compare.variants] name = ["key=value", ...]       # named extra runs (compare_preset.cpp)
 // Command-line --seeds / --schemes / --jobs / --threshold override the table.
 // With jobs > 1 each run trains in its own forked process with train.threads threads (set
 // train.threads = 1 and jobs = cores: at this model size one thread per run is far more
 // efficient than several threads on one run). Results do not depend on jobs.
 //
-// Within one seed the runs differ only in the position scheme: same tokenizer, training
-// windows, masks, batch order, validation windows and masks, hyperparameters, and the same
+// Within one seed the runs differ only in the position scheme (or the swept keys): same tokenizer,
+// training windows, masks, batch order, validation windows and masks, hyperparameters, and the same
 // initial weights (the learned table is drawn from its own generator, so every other weight
 // is bit-identical across schemes).
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +49,10 @@ const std::vector<std::string>& comparison_schemes();
 void apply_comparison_scheme(Config& config, const std::string& scheme);
 
 struct CompareSettings {
-    std::vector<std::string> schemes = comparison_schemes();
+    std::vector<std::string> schemes = comparison_schemes();  // the runs' names, in order
+    // name → "table.key=value" overrides, for runs that are not built-in scheme names: swept
+    // keys and [compare.variants] (compare_preset.cpp). A built-in name is not listed here.
+    std::map<std::string, std::vector<std::string>> variants;
     size_t seeds = 3;
     size_t jobs = 1;
     double loss_threshold = 0;  // ≤ 0: automatic (see summarize_curves)
@@ -62,8 +68,13 @@ struct ComparePreset {
 ComparePreset load_compare_preset(const std::optional<std::string>& path,
                                   const std::vector<std::string>& overrides = {});
 
-// The Config of one run: base, the scheme applied, train.seed = seed; validated.
-Config comparison_run_config(const Config& base, const std::string& scheme, size_t seed);
+// The Config of one run: base, the run's overrides (from `variants`, else the built-in scheme
+// name's), train.seed = seed; validated.
+Config comparison_run_config(const Config& base, const std::string& name, size_t seed,
+                             const std::map<std::string, std::vector<std::string>>& variants = {});
+
+// Throws std::invalid_argument for no runs, 0 seeds, an unknown or repeated name.
+void check_compare_settings(const CompareSettings& settings);
 
 // DIR/<scheme>/seed<k>
 std::string comparison_run_dir(const std::string& out_dir, const std::string& scheme, size_t seed);

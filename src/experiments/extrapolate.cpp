@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "data/corpus.hpp"
-#include "data/mlm.hpp"
+#include "data/prepare.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
@@ -91,16 +91,15 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
         const bool rope = c.position.scheme == "rope";
-        const data::MaskingOptions masking = data::masking_options(c.data);
+        const data::Objective objective = data::objective_named(c.train.objective);
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";
         for (size_t k : options.factors) {
             const size_t length = k * c.data.seq_len;
             // Fewer rows per batch at longer lengths: about the same tokens per forward.
             const size_t batch_rows = std::max<size_t>(1, c.train.batch_size / k);
-            const auto batches =
-                data::make_length_eval_batches(ids, length, batch_rows, run.tokenizer->vocab_size(),
-                                               kValidationSeed, masking, options.max_tokens);
+            const auto batches = length_eval_batches(c.data, objective, ids, length, batch_rows,
+                                                     run.tokenizer->vocab_size(), options.max_tokens);
             std::vector<std::string> methods = {"plain"};
             if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
             for (const std::string& method : methods) {
@@ -179,9 +178,10 @@ std::string extrapolation_markdown(const std::vector<ExtrapolationRow>& rows, si
     }
     std::ostringstream md;
     md << kExtrapolationHeading << "\n\n"
-       << "Validation MLM loss (nats, mean ± std over seeds) on the first " << max_tokens
-       << " validation tokens cut into windows of k·L tokens, the same per-token masks at every "
-          "length (written by `roformer extrapolate`). interpolation: RoPE position interpolation "
+       << "Validation loss (nats, mean ± std over seeds) on the first " << max_tokens
+       << " validation tokens cut into windows of k·L tokens, the same tokens scored at every "
+          "length — MLM runs: the same per-token masks; causal LM runs: every token after the "
+          "first (written by `roformer extrapolate`). interpolation: RoPE position interpolation "
           "(positions divided by k); ntk: NTK-aware base scaling by k.\n\n| scheme | method |";
     for (const auto& [k, length] : length_of)
         md << " " << (k == 1 ? "" : std::to_string(k)) << "L = " << length << " |";
