@@ -5,24 +5,14 @@
 #include <map>
 
 #include "model/roformer.hpp"
+#include "tiny_model.hpp"
 
 using namespace rf;
 
 namespace {
-ModelConfig small_config() {
-    ModelConfig c;
-    c.vocab_size = 50;
-    c.hidden = 16;
-    c.num_heads = 2;
-    c.num_layers = 2;
-    c.ffn = 32;
-    return c;
-}
+ModelConfig small_config() { return testing::tiny_model_config(50); }
 PositionConfig position(const std::string& scheme = "rope") {
-    PositionConfig p;
-    p.scheme = scheme;
-    p.max_positions = 32;
-    return p;
+    return testing::tiny_position_config(scheme);
 }
 }  // namespace
 

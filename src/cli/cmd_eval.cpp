@@ -1,9 +1,10 @@
-// Stage 9 — cli: `roformer eval`, validation MLM loss and accuracy of a trained run.
+// Stage 9 — cli: `roformer eval`, validation loss and accuracy of a trained run.
 //
 //   roformer eval --run runs/NAME [--seq-len L ...] [--set key=value ...]
 // First the fixed validation set at the training length (the numbers training reported),
-// then, for each --seq-len L, the validation text cut into windows of L tokens with the
-// same per-token masks — so every length scores the same tokens with more or less context.
+// then, for each --seq-len L, the validation text cut into windows of L tokens that score the
+// same tokens with more or less context: an MLM run keeps the same per-token masks, a causal
+// LM run predicts every token after the first (data/prepare.hpp, length_eval_batches).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,14 +28,16 @@ struct EvalOptions {
 void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads);
+    const rf::data::Objective objective = rf::data::objective_named(run.config.train.objective);
     rf::PreparedData data =
-        rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer);
+        rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer, objective);
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf(
-        "%s (step %zu, %s): validation loss %.4f, accuracy %.4f on %zu masked tokens at seq_len %zu; "
+        "%s (step %zu, %s, %s): validation loss %.4f, accuracy %.4f on %zu %s at seq_len %zu; "
         "unigram entropy %.4f\n",
-        o.run_dir.c_str(), run.step, run.config.position.scheme.c_str(), r.loss, r.accuracy,
-        r.predictions, run.config.data.seq_len, data.masked_unigram_entropy);
+        o.run_dir.c_str(), run.step, rf::data::objective_name(objective),
+        run.config.position.scheme.c_str(), r.loss, r.accuracy, r.predictions,
+        rf::data::labelled_tokens(objective), run.config.data.seq_len, data.unigram_entropy);
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");
     for (size_t L : o.lengths) {
@@ -44,9 +47,9 @@ void run_eval(const EvalOptions& o) {
                         rf::sequence_too_long_message(L, longest).c_str());
             continue;
         }
-        const auto batches = rf::data::make_length_eval_batches(
-            data.validation_ids, L, run.config.train.batch_size, run.tokenizer->vocab_size(),
-            rf::kValidationSeed, rf::data::masking_options(run.config.data), o.max_tokens);
+        const auto batches = rf::length_eval_batches(
+            run.config.data, objective, data.validation_ids, L, run.config.train.batch_size,
+            run.tokenizer->vocab_size(), o.max_tokens);
         const rf::EvalResult e = rf::evaluate(*run.model, batches);
         std::printf("%zu,%.4f,%.4f,%zu\n", L, e.loss, e.accuracy, e.predictions);
     }
@@ -54,7 +57,8 @@ void run_eval(const EvalOptions& o) {
 
 void add_eval(CLI::App& app) {
     auto options = std::make_shared<EvalOptions>();
-    CLI::App* cmd = app.add_subcommand("eval", "Validation MLM loss and accuracy of a trained run");
+    CLI::App* cmd = app.add_subcommand(
+        "eval", "Validation loss and accuracy of a trained run (MLM or causal LM)");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("--seq-len", options->lengths,
                     "Also evaluate windows of these lengths (repeatable)")

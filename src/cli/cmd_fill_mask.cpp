@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "train/checkpoint.hpp"
+#include "train/generate.hpp"
 #include "train/threads.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ struct FillMaskOptions {
 void run_fill_mask(const FillMaskOptions& o) {
     if (o.top_k == 0) throw std::invalid_argument("--top-k must be at least 1");
     rf::LoadedRun run = rf::load_run(o.run_dir);
+    rf::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::set_num_threads(run.config.train.threads);
     const std::vector<int> ids = run.tokenizer->encode_for_model(o.text);
     std::vector<size_t> masks;

@@ -2,8 +2,9 @@
 //
 //   roformer tokenize --run runs/NAME "In the beginning God created the [MASK] and the earth."
 //   roformer tokenize --tokenizer FILE "any text" [--ids-only]
-// prints one row per token, exactly as the model receives the sentence: [CLS] … [SEP],
-// with '▁' for a space and '↵' for a newline inside a token, then the ids on one line.
+// prints one row per token, exactly as the model receives the sentence — [CLS] … [SEP] for
+// an MLM run or a bare tokenizer file, the plain tokens for a causal LM run — with '▁' for a
+// space and '↵' for a newline inside a token, then the ids on one line.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "config/config.hpp"
 #include "data/tokenizer.hpp"
 
 namespace {
@@ -48,14 +50,22 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
     return path;
 }
 
+// A causal LM run (train.objective = clm) reads text unframed: no [CLS] / [SEP].
+bool run_is_causal(const TokenizeOptions& o) {
+    if (o.run_dir.empty()) return false;
+    const std::string config = (std::filesystem::path(o.run_dir) / "config.toml").string();
+    return std::filesystem::is_regular_file(config) &&
+           rf::load_config(config).train.objective == "clm";
+}
+
 void run_tokenize(const TokenizeOptions& o) {
     const auto tokenizer = rf::data::load_tokenizer(resolve_tokenizer_path(o));
-    const auto ids = tokenizer->encode_for_model(o.text);
+    const bool causal = run_is_causal(o);
+    const auto ids = causal ? tokenizer->encode(o.text) : tokenizer->encode_for_model(o.text);
     if (!o.ids_only) {
-        std::printf(
-            "%s tokenizer, vocab %zu, %zu tokens ([CLS] and [SEP] included; \u2581 = space, "
-            "\u21B5 = newline)\n",
-            tokenizer->kind().c_str(), tokenizer->vocab_size(), ids.size());
+        std::printf("%s tokenizer, vocab %zu, %zu tokens (%s; \u2581 = space, \u21B5 = newline)\n",
+                    tokenizer->kind().c_str(), tokenizer->vocab_size(), ids.size(),
+                    causal ? "a causal LM run: no [CLS] / [SEP]" : "[CLS] and [SEP] included");
         std::printf("%5s  %6s  %s\n", "pos", "id", "token");
         for (size_t pos = 0; pos < ids.size(); ++pos)
             std::printf("%5zu  %6d  %s\n", pos, ids[pos],
@@ -70,8 +80,7 @@ void run_tokenize(const TokenizeOptions& o) {
 void add_tokenize(CLI::App& app) {
     auto options = std::make_shared<TokenizeOptions>();
     CLI::App* cmd = app.add_subcommand(
-        "tokenize",
-        "Print the tokens and ids of a text exactly as the model receives it ([CLS] ... [SEP])");
+        "tokenize", "Print the tokens and ids of a text exactly as the model receives it");
     cmd->add_option("--run", options->run_dir,
                     "Run directory holding tokenizer.json (from `roformer train`)");
     cmd->add_option("--tokenizer", options->tokenizer_file, "A tokenizer file instead of --run");

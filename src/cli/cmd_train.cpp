@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer train`, one MLM training run into a run directory.
+// Stage 9 — cli: `roformer train`, one training run (MLM or causal LM) into a run directory.
 //
 //   roformer train --config configs/classroom.toml [--set key=value ...] [--out runs/NAME]
 //                  [--resume] [--stop-after N] [--quiet]
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "data/objective.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -43,10 +44,13 @@ void run_train(const TrainCommandOptions& o) {
                   << "; continue with --resume --out " << options.out_dir << "\n";
         return;
     }
+    const char* labelled =
+        rf::data::labelled_tokens(rf::data::objective_named(config.train.objective));
     std::printf(
-        "final validation: loss %.4f nats, accuracy %.4f on %zu masked tokens "
-        "(unigram entropy of the masked tokens: %.4f nats)\n",
-        s.final_eval.loss, s.final_eval.accuracy, s.final_eval.predictions, s.unigram_entropy);
+        "final validation: loss %.4f nats, accuracy %.4f on %zu %s "
+        "(unigram entropy of the %s: %.4f nats)\n",
+        s.final_eval.loss, s.final_eval.accuracy, s.final_eval.predictions, labelled, labelled,
+        s.unigram_entropy);
     std::printf("throughput: %.0f tokens/s, %.2f MFLOP/token forward (≈ %.2f GFLOP/s training)\n",
                 s.tokens_per_s, s.forward_flops_per_token / 1e6,
                 3.0 * s.forward_flops_per_token * s.tokens_per_s / 1e9);
@@ -55,7 +59,8 @@ void run_train(const TrainCommandOptions& o) {
 
 void add_train(CLI::App& app) {
     auto options = std::make_shared<TrainCommandOptions>();
-    CLI::App* cmd = app.add_subcommand("train", "Train a RoFormer MLM and write a run directory");
+    CLI::App* cmd = app.add_subcommand(
+        "train", "Train a RoFormer (MLM or causal LM) and write a run directory");
     cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)");
     cmd->add_option("--set", options->overrides,
                     "Override one key, e.g. --set train.lr=3e-4 (repeatable)")

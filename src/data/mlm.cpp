@@ -68,7 +68,7 @@ MlmSampler::MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_siz
 }
 
 // splitmix64: spreads (seed, batch index) over all 64 bits before seeding the generator
-static uint64_t mix_seed(uint64_t seed, uint64_t index) {
+uint64_t batch_seed(uint64_t seed, uint64_t index) {
     uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -79,7 +79,7 @@ MlmBatch MlmSampler::next(size_t batch_size) { return batch_at(drawn_++, batch_s
 
 MlmBatch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
     if (batch_size == 0) throw std::invalid_argument("batch_size must be at least 1");
-    Rng rng(mix_seed(seed_, index));
+    Rng rng(batch_seed(seed_, index));
     const size_t T = seq_len_, n_starts = tokens_.size() - (T - kFramingTokens) + 1;
     MlmBatch out{batch_size, T, std::vector<int>(batch_size * T),
                  std::vector<int>(batch_size * T, kIgnoreLabel)};
@@ -110,9 +110,10 @@ MlmBatch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
 
 // ---- validation ----------------------------------------------------------------------------
 
-std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, size_t n_windows) {
-    require_window_fits("", "validation", n_tokens, seq_len, kFramingTokens);
-    const size_t content = seq_len - kFramingTokens, last_start = n_tokens - content;
+std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, size_t n_windows,
+                                             size_t framing_tokens) {
+    require_window_fits("", "validation", n_tokens, seq_len, framing_tokens);
+    const size_t content = seq_len - framing_tokens, last_start = n_tokens - content;
     std::vector<size_t> starts;
     if (n_windows == 0) {
         for (size_t start = 0; start <= last_start; start += content) starts.push_back(start);

@@ -9,8 +9,8 @@
 // (id in [5, V)) with prob. 0.1, and stays unchanged otherwise. labels hold the original id
 // at selected positions and −100 (kIgnoreLabel) elsewhere: the loss is taken only there.
 //   Training: window starts uniform in [0, n − (T−2)], masks drawn per batch from
-//             Rng(seed mixed with the batch index), so batch k is the same whatever came
-//             before (resume = seek(k)). A training row with no selected position gets one.
+//             Rng(batch_seed(seed, k)), so batch k is the same whatever came before
+//             (resume = seek(k)). A training row with no selected position gets one.
 //   Validation: fixed windows and fixed masks. The masking decision for each token of the
 //             split is drawn once from Rng(seed), in order, so it depends only on the token's
 //             position in the split — windows of any length that contain it see the same
@@ -41,6 +41,10 @@ struct MlmBatch {
     size_t n_selected() const;      // positions with a label
 };
 
+// The seed of training batch `index` (splitmix64 of seed and index, spread over all 64 bits):
+// every sampler (this one, ClmSampler in clm.hpp) seeds batch k's Rng with it.
+uint64_t batch_seed(uint64_t seed, uint64_t index);
+
 // Writes the window starting at text token `start` into out[0..seq_len): [CLS] … [SEP].
 void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, int* out);
 
@@ -64,8 +68,10 @@ private:
 
 // Starts of n_windows windows spread evenly over the split (first at 0, last at the end);
 // n_windows is capped at the number of distinct starts; 0 means as many non-overlapping
-// windows as fit, back to back.
-std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, size_t n_windows);
+// windows as fit, back to back. A window holds seq_len − framing_tokens tokens of the split
+// (MLM: [CLS] and [SEP] frame it; a causal LM window has no framing, pass 0).
+std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, size_t n_windows,
+                                             size_t framing_tokens = kFramingTokens);
 
 // The fixed validation set: windows from validation_window_starts, grouped into batches of
 // batch_size rows (the last batch may be smaller), masks fixed by `seed`.

@@ -3,12 +3,40 @@
 
 #include <cmath>
 
+#include "data/clm.hpp"
 #include "data/corpus.hpp"
 
 namespace rf {
 
+namespace {
+
+// Text tokens in one window: mlm frames it with [CLS] … [SEP], clm does not.
+size_t framing_tokens(data::Objective objective) {
+    return objective == data::Objective::mlm ? data::kFramingTokens : 0;
+}
+
+// The floor any model should beat: predict every label from training frequencies.
+double unigram_entropy(const std::vector<int>& train_ids, size_t vocab_size,
+                       const std::vector<data::MlmBatch>& batches) {
+    std::vector<double> counts(vocab_size, 1.0);  // add-one smoothing
+    for (int id : train_ids) counts[size_t(id)] += 1.0;
+    double total = 0;
+    for (double c : counts) total += c;
+    double nll = 0;
+    size_t n = 0;
+    for (const data::MlmBatch& b : batches)
+        for (int label : b.labels)
+            if (label != data::kIgnoreLabel) {
+                nll -= std::log(counts[size_t(label)] / total);
+                ++n;
+            }
+    return n ? nll / double(n) : 0.0;
+}
+
+}  // namespace
+
 PreparedData prepare_data(const DataConfig& config, size_t batch_size,
-                          std::unique_ptr<data::Tokenizer>& tokenizer) {
+                          std::unique_ptr<data::Tokenizer>& tokenizer, data::Objective objective) {
     data::SplitOptions split_options;
     split_options.validation_fraction = config.validation_fraction;
     const data::CorpusSplit split = data::load_corpus(config.path, split_options);
@@ -18,28 +46,45 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
     out.split_summary = split.summary();
     out.train_ids = tokenizer->encode(split.train_text);
     out.validation_ids = tokenizer->encode(split.validation_text);
-    data::require_window_fits(config.path, "training", out.train_ids.size(), config.seq_len);
-    data::require_window_fits(config.path, "validation", out.validation_ids.size(), config.seq_len);
-    // The fixed validation windows of data.seq_len tokens, masks from kValidationSeed.
-    out.validation = data::make_validation_batches(
-        out.validation_ids, config.seq_len, config.val_windows, batch_size, tokenizer->vocab_size(),
-        kValidationSeed, data::masking_options(config));
-
-    // The floor any model should beat: predict every masked token from training frequencies.
-    std::vector<double> counts(tokenizer->vocab_size(), 1.0);  // add-one smoothing
-    for (int id : out.train_ids) counts[size_t(id)] += 1.0;
-    double total = 0;
-    for (double c : counts) total += c;
-    double nll = 0;
-    size_t n = 0;
-    for (const data::MlmBatch& b : out.validation)
-        for (int label : b.labels)
-            if (label != data::kIgnoreLabel) {
-                nll -= std::log(counts[size_t(label)] / total);
-                ++n;
-            }
-    out.masked_unigram_entropy = n ? nll / double(n) : 0.0;
+    const size_t framing = framing_tokens(objective);
+    data::require_window_fits(config.path, "training", out.train_ids.size(), config.seq_len,
+                              framing);
+    data::require_window_fits(config.path, "validation", out.validation_ids.size(), config.seq_len,
+                              framing);
+    // The fixed validation windows of data.seq_len tokens (mlm: masks from kValidationSeed).
+    if (objective == data::Objective::mlm)
+        out.validation = data::make_validation_batches(
+            out.validation_ids, config.seq_len, config.val_windows, batch_size,
+            tokenizer->vocab_size(), kValidationSeed, data::masking_options(config));
+    else
+        out.validation = data::make_clm_validation_batches(out.validation_ids, config.seq_len,
+                                                           config.val_windows, batch_size);
+    out.unigram_entropy = unigram_entropy(out.train_ids, tokenizer->vocab_size(), out.validation);
     return out;
+}
+
+TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
+                                 const std::vector<int>& train_ids, size_t vocab_size,
+                                 uint64_t seed) {
+    if (objective == data::Objective::clm) {
+        const data::ClmSampler sampler(train_ids, config.seq_len, seed);
+        return [sampler](uint64_t step, size_t rows) { return sampler.batch_at(step, rows); };
+    }
+    const data::MlmSampler sampler(train_ids, config.seq_len, vocab_size, seed,
+                                   data::masking_options(config));
+    return [sampler](uint64_t step, size_t rows) { return sampler.batch_at(step, rows); };
+}
+
+std::vector<data::MlmBatch> length_eval_batches(const DataConfig& config, data::Objective objective,
+                                                const std::vector<int>& validation_ids,
+                                                size_t length, size_t batch_size, size_t vocab_size,
+                                                size_t max_text_tokens) {
+    if (objective == data::Objective::clm)
+        return data::make_clm_length_eval_batches(validation_ids, length, batch_size,
+                                                  max_text_tokens);
+    return data::make_length_eval_batches(validation_ids, length, batch_size, vocab_size,
+                                          kValidationSeed, data::masking_options(config),
+                                          max_text_tokens);
 }
 
 }  // namespace rf

@@ -98,8 +98,9 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
             const size_t length = k * c.data.seq_len;
             // Fewer rows per batch at longer lengths: about the same tokens per forward.
             const size_t batch_rows = std::max<size_t>(1, c.train.batch_size / k);
-            const auto batches = length_eval_batches(c.data, objective, ids, length, batch_rows,
-                                                     run.tokenizer->vocab_size(), options.max_tokens);
+            const auto batches =
+                length_eval_batches(c.data, objective, ids, length, batch_rows,
+                                    run.tokenizer->vocab_size(), options.max_tokens);
             std::vector<std::string> methods = {"plain"};
             if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
             for (const std::string& method : methods) {

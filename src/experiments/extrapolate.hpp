@@ -2,8 +2,9 @@
 //
 //   roformer extrapolate --runs runs/compare [--max-tokens N]
 // Every run DIR/<scheme>/seed<k>/ is scored on the validation text cut into windows of
-// k·L tokens (L = the training seq_len, k = 1, 2, 4) with make_length_eval_batches: the same
-// first max_tokens tokens of the validation split and the same per-token masks at every
+// k·L tokens (L = the training seq_len, k = 1, 2, 4) with length_eval_batches (data/prepare.hpp;
+// MLM or next-token, by the run's train.objective): the same first max_tokens tokens of the
+// validation split and the same per-token masks (MLM) or predicted tokens (clm) at every
 // length, so longer windows only add context (up to one window's worth of tokens at the end of
 // the span is dropped when it does not fill a window). RoPE runs are also scored with
 //   interpolation  position.interpolation_factor = k   (positions m → m/k, Chen et al. 2023)

@@ -1,6 +1,10 @@
 // Stage 5 — model: multi-head self-attention (see attention.hpp for the shapes).
+//
+// Legend: B batch, T tokens, C hidden, H heads, D = C/H head size, F feature size, M random
+//         features, W:[M, D] the FAVOR projection of one layer.
 #include "model/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,28 +21,77 @@ Tensor merge_heads(const Tensor& x) {
     return reshape(permute(x, {0, 2, 1, 3}), {B, T, H * D});
 }
 
+size_t attention_feature_size(const ModelConfig& config) {
+    return config.feature_map == "favor" ? config.random_features
+                                         : attention_head_size(config.hidden, config.num_heads);
+}
+
+// Causal FAVOR keys are not stabilised (see operator() below); their exponent is bounded by
+// completing the square, w·x̃ − |x̃|²/2 = |w|²/2 − |x̃ − w|²/2 ≤ |w|²/2, whatever x is. Float32's
+// exp overflows past ≈ 88.7, so every row of W must have |w|²/2 below this.
+static constexpr double kMaxKeyExponent = 85.0;
+
 // Prefix is HF's "roformer.encoder.layer.{i}.attention": self.{query,key,value} and output.dense
-SelfAttention::SelfAttention(size_t hidden, size_t num_heads_, double attention_dropout_,
-                             double init_std, Rng& rng, const std::string& prefix)
-    : query(hidden, hidden, init_std, rng, prefix + ".self.query"),
-      key(hidden, hidden, init_std, rng, prefix + ".self.key"),
-      value(hidden, hidden, init_std, rng, prefix + ".self.value"),
-      output(hidden, hidden, init_std, rng, prefix + ".output.dense"),
-      num_heads(num_heads_),
-      attention_dropout(attention_dropout_) {}
+SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_rng,
+                             const std::string& prefix)
+    : query(config.hidden, config.hidden, config.init_std, rng, prefix + ".self.query"),
+      key(config.hidden, config.hidden, config.init_std, rng, prefix + ".self.key"),
+      value(config.hidden, config.hidden, config.init_std, rng, prefix + ".self.value"),
+      output(config.hidden, config.hidden, config.init_std, rng, prefix + ".output.dense"),
+      num_heads(config.num_heads),
+      attention_dropout(config.attention_dropout),
+      linear(config.attention == "linear"),
+      favor(linear && config.feature_map == "favor"),
+      causal(config.causal) {
+    if (!favor) return;
+    const size_t D = attention_head_size(config.hidden, config.num_heads);
+    feature_projection = orthogonal_random_features(config.random_features, D, feature_rng);
+    feature_projection.set_name(prefix + ".self.feature_projection");
+    if (!causal) return;
+    double largest = 0.0;  // max_j |w_j|²/2
+    for (size_t j = 0; j < config.random_features; ++j) {
+        double sq = 0.0;
+        for (size_t d = 0; d < D; ++d) {
+            const double w = feature_projection.data()[j * D + d];
+            sq += w * w;
+        }
+        largest = std::max(largest, sq / 2.0);
+    }
+    if (largest >= kMaxKeyExponent)
+        throw std::invalid_argument(
+            "model.feature_map = favor in a causal model: a random feature of head size D = " +
+            std::to_string(D) + " has |w|²/2 = " + std::to_string(largest) +
+            ", past float32's exp range; use smaller heads (raise model.num_heads) or "
+            "model.feature_map = elu1");
+}
 
 Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
                                  Rng& rng) const {
     Tensor q = split_heads(query(x), num_heads);  // [B,H,T,D]
     Tensor k = split_heads(key(x), num_heads);
     Tensor v = split_heads(value(x), num_heads);
-    position.rotate(q, k, v);
-    const size_t D = q.size(3);
-    Tensor scores = mul_scalar(matmul(q, k, false, true), Real(1.0 / std::sqrt(double(D))));
-    scores = position.bias_scores(scores);  // [B,H,T,T]
-    Tensor probs = dropout(softmax(scores), static_cast<Real>(attention_dropout), training, rng);
-    Tensor context = merge_heads(matmul(probs, v));  // [B,T,C]
-    return output(context);
+    Tensor context;  // [B,H,T,D]
+    if (!linear) {
+        position.rotate(q, k, v);
+        const size_t D = q.size(3);
+        Tensor scores = mul_scalar(matmul(q, k, false, true), Real(1.0 / std::sqrt(double(D))));
+        // ALiBi's symmetric −slope·|m − n| also serves a causal model: the future is masked.
+        scores = position.bias_scores(scores);  // [B,H,T,T]
+        Tensor probs = causal ? causal_softmax(scores) : softmax(scores);
+        probs = dropout(probs, static_cast<Real>(attention_dropout), training, rng);
+        context = matmul(probs, v);
+    } else {
+        // φ:[B,H,T,D] → [B,H,T,F]. FAVOR's stabiliser c cancels in the ratio. Queries: one c per
+        // row (depends on q_m only). Keys, bidirectional: one c per (batch, head) slice. Keys,
+        // causal: none — a c over the slice would depend on future keys (cancelling exactly in
+        // real arithmetic, not in float32 rounding); the bound above keeps exp finite instead.
+        Tensor qf = favor ? favor_features(q, feature_projection, true) : elu_plus_one(q);
+        Tensor kf = favor ? favor_features(k, feature_projection, false, !causal) : elu_plus_one(k);
+        Tensor q_num = qf, k_num = kf;              // numerator features: RoPE rotates these only
+        position.rotate_features(q_num, k_num, v);  // (eq. 19; the denominator stays positive)
+        context = linear_attention(q_num, k_num, v, qf, kf, causal);
+    }
+    return output(merge_heads(context));  // [B,T,C]
 }
 
 void SelfAttention::collect(std::vector<NamedParameter>& params) const {

@@ -7,11 +7,32 @@ namespace rf {
 
 static constexpr int kIgnore = -100;
 
+// The attention keys' values (validate() in src/config checks them too; a model can be built
+// without a Config, so an unknown value must not fall back to softmax silently).
+static void validate_attention(const ModelConfig& c, const PositionConfig& position) {
+    if (c.attention != "softmax" && c.attention != "linear")
+        throw std::invalid_argument("model.attention = \"" + c.attention +
+                                    "\" is unknown; use softmax or linear");
+    if (c.attention != "linear") return;
+    if (c.feature_map != "elu1" && c.feature_map != "favor")
+        throw std::invalid_argument("model.feature_map = \"" + c.feature_map +
+                                    "\" is unknown; use elu1 or favor");
+    if (c.feature_map == "favor" && c.random_features == 0)
+        throw std::invalid_argument(
+            "model.random_features = 0: favor needs at least one random "
+            "feature per head (e.g. 64)");
+    if (position.scheme == "alibi")
+        throw std::invalid_argument(
+            "position.scheme = alibi cannot be combined with "
+            "model.attention = linear (no T×T scores to bias); use rope");
+}
+
 RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& position,
                          uint64_t init_seed)
     : config_(config), position_config_(position), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     validate_position_config(position, config.hidden, config.num_heads);
+    validate_attention(config, position);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
     const double std = config.init_std, eps = config.layer_norm_eps;
     Rng rng(init_seed);
@@ -26,12 +47,16 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     // other weight is the same draw whatever the scheme: within a seed, runs of different
     // schemes start from identical encoders.
     Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
-    position_ = make_position_scheme(position, C, config.num_heads, position_rng);
+    const bool linear = config.attention == "linear";
+    position_ = make_position_scheme(position, C, config.num_heads, position_rng,
+                                     linear ? attention_feature_size(config) : 0);
+    // FAVOR's fixed projections (one W per layer, drawn in layer order) likewise: softmax and
+    // elu1 models of a seed keep exactly the weights they had before FAVOR existed.
+    Rng feature_rng(init_seed ^ 0x3C6EF372FE94F82BULL);
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;
-        layer.attention = SelfAttention(C, config.num_heads, config.attention_dropout, std, rng,
-                                        p + ".attention");
+        layer.attention = SelfAttention(config, rng, feature_rng, p + ".attention");
         layer.attention_norm = LayerNorm(C, eps, p + ".attention.output.LayerNorm");
         layer.intermediate = Linear(C, F, std, rng, p + ".intermediate.dense");
         layer.output = Linear(F, C, std, rng, p + ".output.dense");
@@ -115,12 +140,33 @@ size_t RoFormerMLM::num_parameters() const {
     return n;
 }
 
+std::vector<Tensor> RoFormerMLM::buffers() const {
+    std::vector<Tensor> out;
+    for (const EncoderLayer& layer : layers_)
+        if (layer.attention.feature_projection.defined())
+            out.push_back(layer.attention.feature_projection);
+    return out;
+}
+
+// Per token and layer (2 FLOPs per multiply-add), H heads of size D, C = H·D:
+//   softmax: q·kᵀ and probs·v, T·D each per head                 2·2·T·C
+//   linear:  state Σ k_num v_nᵀ and its read q_numᵀS, F·D each   2·2·F·C
+//            denominators z and q_den·z, F each per head          + 2·2·F·H
+//            favor also projects q and k: W·x̃, M·D each          + 2·2·M·C
+// The elementwise feature maps, RoPE and softmax's exp are not counted.
 double RoFormerMLM::forward_flops_per_token(size_t seq_len, double head_fraction) const {
     const double C = double(config_.hidden), F = double(config_.ffn);
     const double V = double(config_.vocab_size), T = double(seq_len);
-    const double per_layer = 2.0 * 4.0 * C * C     // q, k, v, output projections
-                             + 2.0 * 2.0 * C * F   // FFN up and down
-                             + 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
+    const double H = double(config_.num_heads);
+    double attention = 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
+    if (config_.attention == "linear") {
+        const double features = double(attention_feature_size(config_));
+        attention = 2.0 * 2.0 * features * C + 2.0 * 2.0 * features * H;
+        if (config_.feature_map == "favor") attention += 2.0 * 2.0 * features * C;
+    }
+    const double per_layer = 2.0 * 4.0 * C * C    // q, k, v, output projections
+                             + 2.0 * 2.0 * C * F  // FFN up and down
+                             + attention;
     const double head = head_fraction * (2.0 * C * C + 2.0 * C * V);
     return double(config_.num_layers) * per_layer + head;
 }

@@ -1,6 +1,7 @@
 // Stage 4 — position: config validation, the factory, and the RoPE scheme.
 //
-// Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
+// Legend: C hidden size, H heads, D = C / H head size, r rotary dims; linear attention:
+//         F feature size (D for elu1, M random features for favor), r_F rotary features.
 #include "position/position.hpp"
 
 #include <cmath>
@@ -52,7 +53,8 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
 }
 
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
-                                                     size_t num_heads, Rng& init_rng) {
+                                                     size_t num_heads, Rng& init_rng,
+                                                     size_t feature_size) {
     validate_position_config(config, hidden, num_heads);
     const std::string& s = config.scheme;
     if (s == "learned")
@@ -63,14 +65,58 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
     if (s == "alibi") return std::make_unique<AlibiPosition>(num_heads);
     if (s == "rope")
         return std::make_unique<RopePosition>(rope_options_from_config(config, hidden / num_heads),
-                                              config.rotate_values);
+                                              config.rotate_values, config.rotary_fraction,
+                                              feature_size);
     return std::make_unique<NoPosition>();
+}
+
+RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction, size_t F) {
+    const size_t r = rope_rotary_dims(rotary_fraction, F);
+    if (F == 0 || r < 2 || r % 2 != 0)
+        fail("position.rotary_fraction = " + format_printf("%g", rotary_fraction) + " rotates " +
+             std::to_string(r) + " of the " + std::to_string(F) +
+             " linear-attention features (F = head size for elu1, model.random_features for "
+             "favor); it must be an even number ≥ 2: change model.random_features or "
+             "position.rotary_fraction");
+    RopeOptions o = head;  // same pairing, base, interpolation and NTK factors
+    o.head_dim = F;
+    o.rotary_dims = r;
+    return o;
+}
+
+RopePosition::RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction,
+                           size_t feature_size)
+    : table_(options), rotate_values_(rotate_values), rotary_fraction_(rotary_fraction) {
+    if (feature_size > 0) feature_table(feature_size);
+}
+
+RopeTable& RopePosition::feature_table(size_t F) {
+    auto it = feature_tables_.find(F);
+    if (it == feature_tables_.end())
+        it = feature_tables_
+                 .emplace(F, RopeTable(rope_feature_options(table_.options(), rotary_fraction_, F)))
+                 .first;
+    return it->second;
 }
 
 // q, k:[B,H,T,D] → R_m q, R_m k at m = offset + t; v too when rotate_values.
 void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
     q = rope(q, table_, offset);
     k = rope(k, table_, offset);
+    if (rotate_values_) v = rope(v, table_, offset);
+}
+
+// φq, φk:[B,H,T,F] → R_m φq, R_m φk with the F-feature table (eq. 19's numerator);
+// v:[B,H,T,D] → R_m v with the head table when rotate_values.
+void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
+                                   size_t offset) {
+    if (q_features.dim() < 2 || q_features.shape() != k_features.shape())
+        throw std::invalid_argument("rotate_features: φ(q) " + shape_str(q_features.shape()) +
+                                    " and φ(k) " + shape_str(k_features.shape()) +
+                                    " must share one shape [..., T, F]");
+    RopeTable& features = feature_table(q_features.size(-1));
+    q_features = rope(q_features, features, offset);
+    k_features = rope(k_features, features, offset);
     if (rotate_values_) v = rope(v, table_, offset);
 }
 

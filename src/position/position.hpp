@@ -1,10 +1,12 @@
 // Stage 4 — position: one interface for every way of telling the encoder where a token is.
 //
 // Legend: B batch, T sequence length, C hidden size, H heads, D = C / H head size.
-// The model asks its scheme at three places:
+// The model asks its scheme at three places (four with linear attention):
 //   embed(x)            after the token lookup       x:[B,T,C]  (learned / sinusoidal add here)
 //   rotate(q, k, v)     after the head split         q,k,v:[B,H,T,D]  (RoPE rotates here)
 //   bias_scores(s)      before the softmax           s:[B,H,T,T]  (ALiBi adds its bias here)
+//   rotate_features(φq, φk, v)  linear attention only, after the feature map φ
+//                                                    φq,φk:[B,H,T,F] v:[B,H,T,D]  (RoPE, eq. 19)
 // Schemes that do nothing at a place return their input unchanged.
 #pragma once
 
@@ -53,6 +55,12 @@ public:
     virtual void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
     // scores:[B,H,T,T] → scores plus a position bias.
     virtual Tensor bias_scores(const Tensor& scores) { return scores; }
+    // Linear attention (RoFormer §3.3, eq. 19; docs/linear_attention.md §4): the feature-mapped
+    // queries and keys φ(q), φ(k):[B,H,T,F] → R_m φ(q), R_m φ(k), the numerator's features (the
+    // caller keeps the unrotated ones for the denominator); v:[B,H,T,D] → R_m v when the scheme
+    // rotates values. Only RoPE acts here; it never rotates q, k before φ in linear attention.
+    virtual void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
+                                 size_t offset = 0) {}
 
     // The longest sequence (offset + T) the scheme can encode: unlimited for every scheme
     // but `learned`, whose table has max_positions rows. Ask before running a longer one.
@@ -68,7 +76,10 @@ public:
 std::string sequence_too_long_message(size_t length, size_t max_length);
 
 // Builds the scheme; draws any initial weights (normal(0, 0.02)) from `init_rng`.
+// feature_size: F of linear attention's features (D for elu1, M for favor), 0 for softmax
+// attention; RoPE then builds its feature table now, so a bad F fails here, not mid-training.
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
-                                                     size_t num_heads, Rng& init_rng);
+                                                     size_t num_heads, Rng& init_rng,
+                                                     size_t feature_size = 0);
 
 }  // namespace rf

@@ -5,6 +5,7 @@
 // tests can reach their tables and helpers.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -56,20 +57,34 @@ private:
 };
 
 // ---- rope_scheme in position.cpp --------------------------------------------------------
+// RoPE on linear attention's features φ:[..., F] (eq. 19): the head table's options with
+// head_dim = F and r_F = round(rotary_fraction·F) rotary features, which must be even and ≥ 2
+// (throws std::invalid_argument naming position.rotary_fraction and model.random_features).
+RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction, size_t F);
+
 class RopePosition : public PositionScheme {
 public:
-    RopePosition(const RopeOptions& options, bool rotate_values)
-        : table_(options), rotate_values_(rotate_values) {}
+    // feature_size > 0 builds the feature table for F now (and validates it); 0 defers it to
+    // the first rotate_features call.
+    RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction = 1.0,
+                 size_t feature_size = 0);
     std::string name() const override {
         return std::string("rope_") + rope_pairing_name(table_.options().pairing);
     }
     // q, k (and v if rotate_values) ← rope(·, table, offset)
     void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
+    // φq, φk:[B,H,T,F] ← rope(·, feature_table(F), offset); v ← rope(v, table) if rotate_values
+    void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
+                         size_t offset = 0) override;
     RopeTable& table() { return table_; }
+    // The table for F features, created at the first request for that F.
+    RopeTable& feature_table(size_t feature_size);
 
 private:
     RopeTable table_;
     bool rotate_values_;
+    double rotary_fraction_;
+    std::map<size_t, RopeTable> feature_tables_;  // F → its table (one F per model in practice)
 };
 
 // ---- alibi.cpp: symmetric bidirectional linear bias (Press et al. 2022) ----------------

@@ -31,6 +31,7 @@ void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const
                      const std::map<std::string, std::string>& extra) {
     std::vector<NamedTensor> tensors;
     for (const NamedParameter& p : model.parameters()) tensors.push_back(to_named_tensor(p.tensor));
+    for (const Tensor& b : model.buffers()) tensors.push_back(to_named_tensor(b));  // FAVOR's W
     std::map<std::string, std::string> meta = extra;
     meta["format"] = "roformer-cpp";
     meta["step"] = std::to_string(step);
@@ -79,7 +80,8 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
     // A key the checkpoint does not record is older than the key: it was trained with the default.
     const auto defaults = model_signature(default_config());
     for (const auto& [key, value] : model_signature(config)) {
-        const std::string saved = file.metadata.count("model." + key) ? meta("model." + key) : defaults.at(key);
+        const std::string saved =
+            file.metadata.count("model." + key) ? meta("model." + key) : defaults.at(key);
         if (saved != value)
             throw std::runtime_error(path + " was trained with " + key + "=" + saved +
                                      " but the model has " + key + "=" + value);
@@ -87,6 +89,16 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
     for (const NamedParameter& p : model.parameters()) {
         Tensor target = p.tensor;
         copy_into(file.at(target.name(), path), target);
+    }
+    // Buffers (FAVOR's fixed projections): the model drew its own from the seed, but the
+    // trained weights belong with the W they were trained with, so the file's copy wins.
+    for (Tensor target : model.buffers()) {
+        const NamedTensor* saved = file.find(target.name());
+        if (!saved)
+            throw std::runtime_error(path + " has no " + target.name() +
+                                     ", the fixed random features of model.feature_map = favor; "
+                                     "a favor model cannot run without the W it was trained with");
+        copy_into(*saved, target);
     }
     return static_cast<size_t>(std::stoull(meta("step").empty() ? "0" : meta("step")));
 }

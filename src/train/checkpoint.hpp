@@ -5,8 +5,9 @@
 //   tokenizer.json          the tokenizer trained on the training split
 //   split.txt               which blocks of the corpus are validation (one line)
 //   metrics.csv             one row per logged step (docs/training.md explains the columns)
-//   model.safetensors       weights under HF RoFormerForMaskedLM names; __metadata__ holds
-//                           the config, position scheme, pairing and step
+//   model.safetensors       weights under HF RoFormerForMaskedLM names (+ FAVOR's fixed
+//                           projections, model.buffers()); __metadata__ holds the config,
+//                           position scheme, pairing and step
 //   optimizer.safetensors   AdamW moments + step, for --resume
 #pragma once
 
@@ -34,7 +35,7 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 
 // Copies the weights of `path` into `model`. Refuses (std::runtime_error, one line) when the
 // checkpoint's position scheme, pairing or model config differ from the model's, or when a
-// tensor is missing or has another shape. Returns the checkpoint's step.
+// tensor (parameter or buffer) is missing or has another shape. Returns the checkpoint's step.
 size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::string& path);
 void load_optimizer_state(AdamW& optimizer, const std::string& path);
 

@@ -1,4 +1,6 @@
 // Stage 7 — train: validation loss and accuracy of a model on fixed batches.
+// The same for both objectives: every position with a label counts — the masked tokens of an
+// MLM batch, every next token of a causal-LM batch (data/objective.hpp).
 #pragma once
 
 #include <cstddef>
@@ -10,9 +12,9 @@
 namespace rf {
 
 struct EvalResult {
-    double loss = 0;         // mean cross-entropy over every masked position (nats)
-    double accuracy = 0;     // share of masked positions whose arg-max is the label
-    size_t predictions = 0;  // masked positions counted
+    double loss = 0;         // mean cross-entropy over every labelled position (nats)
+    double accuracy = 0;     // share of labelled positions whose arg-max is the label
+    size_t predictions = 0;  // labelled positions counted
 };
 
 // No gradients, no dropout. max_batches = 0: all of them.

@@ -1,4 +1,4 @@
-// Stage 7 — train: the MLM training loop (read top to bottom: set-up, the loop, one step).
+// Stage 7 — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
 #include "train/trainer.hpp"
 
 #include <chrono>
@@ -51,15 +51,17 @@ StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch
 void print_run_header(std::ostream& log, const RunDirectory& run, const Config& config,
                       const RoFormerMLM& model, const PreparedData& data, size_t vocab,
                       double prepare_s, double flops_per_token, size_t threads) {
-    log << "run " << run.path() << ": " << model.num_parameters() << " parameters, scheme "
+    const data::Objective objective = data::objective_named(config.train.objective);
+    log << "run " << run.path() << ": " << model.num_parameters() << " parameters, "
+        << (objective == data::Objective::clm ? "causal LM, " : "") << "scheme "
         << config.position.scheme
         << (config.position.scheme == "rope" ? " (" + config.position.pairing + ")" : "")
         << ", vocab " << vocab << ", " << data.train_ids.size() << " train / "
         << data.validation_ids.size() << " validation tokens (" << format_fixed(prepare_s, 1)
         << " s to prepare)\n"
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
-        << " MFLOP/token (training ≈ 3×); unigram entropy of masked tokens "
-        << format_fixed(data.masked_unigram_entropy) << " nats\n"
+        << " MFLOP/token (training ≈ 3×); unigram entropy of " << data::labelled_tokens(objective)
+        << " " << format_fixed(data.unigram_entropy) << " nats\n"
         << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n";
 }
 
@@ -74,9 +76,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                                       : RunDirectory::fresh(options.out_dir);
     const auto t_prepare = Clock::now();
     std::unique_ptr<data::Tokenizer> tokenizer = run.take_tokenizer();
-    const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer);
-    data::MlmSampler sampler(data.train_ids, config.data.seq_len, tokenizer->vocab_size(), tc.seed,
-                             data::masking_options(config.data));
+    const data::Objective objective = data::objective_named(tc.objective);  // mlm | clm
+    const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
+    const TrainingBatches batches =
+        training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
     RoFormerMLM model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
                       tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
@@ -92,9 +95,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     MetricsLog metrics(run.file("metrics.csv"), run.resuming(), start_step);
 
     TrainSummary summary;
-    summary.unigram_entropy = data.masked_unigram_entropy;
-    summary.forward_flops_per_token =
-        model.forward_flops_per_token(config.data.seq_len, config.data.mask_prob);
+    summary.unigram_entropy = data.unigram_entropy;
+    summary.forward_flops_per_token = model.forward_flops_per_token(
+        config.data.seq_len, data::head_fraction(config.data, objective));
     const size_t tokens_per_step = tc.batch_size * config.data.seq_len;
     const size_t end_step = options.stop_after ? std::min(options.stop_after, tc.steps) : tc.steps;
     if (!options.quiet) {
@@ -113,7 +116,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
         const StepResult r =
-            train_step(model, optimizer, sampler.batch_at(step, tc.batch_size), tc, step, lr);
+            train_step(model, optimizer, batches(step, tc.batch_size), tc, step, lr);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
 

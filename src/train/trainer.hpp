@@ -1,7 +1,8 @@
-// Stage 7 — train: the MLM training loop.
+// Stage 7 — train: the training loop, for both objectives (train.objective, data/objective.hpp).
 //
-//   train: every step draws B random windows and fresh masks from Rng(seed, step), so a
-//          resumed run sees exactly the batches an uninterrupted one would
+//   train: every step draws B random windows (mlm: and fresh masks) from Rng(seed, step), so
+//          a resumed run sees exactly the batches an uninterrupted one would
+//   mlm: loss on the masked positions; clm: loss on every next token, causal attention
 //   evaluation on the fixed validation set of data/prepare.hpp; checkpoints in checkpoint.hpp
 // docs/training.md has the loop as pseudo-code; train() reads the same.
 #pragma once
@@ -25,9 +26,9 @@ struct TrainOptions {
 struct TrainSummary {
     size_t steps = 0;
     EvalResult final_eval;
-    double unigram_entropy = 0;
-    double tokens_per_s = 0;  // tokens trained by this call / seconds spent in
-                              // training steps (evaluations, checkpoints excluded)
+    double unigram_entropy = 0;  // of the validation labels (PreparedData::unigram_entropy)
+    double tokens_per_s = 0;     // tokens trained by this call / seconds spent in
+                                 // training steps (evaluations, checkpoints excluded)
     double forward_flops_per_token = 0;
     double elapsed_s = 0;
 };

@@ -1,5 +1,6 @@
-// Gradient check of the WHOLE model, in double precision, for every position scheme:
-// every element of every parameter, central differences of the MLM loss.
+// Gradient check of the WHOLE model, in double precision, for every position scheme, for
+// softmax and linear attention (elu1, favor), bidirectional and causal: every element of every
+// parameter, central differences of the loss.
 #include "gradcheck.hpp"
 #include "model/roformer.hpp"
 
@@ -59,3 +60,50 @@ TEST_CASE("gradcheck whole model: sinusoidal") { check_model(tiny_config("sinuso
 TEST_CASE("gradcheck whole model: learned") { check_model(tiny_config("learned")); }
 TEST_CASE("gradcheck whole model: none") { check_model(tiny_config("none")); }
 TEST_CASE("gradcheck whole model: alibi") { check_model(tiny_config("alibi")); }
+
+// ---- linear attention (RoFormer eq. 19) and the causal flag -------------------------------
+namespace {
+// attention = "softmax" | "elu1" | "favor" (the last two: model.attention = linear)
+TinySetup attention_config(const std::string& scheme, const std::string& attention, bool causal) {
+    TinySetup s = tiny_config(scheme);
+    if (attention != "softmax") {
+        s.model.attention = "linear";
+        s.model.feature_map = attention;
+        s.model.random_features = 6;  // D = 4: one orthogonal block of 4 rows + 2 rows
+    }
+    s.model.causal = causal;
+    return s;
+}
+}  // namespace
+
+TEST_CASE("gradcheck whole model: linear elu1, rope / none, bidirectional / causal") {
+    for (const std::string scheme : {"rope", "none"})
+        for (bool causal : {false, true}) {
+            CAPTURE(scheme);
+            CAPTURE(causal);
+            check_model(attention_config(scheme, "elu1", causal));
+        }
+}
+TEST_CASE("gradcheck whole model: linear favor, rope / none, bidirectional / causal") {
+    for (const std::string scheme : {"rope", "none"})
+        for (bool causal : {false, true}) {
+            CAPTURE(scheme);
+            CAPTURE(causal);
+            check_model(attention_config(scheme, "favor", causal));
+        }
+}
+TEST_CASE("gradcheck whole model: linear elu1 + rope half with rotate_values, causal") {
+    TinySetup c = attention_config("rope", "elu1", true);
+    c.position.pairing = "half";
+    c.position.rotate_values = true;
+    check_model(c);
+}
+TEST_CASE("gradcheck whole model: linear favor + learned positions") {
+    check_model(attention_config("learned", "favor", false));
+}
+TEST_CASE("gradcheck whole model: causal softmax with rope") {
+    check_model(attention_config("rope", "softmax", true));
+}
+TEST_CASE("gradcheck whole model: causal softmax with alibi") {
+    check_model(attention_config("alibi", "softmax", true));
+}

@@ -20,11 +20,26 @@ Position schemes (conventions as docs/model.md and src/position/ state them):
   alibi       scores −= slope_h·|i − j|, slopes 2^(−8h/H) (Press et al.)
   none        nothing
 
+Attention (model.attention; docs/linear_attention.md), written here in its O(T²) form:
+  softmax     p = softmax(q·kᵀ/√D (+ ALiBi)); causal: scores of keys n > m set to −∞ first
+  linear      RoFormer eq. (19): out_m = Σ_n (R_m φ(q_m))·(R_n φ(k_n)) v_n / Σ_n φ(q_m)·φ(k_n),
+              n ≤ m when causal, R = the RoPE rotation on the F features (none: R = I), v
+              rotated with rotate_values. Built as explicit T×T weight matrices, not as the
+              C++'s running F×D state: a different algorithm for the same sum.
+              φ = elu(x) + 1 (Katharopoulos et al. 2020), or FAVOR+ (Choromanski et al. 2020):
+              φ(x)_j = exp(w_j·x̃ − |x̃|²/2)/√M, x̃ = x·D^(−1/4), W:[M, D] read from the C++
+              file. No stabiliser here (float64 has room), so the C++'s cancelling one is
+              checked too.
+Objectives: mlm (the labels in the file) or clm (causal attention, labels[t] = ids[t + 1],
+the last position of each row −100), the loss the mean next-token cross-entropy.
+
 Usage (Debian's /usr/bin/python3 with python3-torch and python3-numpy; never run by the build):
   tests/reference/make_reference.py
       reads tests/reference/init.safetensors (initial weights + batch, written by our C++:
       test_roformer -tc="parity: write*" --no-skip) and writes
-      tests/reference/parity_<scheme>.safetensors for every scheme
+      tests/reference/parity_<case>.safetensors for every case (--schemes picks some); the
+      favor cases also read tests/reference/init_favor.safetensors (FAVOR's W per layer,
+      written by our C++: test_roformer -tc="parity: write init_favor*" --no-skip)
   tests/reference/make_reference.py --check-checkpoint runs/X/model.safetensors [--ids "2 ... 3"]
       loads a `roformer train` checkpoint into this model with PyTorch's strict
       load_state_dict (names and shapes must match exactly, nothing renamed) and runs a
@@ -104,12 +119,17 @@ class Config:
         self.ntk_factor = kw.get("ntk_factor", 1.0)
         self.max_positions = kw.get("max_positions", 512)
         self.sinusoidal_scale = kw.get("sinusoidal_scale", 0.0)
+        self.attention = kw.get("attention", "softmax")        # softmax | linear
+        self.feature_map = kw.get("feature_map", "elu1")       # linear: elu1 | favor
+        self.random_features = kw.get("random_features", 0)    # favor: M
+        self.causal = kw.get("causal", False)                  # clm: see only n ≤ m
         self.head_dim = self.hidden // self.num_heads
 
 
 # ---- positions -------------------------------------------------------------------------------
 def rope_rotate(x, cfg):
-    """x: [B, H, T, D] → R_m x at m = 0 … T−1 on the first r dims; the rest pass through."""
+    """x: [B, H, T, D] → R_m x at m = 0 … T−1 on the first r = round(fraction·D) dims; the rest
+    pass through. D is x's last size: the head size, or F for linear attention's features."""
     T, D = x.shape[-2], x.shape[-1]
     r = int(round(cfg.rotary_fraction * D))
     base = cfg.base
@@ -178,6 +198,28 @@ class Embeddings(nn.Module):
         return self.LayerNorm(h)
 
 
+def favor_features(x, W):
+    """FAVOR+: x [B, H, T, D], W [M, D] → φ(x) [B, H, T, M], E_W[φ(q)·φ(k)] = exp(q·k/√D)."""
+    xt = x * x.shape[-1] ** -0.25
+    exponent = xt @ W.t() - (xt * xt).sum(-1, keepdim=True) / 2
+    return exponent.exp() / math.sqrt(W.shape[0])
+
+
+def causal_mask(T):
+    """[T, T], True where the key n is after the query m (n > m): the future."""
+    return torch.ones(T, T, dtype=torch.bool).triu(1)
+
+
+def linear_attention(q_num, k_num, v, q_den, k_den, causal):
+    """out_m = Σ_n (q_num_m·k_num_n) v_n / Σ_n q_den_m·k_den_n, n ≤ m when causal, as T×T sums."""
+    num = q_num @ k_num.transpose(-1, -2)                                        # [B, H, T, T]
+    den = q_den @ k_den.transpose(-1, -2)
+    if causal:
+        future = causal_mask(num.shape[-1])
+        num, den = num.masked_fill(future, 0.0), den.masked_fill(future, 0.0)
+    return (num @ v) / den.sum(-1, keepdim=True)
+
+
 class SelfAttention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -185,6 +227,9 @@ class SelfAttention(nn.Module):
         self.query = nn.Linear(cfg.hidden, cfg.hidden)
         self.key = nn.Linear(cfg.hidden, cfg.hidden)
         self.value = nn.Linear(cfg.hidden, cfg.hidden)
+        if cfg.attention == "linear" and cfg.feature_map == "favor":   # fixed, not trained
+            self.register_buffer("feature_projection",
+                                 torch.zeros(cfg.random_features, cfg.head_dim))
 
     def forward(self, h):
         cfg = self.cfg
@@ -193,13 +238,25 @@ class SelfAttention(nn.Module):
         def heads(x):   # [B, T, C] → [B, H, T, D]
             return x.view(B, T, cfg.num_heads, cfg.head_dim).transpose(1, 2)
         q, k, v = heads(self.query(h)), heads(self.key(h)), heads(self.value(h))
+        if cfg.scheme == "rope" and cfg.rotate_values:
+            v = rope_rotate(v, cfg)
+        if cfg.attention == "linear":
+            if cfg.feature_map == "favor":
+                qf, kf = favor_features(q, self.feature_projection), favor_features(k, self.feature_projection)
+            else:
+                qf, kf = F.elu(q) + 1, F.elu(k) + 1
+            q_num, k_num = qf, kf
+            if cfg.scheme == "rope":      # eq. (19): the numerator's features only
+                q_num, k_num = rope_rotate(qf, cfg), rope_rotate(kf, cfg)
+            context = linear_attention(q_num, k_num, v, qf, kf, cfg.causal)
+            return context.transpose(1, 2).reshape(B, T, C)
         if cfg.scheme == "rope":
             q, k = rope_rotate(q, cfg), rope_rotate(k, cfg)
-            if cfg.rotate_values:
-                v = rope_rotate(v, cfg)
         scores = q @ k.transpose(-1, -2) / math.sqrt(cfg.head_dim)
         if cfg.scheme == "alibi":
             scores = scores + alibi_bias(T, cfg.num_heads, scores.dtype)
+        if cfg.causal:
+            scores = scores.masked_fill(causal_mask(T), float("-inf"))
         context = scores.softmax(dim=-1) @ v
         return context.transpose(1, 2).reshape(B, T, C)
 
@@ -316,8 +373,9 @@ class RoFormerForMaskedLM(nn.Module):
 
 
 def load_weights(model, tensors, allow_unused=()):
-    """Copies tensors into the model by exact name (no renaming). Every parameter must be
-    present with its shape; file entries the model lacks are an error unless in allow_unused."""
+    """Copies tensors into the model by exact name (no renaming). Every parameter (and buffer:
+    FAVOR's W) must be present with its shape; file entries the model lacks are an error unless
+    in allow_unused."""
     state = model.state_dict()
     missing = [n for n in state if n not in tensors]
     unused = [n for n in tensors if n not in state and n not in allow_unused]
@@ -338,7 +396,34 @@ SCHEMES = {
     "learned": dict(scheme="learned", pairing="interleaved", rotate_values=False),
     "none": dict(scheme="none", pairing="interleaved", rotate_values=False),
     "alibi": dict(scheme="alibi", pairing="interleaved", rotate_values=False),
+    # linear attention (RoFormer §3.3), bidirectional MLM
+    "linear_elu1_learned": dict(scheme="learned", attention="linear", feature_map="elu1"),
+    "linear_elu1_rope": dict(scheme="rope", pairing="interleaved", attention="linear",
+                             feature_map="elu1"),
+    "linear_favor_rope": dict(scheme="rope", pairing="half", attention="linear",
+                              feature_map="favor"),
+    # causal LM: next-token labels, future masked
+    "clm_softmax_rope": dict(scheme="rope", pairing="interleaved", causal=True),
+    "clm_elu1_rope_values": dict(scheme="rope", pairing="interleaved", rotate_values=True,
+                                 attention="linear", feature_map="elu1", causal=True),
+    "clm_favor_rope": dict(scheme="rope", pairing="interleaved", attention="linear",
+                           feature_map="favor", causal=True),
 }
+FAVOR_INIT = os.path.join(HERE, "init_favor.safetensors")
+NEWER_CASES = [name for name in SCHEMES if name.startswith(("linear_", "clm_"))]
+# FAVOR + RoPE (eq. 19) is ill-conditioned: the rotated numerator weights need not sum to 1
+# and grow in training (in clm_favor_rope one row's weights sum to −57 after 10 steps), so
+# float32 rounding is amplified along the AdamW trajectory — PyTorch's own float32 run drifts
+# from float64 by up to 4× the standard tolerance there. Those cases allow 10× on the
+# trajectory's losses and gradient norms; the one forward + backward stays at 1×.
+ADAMW_TOLERANCE = {"linear_favor_rope": 10, "clm_favor_rope": 10}
+
+
+def clm_labels(ids):
+    """Next-token labels [B, T]: labels[:, t] = ids[:, t + 1], the last position ignored."""
+    labels = torch.full_like(ids, IGNORE)
+    labels[:, :-1] = ids[:, 1:]
+    return labels
 
 
 def lr_at(step, hp):
@@ -356,34 +441,9 @@ def lr_at(step, hp):
     return peak - (peak - floor) * p
 
 
-def make_fixture(name, scheme, init, meta, init_sha, out_dir):
-    cfg = Config(vocab_size=int(meta["model.vocab_size"]), hidden=int(meta["model.hidden"]),
-                 num_heads=int(meta["model.num_heads"]), num_layers=int(meta["model.num_layers"]),
-                 ffn=int(meta["model.ffn"]), layer_norm_eps=float(meta["model.layer_norm_eps"]),
-                 base=float(meta["position.base"]),
-                 max_positions=int(meta["position.max_positions"]),
-                 sinusoidal_scale=float(meta.get("position.sinusoidal_scale", 0.0)), **scheme)
-    hp = {k[len("train."):]: (v if k == "train.schedule" else float(v))
-          for k, v in meta.items() if k.startswith("train.")}
-    hp["steps"], hp["warmup_steps"] = int(hp["steps"]), int(hp["warmup_steps"])
-    ids = torch.from_numpy(init["batch.input_ids"].astype(np.int64))
-    labels = torch.from_numpy(init["batch.labels"].astype(np.int64))
-    weights = {n: t for n, t in init.items() if not n.startswith("batch.")}
-    unused = ("roformer.embeddings.position_embeddings.weight",)   # only `learned` has it
-
-    def fresh():
-        model = RoFormerForMaskedLM(cfg).double()
-        load_weights(model, weights, allow_unused=unused)
-        return model
-
-    # 1. one forward + backward
-    model = fresh()
-    logits, loss = model(ids, labels)
-    loss.backward()
-    grads = [("grad." + n, p.grad.numpy()) for n, p in model.named_parameters()]
-
-    # 2. the trainer's loop: forward → zero_grad → backward → clip → lr(step) → AdamW step
-    model = fresh()
+def adamw_trajectory(model, ids, labels, hp):
+    """forward → zero_grad → backward → clip → lr(step) → AdamW step, hp["steps"] times.
+    Returns the losses (one more: after the last update), gradient norms and learning rates."""
     named = list(model.named_parameters())
     optimizer = torch.optim.AdamW(
         [{"params": [p for _, p in named if p.dim() >= 2], "weight_decay": hp["weight_decay"]},
@@ -402,11 +462,57 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir):
         optimizer.step()
     with torch.no_grad():
         losses.append(model(ids, labels)[1].item())
+    return losses, norms, lrs
 
-    tensors = [("batch.input_ids", init["batch.input_ids"]), ("batch.labels", init["batch.labels"]),
+
+def make_fixture(name, scheme, init, meta, init_sha, out_dir, favor_init=None):
+    weights = {n: t for n, t in init.items() if not n.startswith("batch.")}
+    projections = []                         # FAVOR's W per layer, from our C++
+    if scheme.get("feature_map") == "favor":
+        favor, favor_meta = favor_init
+        projections = sorted((n, t) for n, t in favor.items() if n.endswith("feature_projection"))
+        weights.update(projections)
+        scheme = dict(scheme, random_features=int(favor_meta["model.random_features"]))
+    cfg = Config(vocab_size=int(meta["model.vocab_size"]), hidden=int(meta["model.hidden"]),
+                 num_heads=int(meta["model.num_heads"]), num_layers=int(meta["model.num_layers"]),
+                 ffn=int(meta["model.ffn"]), layer_norm_eps=float(meta["model.layer_norm_eps"]),
+                 base=float(meta["position.base"]),
+                 max_positions=int(meta["position.max_positions"]),
+                 sinusoidal_scale=float(meta.get("position.sinusoidal_scale", 0.0)), **scheme)
+    hp = {k[len("train."):]: (v if k == "train.schedule" else float(v))
+          for k, v in meta.items() if k.startswith("train.")}
+    hp["steps"], hp["warmup_steps"] = int(hp["steps"]), int(hp["warmup_steps"])
+    ids = torch.from_numpy(init["batch.input_ids"].astype(np.int64))
+    labels = torch.from_numpy(init["batch.labels"].astype(np.int64))
+    if cfg.causal:
+        labels = clm_labels(ids)
+    unused = ("roformer.embeddings.position_embeddings.weight",)   # only `learned` has it
+
+    def fresh():
+        model = RoFormerForMaskedLM(cfg).double()
+        load_weights(model, weights, allow_unused=unused)
+        return model
+
+    # 1. one forward + backward
+    model = fresh()
+    logits, loss = model(ids, labels)
+    loss.backward()
+    grads = [("grad." + n, p.grad.numpy()) for n, p in model.named_parameters()]
+
+    # 2. the trainer's loop
+    losses, norms, lrs = adamw_trajectory(fresh(), ids, labels, hp)
+    # The newer cases also record PyTorch's own float32 run of the same steps: how far a
+    # float32 implementation drifts from float64 on this trajectory (printed by the C++ test).
+    float32 = []
+    if name in NEWER_CASES:
+        losses32, norms32, _ = adamw_trajectory(fresh().float(), ids, labels, hp)
+        float32 = [("adamw.loss.float32", np.array(losses32)),
+                   ("adamw.grad_norm.float32", np.array(norms32))]
+
+    tensors = [("batch.input_ids", init["batch.input_ids"]), ("batch.labels", labels.numpy()),
                ("logits", logits.detach().numpy()), ("loss", np.array(loss.item()))] + grads + [
               ("adamw.loss", np.array(losses)), ("adamw.grad_norm", np.array(norms)),
-              ("adamw.lr", np.array(lrs))]
+              ("adamw.lr", np.array(lrs))] + float32 + projections
     fixture_meta = {k: v for k, v in meta.items() if k not in ("format", "written_by")}
     fixture_meta.update({
         "format": "roformer-cpp parity fixture",
@@ -419,6 +525,17 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir):
         "command": "/usr/bin/python3 " + shlex.join(sys.argv),
         "init_sha256": init_sha,
     })
+    if cfg.attention != "softmax" or cfg.causal:   # the older fixtures keep their exact bytes
+        fixture_meta.update({
+            "model.attention": cfg.attention, "model.feature_map": cfg.feature_map,
+            "model.random_features": str(cfg.random_features),
+            "model.causal": "true" if cfg.causal else "false",
+            "train.objective": "clm" if cfg.causal else "mlm",
+            "parity.adamw_tolerance_factor": str(ADAMW_TOLERANCE.get(name, 1)),
+        })
+        if projections:
+            with open(FAVOR_INIT, "rb") as f:
+                fixture_meta["init_favor_sha256"] = hashlib.sha256(f.read()).hexdigest()
     path = os.path.join(out_dir, f"parity_{name}.safetensors")
     write_safetensors(path, tensors, fixture_meta)
     print(f"{path}: loss {loss.item():.6f}, {len(grads)} gradients, "
@@ -436,7 +553,10 @@ def check_checkpoint(path, ids_text, top_k):
                  base=p["base"], rotary_fraction=p["rotary_fraction"],
                  interpolation_factor=p["interpolation_factor"], ntk_factor=p["ntk_factor"],
                  max_positions=p["max_positions"],
-                 sinusoidal_scale=p.get("sinusoidal_scale", 0.0))
+                 sinusoidal_scale=p.get("sinusoidal_scale", 0.0),
+                 attention=m.get("attention", "softmax"), feature_map=m.get("feature_map", "elu1"),
+                 random_features=m.get("random_features", 0),
+                 causal=conf.get("train", {}).get("objective", "mlm") == "clm")
     model = RoFormerForMaskedLM(cfg).double()
     load_weights(model, tensors)   # exact names, both ways: nothing missing, nothing extra
     print(f"{path}: step {meta.get('step')}, scheme {cfg.scheme}"
@@ -487,8 +607,11 @@ def main():
     init, meta = read_safetensors(args.init)
     with open(args.init, "rb") as f:
         init_sha = hashlib.sha256(f.read()).hexdigest()
+    favor_init = None
+    if any(SCHEMES[name].get("feature_map") == "favor" for name in args.schemes):
+        favor_init = read_safetensors(FAVOR_INIT)
     for name in args.schemes:
-        make_fixture(name, SCHEMES[name], init, meta, init_sha, args.out_dir)
+        make_fixture(name, SCHEMES[name], init, meta, init_sha, args.out_dir, favor_init)
 
 
 if __name__ == "__main__":

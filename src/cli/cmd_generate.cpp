@@ -1,0 +1,73 @@
+// Stage 9 — cli: `roformer generate`, text from a causal LM run (train.objective = clm).
+//
+//   roformer generate --run runs/classroom_clm "In the beginning" [--max-new-tokens 200]
+//                     [--temperature 0.8] [--top-k 40] [--seed 1]
+// Prints the prompt, then each sampled token the moment it is chosen (stdout, flushed per
+// token); one line about the run and the sampling on stderr. The sampling rule is in
+// src/train/generate.hpp.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "data/stream_decode.hpp"
+#include "tensor/format.hpp"
+#include "train/checkpoint.hpp"
+#include "train/generate.hpp"
+#include "train/threads.hpp"
+
+namespace {
+
+struct GenerateOptions {
+    std::string run_dir;
+    std::string prompt;
+    rf::SamplingOptions sampling;
+};
+
+void run_generate(const GenerateOptions& o) {
+    o.sampling.validate();  // before the (slower) loading
+    rf::LoadedRun run = rf::load_run(o.run_dir);
+    rf::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
+    rf::set_num_threads(run.config.train.threads);
+    const std::vector<int> prompt = run.tokenizer->encode(o.prompt);
+    if (prompt.empty())
+        throw std::invalid_argument(
+            "the prompt is empty; give some text to continue, e.g. \"In the beginning\"");
+    const size_t context = rf::generation_context(run.config, *run.model);
+    std::fprintf(
+        stderr,
+        "%s (step %zu): %zu prompt tokens, context %zu, temperature %s, top-k %lld, seed %llu\n",
+        o.run_dir.c_str(), run.step, prompt.size(), context,
+        rf::format_shortest(o.sampling.temperature).c_str(), o.sampling.top_k,
+        static_cast<unsigned long long>(o.sampling.seed));
+    std::fputs(o.prompt.c_str(), stdout);
+    std::fflush(stdout);
+    rf::data::StreamDecoder decoder(*run.tokenizer, prompt);
+    rf::generate(*run.model, prompt, context, o.sampling, [&](int id) {
+        std::fputs(decoder.push(id).c_str(), stdout);
+        std::fflush(stdout);  // show each token as soon as it is sampled
+    });
+    std::fputs((decoder.finish() + "\n").c_str(), stdout);
+}
+
+void add_generate(CLI::App& app) {
+    auto options = std::make_shared<GenerateOptions>();
+    rf::SamplingOptions& s = options->sampling;
+    CLI::App* cmd = app.add_subcommand(
+        "generate", "Continue a prompt with a causal LM run (train.objective = clm)");
+    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
+    cmd->add_option("prompt", options->prompt, "The text to continue")->required();
+    cmd->add_option("--max-new-tokens", s.max_new_tokens, "Tokens to generate")
+        ->capture_default_str();
+    cmd->add_option("--temperature", s.temperature,
+                    "Softmax temperature; 0 = greedy (always the most likely token)")
+        ->capture_default_str();
+    cmd->add_option("--top-k", s.top_k, "Sample among the k most likely tokens; 0 = no limit")
+        ->capture_default_str();
+    cmd->add_option("--seed", s.seed, "Seed of the sampling")->capture_default_str();
+    cmd->callback([options] { run_generate(*options); });
+}
+
+}  // namespace
+
+RF_COMMAND(35, "generate", add_generate);
