@@ -64,7 +64,7 @@ def plot_curves(directory, plt):
         if scheme != "none" and late:
             zoom_low = min(zoom_low, min(lo for lo, _ in late))
             zoom_high = max(zoom_high, max(hi for _, hi in late))
-    axes[0].set_title("validation MLM loss (mean over seeds, band = min–max)")
+    axes[0].set_title("validation loss (mean over seeds, band = min–max)")
     axes[1].set_title(f"zoom: steps ≥ {zoom_from:.0f} (position schemes)")
     axes[1].set_xlim(zoom_from, last_step)
     if zoom_low < zoom_high:

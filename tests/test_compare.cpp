@@ -87,7 +87,11 @@ TEST_CASE("compare: Student t CDF against closed forms and table values") {
     for (const auto& [df, t] : critical) {
         CAPTURE(df);
         CHECK(2 * (1 - rf::student_t_cdf(t, df)) == doctest::Approx(0.05).epsilon(0.01));
+        // and the quantile gives the table's value back (3 decimals)
+        CHECK(rf::student_t_quantile(0.975, df) == doctest::Approx(t).epsilon(2e-4));
+        CHECK(rf::student_t_quantile(0.025, df) == doctest::Approx(-t).epsilon(2e-4));
     }
+    CHECK_THROWS_AS(rf::student_t_quantile(1.0, 3), std::invalid_argument);
     CHECK(rf::student_t_cdf(INFINITY, 3) == 1.0);
     CHECK(rf::student_t_cdf(-INFINITY, 3) == 0.0);
 }
@@ -100,6 +104,9 @@ TEST_CASE("compare: paired t-test by hand") {
     CHECK(r.mean_difference == doctest::Approx(1.0));
     CHECK(r.t == doctest::Approx(2 * std::sqrt(3.0)));
     CHECK(r.p == doctest::Approx(1 - std::sqrt(12.0 / 14.0)));
+    // 95 % interval: mean ± t_{0.975, 2} · sd/√3 with t_{0.975, 2} = 4.303 (printed table)
+    CHECK(r.ci_low == doctest::Approx(1.0 - 4.303 * 0.5 / std::sqrt(3.0)).epsilon(1e-4));
+    CHECK(r.ci_high == doctest::Approx(1.0 + 4.303 * 0.5 / std::sqrt(3.0)).epsilon(1e-4));
     // Swapping the samples flips t, keeps p.
     const rf::PairedTTest swapped = rf::paired_t_test({0.5, 1.0, 2.5}, {1.0, 2.0, 4.0});
     CHECK(swapped.t == doctest::Approx(-r.t));

@@ -151,6 +151,20 @@ TEST_CASE("config: inconsistent values are errors naming the key") {
     CHECK(contains(odd, "position.scheme"));
     CHECK(contains(odd, "even head size"));
     CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.hidden=12", "position.scheme=alibi"}));
+    // ALiBi acts on the T×T scores that linear attention never forms: both keys are named
+    const std::string alibi = validate_error({"model.attention=linear", "position.scheme=alibi"});
+    CHECK(contains(alibi, "position.scheme"));
+    CHECK(contains(alibi, "model.attention"));
+    CHECK_NOTHROW(
+        rf::load_config(std::nullopt, {"model.attention=linear", "position.scheme=none"}));
+    // FAVOR+ needs features, an even number of them for RoPE's pairs
+    CHECK(contains(validate_error({"model.attention=linear", "model.feature_map=favor",
+                                   "model.random_features=0"}),
+                   "model.random_features"));
+    CHECK(contains(validate_error({"model.attention=linear", "model.feature_map=favor",
+                                   "model.random_features=63"}),
+                   "even"));
+    CHECK(contains(validate_error({"train.objective=mlmx"}), "train.objective"));
     // learned positions have max_positions rows
     const std::string learned =
         validate_error({"position.scheme=learned", "position.max_positions=64", "data.seq_len=65"});

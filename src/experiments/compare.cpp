@@ -73,7 +73,8 @@ static std::string summary_header(const ComparePreset& preset, const CompareOpti
        << " steps on " << c.data.val_windows << " fixed windows.\n\n"
        << "Runs of one seed share the tokenizer, training windows, masks, batch order, validation "
           "set and initial weights (learned's extra table comes from its own generator); only the "
-          "position scheme differs.\n\n";
+       << (preset.settings.variants.empty() ? "position scheme differs" : "run's own keys differ")
+       << ".\n\n";
     return md.str();
 }
 

@@ -75,6 +75,19 @@ MeanStd mean_std(const std::vector<double>& values) {
     return r;
 }
 
+double student_t_quantile(double p, double df) {
+    if (!(p > 0 && p < 1) || !(df > 0))
+        throw std::invalid_argument("student_t_quantile: needs 0 < p < 1 and df > 0");
+    double lo = -1.0, hi = 1.0;
+    while (student_t_cdf(lo, df) > p) lo *= 2;
+    while (student_t_cdf(hi, df) < p) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * std::max(1.0, std::abs(hi)); ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 PairedTTest paired_t_test(const std::vector<double>& a, const std::vector<double>& b) {
     if (a.size() != b.size())
         throw std::invalid_argument("paired_t_test: " + std::to_string(a.size()) + " vs " +
@@ -86,10 +99,13 @@ PairedTTest paired_t_test(const std::vector<double>& a, const std::vector<double
     r.pairs = d.size();
     r.mean_difference = m.mean;
     if (r.pairs < 2) {
-        r.t = r.p = std::numeric_limits<double>::quiet_NaN();
+        r.t = r.p = r.ci_low = r.ci_high = std::numeric_limits<double>::quiet_NaN();
         return r;
     }
     const double se = m.std / std::sqrt(double(r.pairs));
+    const double half_width = student_t_quantile(0.975, double(r.pairs - 1)) * se;
+    r.ci_low = m.mean - half_width;
+    r.ci_high = m.mean + half_width;
     if (se == 0) {  // identical differences: no noise to compare with
         r.t = m.mean == 0 ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), m.mean);
         r.p = m.mean == 0 ? 1.0 : 0.0;
@@ -199,7 +215,7 @@ static std::string plus_minus(const char* pattern, double mean, double std) {
 
 std::string summary_markdown(const ComparisonSummary& summary) {
     std::ostringstream md;
-    md << "Validation MLM loss (nats) on the fixed validation set at the final step; mean ± sample "
+    md << "Validation loss (nats; masked tokens for MLM runs, next tokens for causal LM runs) on the fixed validation set at the final step; mean ± sample "
           "std over seeds. Steps to "
        << format_printf("%.3f", summary.threshold)
        << " nats: the first "
@@ -208,11 +224,11 @@ std::string summary_markdown(const ComparisonSummary& summary) {
                ? "threshold chosen automatically: the worst position scheme's mean final loss + 0.1"
                : "threshold fixed by the preset")
        << "). Versus " << summary.reference
-       << ": paired t-test on the final loss across seeds "
-          "(two-sided p, ν = seeds − 1).\n\n";
+       << ": the mean paired difference of the final loss across seeds with its 95 % interval, "
+          "and the paired t-test (two-sided p, ν = seeds − 1).\n\n";
     md << "| scheme | seeds | final val loss | final accuracy | steps to "
        << format_printf("%.3f", summary.threshold) << " | Δ loss vs " << summary.reference
-       << " | t | p |\n";
+       << " [95 % CI] | t | p |\n";
     md << "|---|---|---|---|---|---|---|---|\n";
     for (const SchemeSummary& s : summary.schemes) {
         md << "| " << s.scheme << " | " << s.seeds.size() << " | ";
@@ -235,7 +251,9 @@ std::string summary_markdown(const ComparisonSummary& summary) {
         else if (!s.has_reference)
             md << "needs ≥ 2 paired seeds | | ";
         else
-            md << format_printf("%+.4f", s.versus_reference.mean_difference) << " | "
+            md << format_printf("%+.4f", s.versus_reference.mean_difference) << " ["
+               << format_printf("%+.4f", s.versus_reference.ci_low) << ", "
+               << format_printf("%+.4f", s.versus_reference.ci_high) << "] | "
                << format_printf("%.2f", s.versus_reference.t) << " | "
                << format_printf("%.3g", s.versus_reference.p);
         md << " |\n";
@@ -244,8 +262,9 @@ std::string summary_markdown(const ComparisonSummary& summary) {
         const PairedTTest& c = summary.pairing_check;
         md << "\nRoPE pairings (the same model up to a permutation of q/k dimensions, so any difference "
               "must be seed noise): rope_interleaved − rope_half = "
-           << format_printf("%+.4f", c.mean_difference)
-           << " nats, t = " << format_printf("%.2f", c.t) << ", p = " << format_printf("%.3g", c.p)
+           << format_printf("%+.4f", c.mean_difference) << " nats (95 % CI "
+           << format_printf("%+.4f", c.ci_low) << " … " << format_printf("%+.4f", c.ci_high)
+           << "), t = " << format_printf("%.2f", c.t) << ", p = " << format_printf("%.3g", c.p)
            << " over " << c.pairs << " seeds.\n";
     }
     return md.str();

@@ -19,6 +19,8 @@ double regularized_incomplete_beta(double a, double b, double x);
 
 // P(T ≤ t) for Student's t with `df` > 0 degrees of freedom.
 double student_t_cdf(double t, double df);
+// Its inverse: the t with P(T ≤ t) = p, for 0 < p < 1 (bisection on student_t_cdf).
+double student_t_quantile(double p, double df);
 
 struct MeanStd {
     double mean = 0, std = 0;  // std: sample standard deviation (n − 1); 0 for n < 2
@@ -28,8 +30,10 @@ MeanStd mean_std(const std::vector<double>& values);
 
 struct PairedTTest {
     double mean_difference = 0;  // mean of a − b
-    double t = 0;                // ±inf when every difference is the same nonzero value
-    double p = 1;                // two-sided; NaN when fewer than 2 pairs
+    // 95 % interval of the mean difference: mean ± t_{0.975, ν}·sd/√S (NaN with < 2 pairs)
+    double ci_low = 0, ci_high = 0;
+    double t = 0;  // ±inf when every difference is the same nonzero value
+    double p = 1;  // two-sided; NaN when fewer than 2 pairs
     size_t pairs = 0;
 };
 // Throws std::invalid_argument when the sizes differ.
