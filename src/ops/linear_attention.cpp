@@ -67,6 +67,23 @@ void absorb_key(std::vector<double>& S, std::vector<double>& z, const Real* k_nu
     }
 }
 
+// The state S_t, z_t of one row at every t, in order: visit(t) sees the sums over n ≤ t
+// (causal) or over all n (bidirectional). The forward and the backward's forward sweep share it.
+template <class Visit>
+void sweep_states(std::vector<double>& S, std::vector<double>& z, const Real* k_num,
+                  const Real* k_den, const Real* v, size_t T, size_t F, size_t D, bool causal,
+                  Visit&& visit) {
+    const auto absorb = [&](size_t t) {
+        absorb_key(S, z, k_num + t * F, k_den + t * F, v + t * D, F, D);
+    };
+    if (!causal)
+        for (size_t t = 0; t < T; ++t) absorb(t);
+    for (size_t t = 0; t < T; ++t) {
+        if (causal) absorb(t);
+        visit(t);
+    }
+}
+
 struct AttentionDims {
     size_t N, T, F, D;
 };
@@ -122,13 +139,7 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
     for (long r = 0; r < long(N); ++r) {
         const size_t tf = size_t(r) * T * F, td = size_t(r) * T * D;
         std::vector<double> S(F * D, 0.0), z(F, 0.0), num(D);
-        const auto absorb = [&](size_t t) {
-            absorb_key(S, z, KN + tf + t * F, KD + tf + t * F, V + td + t * D, F, D);
-        };
-        if (!causal)
-            for (size_t t = 0; t < T; ++t) absorb(t);
-        for (size_t t = 0; t < T; ++t) {
-            if (causal) absorb(t);
+        sweep_states(S, z, KN + tf, KD + tf, V + td, T, F, D, causal, [&](size_t t) {
             const Real* qn = QN + tf + t * F;
             const Real* qd = QD + tf + t * F;
             double dn = 0.0;
@@ -140,7 +151,7 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
             }
             den[size_t(r) * T + t] = dn;
             for (size_t d = 0; d < D; ++d) Y[td + t * D + d] = Real(num[d] / dn);
-        }
+        });
     }
 
     return make_result(
@@ -188,13 +199,7 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
                 };
                 if (want_q) {  // forward sweep: the states S_t, z_t again, one step at a time
                     std::vector<double> S(F * D, 0.0), z(F, 0.0);
-                    const auto absorb = [&](size_t t) {
-                        absorb_key(S, z, KN + tf + t * F, KD + tf + t * F, V + td + t * D, F, D);
-                    };
-                    if (!causal)
-                        for (size_t t = 0; t < T; ++t) absorb(t);
-                    for (size_t t = 0; t < T; ++t) {
-                        if (causal) absorb(t);
+                    sweep_states(S, z, KN + tf, KD + tf, V + td, T, F, D, causal, [&](size_t t) {
                         const double beta = upstream(t);
                         for (size_t f = 0; f < F; ++f) {
                             if (dQN) {
@@ -205,7 +210,7 @@ Tensor linear_attention(const Tensor& q_num, const Tensor& k_num, const Tensor& 
                             }
                             if (dQD) dQD[tf + t * F + f] += Real(beta * z[f]);
                         }
-                    }
+                    });
                 }
                 if (want_k) {  // reverse sweep: G, h are the reverse running sums
                     std::vector<double> G(F * D, 0.0), h(F, 0.0);
