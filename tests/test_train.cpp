@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "train/checkpoint.hpp"
@@ -223,4 +224,30 @@ TEST_CASE("clm: resume after an interruption gives the same metrics as an uninte
     const std::string other = fresh_dir("clm_resume_mlm");
     run(mlm, other);
     CHECK(metrics_without_timing(other) != metrics_without_timing(whole));
+}
+
+TEST_CASE(
+    "a run stopped before its first checkpoint resumes from step 0; a half-done commit "
+    "is finished on load") {
+    const Config c = micro_config();
+    const std::string whole = fresh_dir("restart_whole"), parts = fresh_dir("restart_parts");
+    run(c, whole);
+    run(c, parts);
+    // As if killed before any checkpoint: only the run files and a few metrics rows remain.
+    for (const char* name : {"model.safetensors", "optimizer.safetensors", "checkpoint.json"})
+        fs::remove(run_file(parts, name));
+    run(c, parts, true);
+    CHECK(metrics_without_timing(whole) == metrics_without_timing(parts));
+
+    // As if killed after checkpoint.json but before the renames: load_run finishes the commit.
+    std::ifstream manifest(run_file(parts, "checkpoint.json"));
+    const std::string text((std::istreambuf_iterator<char>(manifest)), {});
+    const size_t at = text.find("model.safetensors.tmp-");
+    REQUIRE(at != std::string::npos);
+    const std::string temp = text.substr(at, text.find('"', at) - at);
+    fs::rename(run_file(parts, "model.safetensors"), run_file(parts, temp));
+    const LoadedRun loaded = load_run(parts);
+    CHECK(loaded.step == c.train.steps);
+    CHECK(fs::exists(run_file(parts, "model.safetensors")));
+    CHECK_FALSE(fs::exists(run_file(parts, temp)));
 }

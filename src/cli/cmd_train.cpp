@@ -2,6 +2,7 @@
 //
 //   roformer train --config configs/classroom.toml [--set key=value ...] [--out runs/NAME]
 //                  [--resume] [--stop-after N] [--quiet]
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -23,6 +24,17 @@ struct TrainCommandOptions {
     bool quiet = false;
 };
 
+// The command that continues this run, for the message after an interruption.
+std::string resume_command(const TrainCommandOptions& o, const std::string& out_dir) {
+    auto quoted = [](const std::string& s) {
+        return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
+    };
+    std::string command = "roformer train";
+    if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
+    for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
+    return command + " --resume --out " + quoted(out_dir);
+}
+
 void run_train(const TrainCommandOptions& o) {
     const rf::Config config = rf::load_config(
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
@@ -39,6 +51,13 @@ void run_train(const TrainCommandOptions& o) {
     options.stop_after = o.stop_after;
     options.quiet = o.quiet;
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
+    if (s.interrupted_by) {
+        // The checkpoint is written; exit as the shell would report death by that signal.
+        std::cerr << "interrupted at step " << s.steps
+                  << "; continue with: " << resume_command(o, options.out_dir) << "\n";
+        std::cout.flush();
+        std::exit(128 + s.interrupted_by);
+    }
     if (s.steps < config.train.steps) {
         std::cout << "stopped after step " << s.steps << " of " << config.train.steps
                   << "; continue with --resume --out " << options.out_dir << "\n";

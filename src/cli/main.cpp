@@ -29,7 +29,8 @@ int register_command(int order, const char* name, CommandAdder add) {
 // OMP_WAIT_POLICY=passive they ran 1.5× faster than one. libgomp reads the variable once, when
 // it is loaded — before main — so the only way to choose it for the user is to set it and
 // start this program again, once. A value the user set is left alone; if the restart fails,
-// we simply carry on with the default policy.
+// we simply carry on with the default policy. execv keeps the process id, so the pid a shell
+// got from `roformer train &` is the one that holds the run's lock and takes its signals.
 static void prefer_passive_openmp(char** argv) {
     if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
     if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;

@@ -1,6 +1,8 @@
 // Stage 7 — io: writing and reading safetensors files (format in safetensors.hpp).
 #include "io/safetensors.hpp"
 
+#include "io/durable_file.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -35,36 +37,6 @@ size_t element_count(const std::vector<size_t>& shape) {
 }
 
 std::string shape_text(const std::vector<size_t>& shape) { return shape_str(Shape(shape)); }
-
-// ---- atomic write ----------------------------------------------------------------------------
-// bytes → "<path>.tmp-<pid>" → fsync → rename over <path>. The temporary is removed on failure.
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec))
-        throw std::runtime_error("cannot write checkpoint '" + path + "': it is a directory");
-    const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-    auto fail = [&](const std::string& what) {
-        const std::string reason = std::strerror(errno);
-        std::remove(temp.c_str());
-        throw std::runtime_error("cannot write checkpoint '" + path + "': " + what + " (" + reason +
-                                 ")");
-    };
-    std::FILE* file = std::fopen(temp.c_str(), "wb");
-    if (!file) fail("cannot create the temporary file '" + temp + "'");
-    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-    const bool flushed = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-    const bool closed = std::fclose(file) == 0;
-    if (!written || !flushed || !closed) fail("writing '" + temp + "' failed");
-    if (std::rename(temp.c_str(), path.c_str()) != 0) fail("renaming '" + temp + "' failed");
-    // Make the rename itself durable (best effort: some filesystems refuse fsync on dirs).
-    const fs::path parent = fs::path(path).parent_path();
-    const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
-}
 
 // ---- dtype conversion on read -------------------------------------------------------------------
 size_t dtype_bytes(const std::string& dtype) {
@@ -185,8 +157,8 @@ const NamedTensor& SafetensorsFile::at(const std::string& name, const std::strin
 }
 
 // ---- write ------------------------------------------------------------------------------------
-void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+std::string encode_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                               const std::map<std::string, std::string>& metadata) {
     Json header = Json::object();
     if (!metadata.empty()) {
         Json meta = Json::object();
@@ -227,7 +199,17 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
     bytes += json;
     for (const NamedTensor& t : tensors)
         bytes.append(reinterpret_cast<const char*>(t.data.data()), 4 * t.data.size());
-    write_file_atomically(path, bytes);
+    return bytes;
+}
+
+void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+    const std::string bytes = encode_safetensors(path, tensors, metadata);
+    try {
+        write_file_atomically(path, bytes);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string("checkpoint: ") + e.what());
+    }
 }
 
 // ---- read -------------------------------------------------------------------------------------

@@ -46,6 +46,11 @@ struct SafetensorsFile {
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// The bytes write_safetensors would write (same checks; `path` only names the file in
+// messages): for writers that commit several files as one unit (train/checkpoint_commit.hpp).
+std::string encode_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                               const std::map<std::string, std::string>& metadata = {});
+
 // Reads and fully validates a file; throws std::runtime_error naming the file and the
 // problem (too short, bad header length, malformed JSON, unknown dtype, shape/offset
 // mismatch, offsets out of range, overlapping or leaving gaps).

@@ -2,9 +2,12 @@
 #include "train/checkpoint.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "io/safetensors.hpp"
+#include "train/checkpoint_commit.hpp"
+#include "train/run_lock.hpp"
 
 namespace rf {
 
@@ -26,6 +29,21 @@ ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_s
     return m;
 }
 
+// AdamW's moments under "<parameter>.exp_avg" / ".exp_avg_sq", its step in the metadata.
+static std::string encode_optimizer(const AdamW& optimizer) {
+    const AdamWState state = optimizer.export_state();
+    std::vector<NamedTensor> moments;
+    for (const AdamWState::Moments& m : state.params) {
+        moments.push_back(
+            {m.name + ".exp_avg", {m.m.size()}, std::vector<float>(m.m.begin(), m.m.end())});
+        moments.push_back(
+            {m.name + ".exp_avg_sq", {m.v.size()}, std::vector<float>(m.v.begin(), m.v.end())});
+    }
+    return encode_safetensors(
+        "optimizer.safetensors", moments,
+        {{"step", std::to_string(state.step)}, {"format", "roformer-cpp adamw"}});
+}
+
 void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
                      size_t step, const AdamW* optimizer,
                      const std::map<std::string, std::string>& extra) {
@@ -40,19 +58,11 @@ void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const
     meta["config"] = to_toml(config);
     meta["vocab_size"] = std::to_string(model.config().vocab_size);
     for (const auto& [key, value] : model_signature(config)) meta["model." + key] = value;
-    write_safetensors(run_file(run_dir, "model.safetensors"), tensors, meta);
-
-    if (!optimizer) return;
-    const AdamWState state = optimizer->export_state();
-    std::vector<NamedTensor> moments;
-    for (const AdamWState::Moments& m : state.params) {
-        moments.push_back(
-            {m.name + ".exp_avg", {m.m.size()}, std::vector<float>(m.m.begin(), m.m.end())});
-        moments.push_back(
-            {m.name + ".exp_avg_sq", {m.v.size()}, std::vector<float>(m.v.begin(), m.v.end())});
-    }
-    write_safetensors(run_file(run_dir, "optimizer.safetensors"), moments,
-                      {{"step", std::to_string(state.step)}, {"format", "roformer-cpp adamw"}});
+    CheckpointFiles files;
+    files.emplace_back("model.safetensors",
+                       encode_safetensors(run_file(run_dir, "model.safetensors"), tensors, meta));
+    if (optimizer) files.emplace_back("optimizer.safetensors", encode_optimizer(*optimizer));
+    commit_checkpoint(run_dir, step, files);
 }
 
 std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
@@ -119,11 +129,24 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path) {
     optimizer.import_state(state);
 }
 
+// model.safetensors matches checkpoint.json; a commit a killed writer left half-done is
+// finished first when no writer holds the directory (otherwise the mismatch is refused).
+static void checked_checkpoint(const std::string& run_dir) {
+    try {
+        verify_checkpoint_file(run_dir, "model.safetensors");
+    } catch (const std::runtime_error&) {
+        std::optional<RunLock> lock = RunLock::try_acquire(run_dir);
+        if (!lock) throw;
+        recover_checkpoint(run_dir);
+    }
+}
+
 LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
     if (!fs::is_directory(run_dir))
         throw std::runtime_error("run directory '" + run_dir +
                                  "' does not exist; pass the --out directory of a finished "
                                  "`roformer train`");
+    checked_checkpoint(run_dir);
     for (const char* name : {"config.toml", "tokenizer.json", "model.safetensors"})
         if (!fs::exists(run_file(run_dir, name)))
             throw std::runtime_error("'" + run_file(run_dir, name) +

@@ -9,6 +9,9 @@
 //                           projections, model.buffers()); __metadata__ holds the config,
 //                           position scheme, pairing and step
 //   optimizer.safetensors   AdamW moments + step, for --resume
+//   checkpoint.json         the commit record: step, size + hash of the two files above
+//                           (train/checkpoint_commit.hpp)
+//   lock                    the writer's flock and pid (train/run_lock.hpp)
 #pragma once
 
 #include <map>
@@ -24,7 +27,8 @@ namespace rf {
 
 std::string run_file(const std::string& run_dir, const std::string& name);
 
-// Writes model.safetensors (+ optimizer.safetensors when `optimizer` is given) atomically.
+// Writes model.safetensors (+ optimizer.safetensors when `optimizer` is given) as one
+// checkpoint, committed with checkpoint.json (train/checkpoint_commit.hpp).
 // `extra` adds entries to the model file's __metadata__ (the trainer's resume bookkeeping).
 void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
                      size_t step, const AdamW* optimizer,

@@ -30,6 +30,7 @@ MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step)
             kept.push_back(line);
             elapsed_before_ = std::stod(line.substr(line.rfind(',') + 1));
         }
+        if (kept.empty()) kept.push_back(kMetricsHeader);  // killed before its first row
         std::ofstream out(path, std::ios::trunc);
         for (const std::string& l : kept) out << l << "\n";
     }

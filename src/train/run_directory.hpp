@@ -2,7 +2,8 @@
 //
 // A run starts either fresh — into a directory that does not exist or is empty — or resumes
 // an earlier run of the same config from its checkpoint. RunDirectory makes that decision,
-// with a one-line refusal for everything else, and writes a fresh run's files.
+// with a one-line refusal for everything else, and writes a fresh run's files. It holds the
+// directory's lock (run_lock.hpp) for as long as it lives: one writer per directory.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,8 @@
 
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
+#include "train/checkpoint_commit.hpp"
+#include "train/run_lock.hpp"
 
 namespace rf {
 
@@ -17,23 +20,29 @@ class RunDirectory {
 public:
     // A new run: refuses a directory that already holds files (pick a new --out or --resume).
     static RunDirectory fresh(const std::string& dir);
-    // An earlier run: needs model.safetensors + optimizer.safetensors and a config.toml equal
-    // to `config`; its saved tokenizer is loaded (tokenizer()).
+    // An earlier run: needs config.toml equal to `config` and tokenizer.json (its saved
+    // tokenizer is loaded, tokenizer()); finishes or verifies its last checkpoint. A run
+    // killed before its first checkpoint has none: it restarts from step 0.
     static RunDirectory resume(const std::string& dir, const Config& config);
 
     const std::string& path() const { return dir_; }
     std::string file(const std::string& name) const;
     bool resuming() const { return resuming_; }
+    // Resume: the last complete checkpoint (present = false: start again from step 0).
+    const CheckpointState& checkpoint() const { return checkpoint_; }
     // Resume: the run's own tokenizer (moved out). Fresh: null (prepare_data trains one).
     std::unique_ptr<data::Tokenizer> take_tokenizer() { return std::move(tokenizer_); }
-    // Fresh: creates the directory and writes config.toml, tokenizer.json and split.txt.
+    // Fresh: writes config.toml, tokenizer.json and split.txt.
     void write_run_files(const Config& config, const data::Tokenizer& tokenizer,
                          const std::string& split_summary) const;
 
 private:
-    RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
+    RunDirectory(std::string dir, bool resuming, RunLock lock)
+        : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
     std::string dir_;
     bool resuming_;
+    RunLock lock_;
+    CheckpointState checkpoint_;
     std::unique_ptr<data::Tokenizer> tokenizer_;
 };
 

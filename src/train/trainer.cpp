@@ -10,6 +10,7 @@
 #include "nn/adamw.hpp"
 #include "tensor/format.hpp"
 #include "train/checkpoint.hpp"
+#include "train/interrupt.hpp"
 #include "train/metrics_log.hpp"
 #include "train/progress.hpp"
 #include "train/run_directory.hpp"
@@ -70,6 +71,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
     const size_t threads = set_num_threads(tc.threads);
+    const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
 
     // 1. The run directory, the data, the model and its optimizer; resume from the checkpoint.
     RunDirectory run = options.resume ? RunDirectory::resume(options.out_dir, config)
@@ -85,13 +87,14 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
     LossWindow window;  // the train-loss average of a logging window an interruption cut in two
-    if (run.resuming()) {
+    const bool from_checkpoint = run.resuming() && run.checkpoint().present;
+    if (from_checkpoint) {
         start_step = load_model_weights(model, config, run.file("model.safetensors"));
         load_optimizer_state(optimizer, run.file("optimizer.safetensors"));
         window.restore(read_checkpoint_metadata(run.file("model.safetensors")));
-    } else {
+    } else if (!run.resuming()) {
         run.write_run_files(config, *tokenizer, data.split_summary);
-    }
+    }  // else: killed before its first checkpoint — the same run again from step 0
     MetricsLog metrics(run.file("metrics.csv"), run.resuming(), start_step);
 
     TrainSummary summary;
@@ -103,7 +106,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     if (!options.quiet) {
         print_run_header(log, run, config, model, data, tokenizer->vocab_size(),
                          seconds_since(t_prepare), summary.forward_flops_per_token, threads);
-        if (run.resuming()) log << "resuming at step " << start_step << "\n";
+        if (from_checkpoint) log << "resuming at step " << start_step << "\n";
+        if (run.resuming() && !from_checkpoint)
+            log << "no checkpoint in " << run.path() << " yet; starting again from step 0\n";
     }
     ProgressLine progress(log, options.quiet, tc.steps);
 
@@ -140,9 +145,15 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             progress.update(row, per_step * double(end_step - done));
             window.reset(now);
         }
-        if (done == end_step || (tc.checkpoint_every && done % tc.checkpoint_every == 0))
+        const int stop_signal = InterruptGuard::pending();
+        if (stop_signal || done == end_step ||
+            (tc.checkpoint_every && done % tc.checkpoint_every == 0))
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         summary.steps = done;
+        if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
+            summary.interrupted_by = stop_signal;
+            break;
+        }
     }
 
     // 3. Done: the throughput of the training steps alone.

@@ -31,6 +31,7 @@ struct TrainSummary {
                                  // training steps (evaluations, checkpoints excluded)
     double forward_flops_per_token = 0;
     double elapsed_s = 0;
+    int interrupted_by = 0;  // SIGINT / SIGTERM that stopped the run (after a checkpoint), or 0
 };
 
 // Trains `config` into options.out_dir (see checkpoint.hpp for what it writes). Output goes to

@@ -1,0 +1,79 @@
+// Stage 7 — io: durable and atomic file writes (see durable_file.hpp).
+#include "io/durable_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rf {
+
+namespace fs = std::filesystem;
+
+void write_file_durably(const std::string& path, const std::string& bytes) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw std::runtime_error("cannot write '" + path + "': it is a directory");
+    auto fail = [&](const std::string& what) {
+        throw std::runtime_error("cannot write '" + path + "': " + what + " (" +
+                                 std::strerror(errno) + "); check free space and permissions");
+    };
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (!file) fail("cannot create it");
+    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+    const bool flushed = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+    const bool closed = std::fclose(file) == 0;
+    if (!written || !flushed || !closed) fail("writing failed");
+}
+
+std::string temporary_name(const std::string& path) {
+    return path + ".tmp-" + std::to_string(::getpid());
+}
+
+void fsync_directory(const std::string& dir) {
+    const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return;
+    ::fsync(fd);
+    ::close(fd);
+}
+
+void rename_durably(const std::string& from, const std::string& to) {
+    if (std::rename(from.c_str(), to.c_str()) != 0)
+        throw std::runtime_error("renaming '" + from + "' to '" + to + "' failed (" +
+                                 std::strerror(errno) + "); check permissions");
+    fsync_directory(fs::path(to).parent_path().string());
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+    const std::string temp = temporary_name(path);
+    try {
+        write_file_durably(temp, bytes);
+        rename_durably(temp, path);
+    } catch (...) {
+        std::remove(temp.c_str());
+        throw;
+    }
+}
+
+uint64_t fnv1a64(const std::string& bytes) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : bytes) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+std::string read_file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read '" + path + "'; check that it exists");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace rf

@@ -1,0 +1,37 @@
+// Stage 7 — io: files that survive a crash — durable writes, atomic replacement, content hashes.
+//
+// A checkpoint is only as safe as its weakest write: bytes still in the page cache when the
+// machine stops are lost, and a rename is itself a directory write. These helpers fsync both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace rf {
+
+// Writes `bytes` to `path` (created or truncated) and fsyncs it. Throws std::runtime_error
+// naming the file on failure.
+void write_file_durably(const std::string& path, const std::string& bytes);
+
+// bytes → "<path>.tmp-<pid>" → fsync → rename over <path> → fsync of the directory. Either the
+// old file or the complete new one is at `path`, never a mix; the temporary is removed on failure.
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+// Renames `from` over `to` and fsyncs their directory (both must be in the same directory).
+void rename_durably(const std::string& from, const std::string& to);
+
+// fsync of a directory, which makes the renames in it durable (best effort: some filesystems
+// refuse fsync on directories).
+void fsync_directory(const std::string& dir);
+
+// The name a writer gives its temporary copy of `path` ("<path>.tmp-<pid>"); cleaners look for
+// the ".tmp-" in it.
+std::string temporary_name(const std::string& path);
+
+// 64-bit FNV-1a of `bytes`: a cheap content check, enough to tell two versions of a file apart
+// (not a defence against an adversary).
+uint64_t fnv1a64(const std::string& bytes);
+// The whole file's bytes; throws std::runtime_error naming it when it cannot be read.
+std::string read_file_bytes(const std::string& path);
+
+}  // namespace rf

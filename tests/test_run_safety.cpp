@@ -1,0 +1,92 @@
+// Tests for a run directory as a transaction (issue 14): a checkpoint's files are committed as
+// one step and verified on load; one writer at a time; a half-created run restarts from step 0.
+// The process-level parts (kills at each commit point, signals, two processes) are in
+// tests/cli_run_safety.sh.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "io/durable_file.hpp"
+#include "train/checkpoint_commit.hpp"
+#include "train/run_directory.hpp"
+
+using namespace rf;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+    const fs::path dir = fs::path(RF_BINARY_DIR) / "test_runs" / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir.string();
+}
+
+std::string in(const std::string& dir, const std::string& name) {
+    return (fs::path(dir) / name).string();
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint commit: files and manifest agree, and a commit cut short is finished") {
+    const std::string dir = fresh_dir("commit");
+    commit_checkpoint(dir, 4,
+                      {{"model.safetensors", "model@4"}, {"optimizer.safetensors", "opt@4"}});
+    CHECK(read_file_bytes(in(dir, "model.safetensors")) == "model@4");
+    CHECK(recover_checkpoint(dir).step == 4);
+
+    // A writer killed after the manifest of step 8 but before its renames: the temporaries
+    // named in the manifest hold step 8, the files still step 4. Recovery rolls forward.
+    const std::string manifest = read_file_bytes(in(dir, kCheckpointManifest));
+    commit_checkpoint(dir, 8,
+                      {{"model.safetensors", "model@8"}, {"optimizer.safetensors", "opt@8"}});
+    const std::string manifest8 = read_file_bytes(in(dir, kCheckpointManifest));
+    write_file_durably(temporary_name(in(dir, "model.safetensors")), "model@8");
+    write_file_durably(in(dir, "model.safetensors"), "model@4");
+    const CheckpointState state = recover_checkpoint(dir);
+    CHECK(state.present);
+    CHECK(state.step == 8);
+    CHECK(read_file_bytes(in(dir, "model.safetensors")) == "model@8");
+    CHECK(manifest != manifest8);
+
+    // Torn with no copy left to finish it: refused, naming the file.
+    write_file_durably(in(dir, "optimizer.safetensors"), "opt@7");
+    CHECK_THROWS_WITH_AS(recover_checkpoint(dir),
+                         doctest::Contains("optimizer.safetensors does not match"),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(verify_checkpoint_file(dir, "optimizer.safetensors"),
+                         doctest::Contains("does not match checkpoint.json"), std::runtime_error);
+    CHECK_NOTHROW(verify_checkpoint_file(dir, "model.safetensors"));
+
+    // Stale temporaries go; the files stay.
+    write_file_durably(in(dir, "model.safetensors.tmp-12345"), "junk");
+    remove_stale_temporaries(dir);
+    CHECK_FALSE(fs::exists(in(dir, "model.safetensors.tmp-12345")));
+    CHECK(fs::exists(in(dir, "model.safetensors")));
+}
+
+TEST_CASE("run directory: one writer at a time, and the loser is told the holder's pid") {
+    const std::string dir = fresh_dir("one_writer");
+    fs::remove_all(dir);
+    RunDirectory first = RunDirectory::fresh(dir);
+    // flock locks belong to an open file, so a second open in this same process conflicts too.
+    const std::string message =
+        "run directory " + dir + " is in use by pid " + std::to_string(::getpid());
+    CHECK_THROWS_WITH_AS(RunDirectory::fresh(dir), doctest::Contains(message.c_str()),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(RunDirectory::resume(dir, default_config()),
+                         doctest::Contains(message.c_str()), std::runtime_error);
+}
+
+TEST_CASE("run directory: --resume of a run killed while being created says what to do") {
+    const std::string dir = fresh_dir("half_created");
+    std::ofstream(in(dir, "config.toml")) << to_toml(default_config());
+    CHECK_THROWS_WITH_AS(RunDirectory::resume(dir, default_config()),
+                         doctest::Contains("tokenizer.json' is missing"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(RunDirectory::resume(dir + "_none", default_config()),
+                         doctest::Contains("drop --resume"), std::runtime_error);
+}
