@@ -207,6 +207,15 @@ TEST_CASE("clm: a short training run lowers the next-token loss below the unigra
     const EvalResult e = evaluate(*loaded.model, data.validation);
     CHECK(e.loss == s.final_eval.loss);
     CHECK(e.accuracy == s.final_eval.accuracy);
+
+    // the checkpoint records the objective: loading it as an MLM is refused, naming the key
+    Config as_mlm = loaded.config;
+    as_mlm.train.objective = "mlm";
+    RoFormerMLM mlm_model(resolved_model_config(as_mlm, tok->vocab_size()), as_mlm.position, 1);
+    CHECK_THROWS_WITH_AS(load_model_weights(mlm_model, as_mlm, run_file(dir, "model.safetensors")),
+                         doctest::Contains("train.objective"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(load_run(dir, {"train.objective=mlm"}),
+                         doctest::Contains("train.objective"), std::invalid_argument);
 }
 
 TEST_CASE("clm: resume after an interruption gives the same metrics as an uninterrupted run") {
