@@ -330,8 +330,8 @@ TEST_CASE("rope: backward after the table grew still uses the forward's angles")
     }
 }
 
-// Reference values for the decay bound: RESEARCH.md §1 (computed by the team from the paper's
-// formula, §3.4.3, rounded to one decimal): d = 64: ≈16.5 at 0, ≈5.7 at 64, ≈3.8 at 256;
+// Reference values for the decay bound, computed from the paper's formula (RoFormer §3.4.3,
+// Fig. 2; docs/rope.md §9) and rounded to one decimal: d = 64: ≈16.5 at 0, ≈5.7 at 64, ≈3.8 at 256;
 // d = 128: ≈32.5 at 0, ≈9.3 at 128, ≈6.5 at 256.
 namespace {
 // Independent straightforward version: every S_j summed from scratch with real cos/sin.

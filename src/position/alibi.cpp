@@ -48,12 +48,24 @@ Tensor alibi_bias(const std::vector<double>& slopes, size_t length) {
 }
 
 // out = scores + bias   scores:[B,H,T,T] → [B,H,T,T]; backward (add's): dscores += dout
-Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes) {
-    if (scores.dim() != 4 || scores.size(1) != slopes.size() || scores.size(2) != scores.size(3))
+static void check_scores(const Tensor& scores, size_t heads) {
+    if (scores.dim() != 4 || scores.size(1) != heads || scores.size(2) != scores.size(3))
         throw std::invalid_argument("alibi: scores have shape " + shape_str(scores.shape()) +
-                                    ", expected [B, " + std::to_string(slopes.size()) +
+                                    ", expected [B, " + std::to_string(heads) +
                                     ", T, T] (one slope per head)");
+}
+
+Tensor add_alibi_bias(const Tensor& scores, const std::vector<double>& slopes) {
+    check_scores(scores, slopes.size());
     return add(scores, alibi_bias(slopes, scores.size(2)));
+}
+
+// The bias is a constant of T: built once per length, not in every layer of every step.
+Tensor AlibiPosition::bias_scores(const Tensor& scores) {
+    check_scores(scores, slopes_.size());
+    const size_t T = scores.size(2);
+    if (!bias_.defined() || bias_.size(1) != T) bias_ = alibi_bias(slopes_, T);
+    return add(scores, bias_);
 }
 
 }  // namespace rf

@@ -100,11 +100,13 @@ class AlibiPosition : public PositionScheme {
 public:
     explicit AlibiPosition(size_t num_heads) : slopes_(alibi_slopes(num_heads)) {}
     std::string name() const override { return "alibi"; }
-    Tensor bias_scores(const Tensor& scores) override { return add_alibi_bias(scores, slopes_); }
+    // scores + alibi_bias(slopes, T), the bias kept for the last T seen
+    Tensor bias_scores(const Tensor& scores) override;
     const std::vector<double>& slopes() const { return slopes_; }
 
 private:
     std::vector<double> slopes_;
+    Tensor bias_;  // [H,T,T], a constant (no grad)
 };
 
 class NoPosition : public PositionScheme {
