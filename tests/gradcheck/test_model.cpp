@@ -74,23 +74,22 @@ TinySetup attention_config(const std::string& scheme, const std::string& attenti
     s.model.causal = causal;
     return s;
 }
+// A linear-attention model with this feature map: rope / none × bidirectional / causal.
+void check_linear_model(const std::string& feature_map) {
+    for (const std::string scheme : {"rope", "none"})
+        for (bool causal : {false, true}) {
+            CAPTURE(scheme);
+            CAPTURE(causal);
+            check_model(attention_config(scheme, feature_map, causal));
+        }
+}
 }  // namespace
 
 TEST_CASE("gradcheck whole model: linear elu1, rope / none, bidirectional / causal") {
-    for (const std::string scheme : {"rope", "none"})
-        for (bool causal : {false, true}) {
-            CAPTURE(scheme);
-            CAPTURE(causal);
-            check_model(attention_config(scheme, "elu1", causal));
-        }
+    check_linear_model("elu1");
 }
 TEST_CASE("gradcheck whole model: linear favor, rope / none, bidirectional / causal") {
-    for (const std::string scheme : {"rope", "none"})
-        for (bool causal : {false, true}) {
-            CAPTURE(scheme);
-            CAPTURE(causal);
-            check_model(attention_config(scheme, "favor", causal));
-        }
+    check_linear_model("favor");
 }
 TEST_CASE("gradcheck whole model: linear elu1 + rope half with rotate_values, causal") {
     TinySetup c = attention_config("rope", "elu1", true);
