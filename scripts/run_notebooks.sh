@@ -7,8 +7,11 @@
 # notebooks create go to a temporary directory that is removed at the end (KEEP=1 keeps it).
 # Each notebook runs with the repository's notebooks/ as its working directory and with
 # ROFORMER_BIN / ROFORMER_ROOT / ROFORMER_RUNS set, so it finds the binary, configs/ and data/.
-# Environment: NOTEBOOK_TIMEOUT (seconds per notebook, default 600), CELL_TIMEOUT (default 300),
-# PYTHON (default /usr/bin/python3, Debian's, with numpy, matplotlib, nbconvert, ipykernel).
+# Environment: NOTEBOOK_TIMEOUT (seconds per notebook, default 900), CELL_TIMEOUT (default 600;
+# notebook 05 trains three runs in one cell, a few minutes on a loaded machine),
+# PYTHON (default /usr/bin/python3, Debian's, with numpy, matplotlib, nbconvert, ipykernel),
+# SAVE_TO (a directory: when every notebook passed, the executed notebooks are copied there —
+# `SAVE_TO=notebooks scripts/run_notebooks.sh` refreshes the committed outputs).
 # Exit codes: 0 all passed, 1 a notebook failed or timed out, 2 bad set-up, 77 nbconvert missing
 # (CTest reports that as skipped).
 set -euo pipefail
@@ -29,8 +32,8 @@ if ! "$PYTHON" -c "import nbconvert, ipykernel, numpy, matplotlib" 2>/dev/null; 
   exit 77
 fi
 
-NOTEBOOK_TIMEOUT="${NOTEBOOK_TIMEOUT:-600}"
-CELL_TIMEOUT="${CELL_TIMEOUT:-300}"
+NOTEBOOK_TIMEOUT="${NOTEBOOK_TIMEOUT:-900}"
+CELL_TIMEOUT="${CELL_TIMEOUT:-600}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/roformer-notebooks.XXXXXX")"
 if [ "${KEEP:-0}" = 1 ]; then
   echo "run_notebooks: keeping $WORK"
@@ -73,3 +76,7 @@ if [ ${#failed[@]} -gt 0 ]; then
   exit 1
 fi
 echo "run_notebooks: all ${#notebooks[@]} notebooks ran without errors"
+if [ -n "${SAVE_TO:-}" ]; then
+  cp "$WORK"/executed/*.ipynb "$SAVE_TO"/
+  echo "run_notebooks: executed notebooks copied to $SAVE_TO"
+fi

@@ -285,8 +285,10 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     CHECK(first.trained == 4);
     CHECK(first.skipped == 0);
     const auto rows = rf::read_curves_csv((dir / "out" / "curves.csv").string());
-    const size_t evals = preset.base.train.steps / preset.base.train.eval_every;
+    // every eval_every steps, plus the untrained model at step 0 (the same start for all)
+    const size_t evals = preset.base.train.steps / preset.base.train.eval_every + 1;
     CHECK(rows.size() == 4 * evals);
+    CHECK(rows.front().point.step == 0);
     const std::string summary = read_text(dir / "out" / "summary.md");
     for (const std::string& scheme : preset.settings.schemes)
         CHECK(count_of(summary, "| " + scheme + " |") == 1);

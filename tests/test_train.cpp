@@ -4,6 +4,8 @@
 // the end, for the causal LM objective (train.objective = clm).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -92,11 +94,52 @@ TEST_CASE("a short training run lowers the validation loss below the unigram ent
     c.train.steps = 60;
     const std::string dir = fresh_dir("learns");
     const TrainSummary s = run(c, dir);
-    const std::vector<double> val = validation_losses(dir);
-    REQUIRE(val.size() >= 3);
-    CHECK(val.back() < val.front() - 0.3);
+    const std::vector<double> val = validation_losses(dir);  // val[0]: step 0, untrained
+    REQUIRE(val.size() >= 4);
+    CHECK(val.back() < val[1] - 0.3);  // against the first evaluation after training started
     CHECK(s.final_eval.loss < s.unigram_entropy);
     CHECK(s.final_eval.loss == doctest::Approx(val.back()).epsilon(1e-5));
+}
+
+// The step column of metrics.csv, in order.
+std::vector<size_t> logged_steps(const std::string& dir) {
+    std::ifstream in(run_file(dir, "metrics.csv"));
+    std::string line;
+    std::getline(in, line);
+    std::vector<size_t> steps;
+    while (std::getline(in, line)) steps.push_back(std::stoull(line.substr(0, line.find(','))));
+    return steps;
+}
+
+TEST_CASE("step 0: the untrained model's validation loss is logged once, resumed or not") {
+    const Config c = micro_config();
+    const std::string whole = fresh_dir("step0_whole"), parts = fresh_dir("step0_parts");
+    run(c, whole);
+    const std::vector<size_t> steps = logged_steps(whole);
+    REQUIRE(!steps.empty());
+    CHECK(steps.front() == 0);
+    CHECK(std::count(steps.begin(), steps.end(), size_t(0)) == 1);
+    // The step-0 row is exactly a freshly initialised model of the same seed, evaluated on the
+    // run's validation set (metrics.csv keeps 6 decimals).
+    LoadedRun loaded = load_run(whole);
+    const PreparedData data = prepare_data(loaded.config.data, c.train.batch_size, loaded.tokenizer,
+                                           data::Objective::mlm);
+    RoFormerMLM untrained(resolved_model_config(loaded.config, loaded.tokenizer->vocab_size()),
+                          loaded.config.position, c.train.seed);
+    const EvalResult fresh = evaluate(untrained, data.validation, c.train.eval_batches);
+    const std::vector<double> val = validation_losses(whole);
+    CHECK(std::abs(val.front() - fresh.loss) < 1e-6);
+    CHECK(val.back() < val.front() - 0.5);  // and training moves away from it
+    // Interrupted after step 13 and resumed from its checkpoint: step 0 is not logged again.
+    run(c, parts, false, 13);
+    run(c, parts, true);
+    CHECK(logged_steps(parts) == steps);
+    // Without evaluations there is no step-0 row either.
+    Config quiet = c;
+    quiet.train.eval_every = 0;
+    const std::string none = fresh_dir("step0_none");
+    run(quiet, none);
+    CHECK(logged_steps(none).front() == quiet.train.log_every);
 }
 
 TEST_CASE("same config and seed give bit-identical metrics; another seed does not") {
@@ -191,9 +234,9 @@ TEST_CASE("clm: a short training run lowers the next-token loss below the unigra
     c.train.steps = 60;
     const std::string dir = fresh_dir("clm_learns");
     const TrainSummary s = run(c, dir);
-    const std::vector<double> val = validation_losses(dir);
-    REQUIRE(val.size() >= 3);
-    CHECK(val.back() < val.front() - 0.3);
+    const std::vector<double> val = validation_losses(dir);  // val[0]: step 0, untrained
+    REQUIRE(val.size() >= 4);
+    CHECK(val.back() < val[1] - 0.3);  // against the first evaluation after training started
     CHECK(s.final_eval.loss < s.unigram_entropy);
     // every validation position but the last of each window is predicted
     CHECK(s.final_eval.predictions == c.data.val_windows * (c.data.seq_len - 1));

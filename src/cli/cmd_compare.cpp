@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "experiments/compare.hpp"
 
@@ -56,10 +57,11 @@ void add_compare(CLI::App& app) {
     cmd->add_option("--out", options->compare.out_dir, "Comparison directory")
         ->capture_default_str();
     cmd->add_option("--seeds", options->seeds,
-                    "Seeds 1..N per scheme (default: the preset's, else 3)");
-    cmd->add_option(
-        "--jobs", options->jobs,
-        "Runs trained at once, each in its own process (default: the preset's, else 1)");
+                    "Seeds 1..N per scheme (default: the preset's, else 3)")
+        ->check(rf::cli::unsigned_number());
+    cmd->add_option("--jobs", options->jobs,
+                    "Runs trained at once, each in its own process (default: the preset's, else 1)")
+        ->check(rf::cli::unsigned_number());
     cmd->add_option(
            "--schemes", options->schemes,
            "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")

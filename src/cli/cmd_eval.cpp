@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/prepare.hpp"
 #include "train/checkpoint.hpp"
@@ -25,7 +26,14 @@ struct EvalOptions {
     size_t max_tokens = 65536;
 };
 
+// Windows longer than this would need T² attention scores per head beyond any laptop.
+constexpr size_t kMaxEvalLength = 65536;
+
 void run_eval(const EvalOptions& o) {
+    for (size_t L : o.lengths)
+        if (L < 2 || L > kMaxEvalLength)
+            throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
+                                        std::to_string(kMaxEvalLength));
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads);
     const rf::data::Objective objective = rf::data::objective_named(run.config.train.objective);
@@ -62,12 +70,14 @@ void add_eval(CLI::App& app) {
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("--seq-len", options->lengths,
                     "Also evaluate windows of these lengths (repeatable)")
+        ->check(rf::cli::unsigned_number())
         ->take_all();
     cmd->add_option("--set", options->overrides,
                     "Evaluation-time override, e.g. position.interpolation_factor=2")
         ->take_all();
     cmd->add_option("--max-tokens", options->max_tokens,
                     "Validation tokens used for the --seq-len evaluations")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->callback([options] { run_eval(*options); });
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "experiments/extrapolate.hpp"
 
@@ -20,9 +21,11 @@ void add_extrapolate(CLI::App& app) {
         ->required();
     cmd->add_option("--factors", options->factors,
                     "Window lengths as multiples of the training length")
+        ->check(rf::cli::unsigned_number() & CLI::Range(size_t(1), size_t(64)))
         ->take_all()
         ->capture_default_str();
     cmd->add_option("--max-tokens", options->max_tokens, "Validation tokens scored at every length")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--plot-script", options->plot_script,
                     "Path to scripts/plot_curves.py (default: search)");

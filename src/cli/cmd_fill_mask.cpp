@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "train/checkpoint.hpp"
 #include "train/generate.hpp"
@@ -20,10 +21,12 @@ struct FillMaskOptions {
     std::string run_dir;
     std::string text;
     size_t top_k = 5;
+    size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
 };
 
 void run_fill_mask(const FillMaskOptions& o) {
     if (o.top_k == 0) throw std::invalid_argument("--top-k must be at least 1");
+    rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::set_num_threads(run.config.train.threads);
@@ -63,7 +66,10 @@ void add_fill_mask(CLI::App& app) {
         app.add_subcommand("fill-mask", "Print the top-k tokens for each [MASK] in a sentence");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("text", options->text, "A sentence containing [MASK]")->required();
-    cmd->add_option("--top-k", options->top_k, "How many guesses to print")->capture_default_str();
+    cmd->add_option("--top-k", options->top_k, "How many guesses to print")
+        ->check(rf::cli::unsigned_number())
+        ->capture_default_str();
+    rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_fill_mask(*options); });
 }
 

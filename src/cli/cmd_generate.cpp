@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/stream_decode.hpp"
 #include "tensor/format.hpp"
@@ -22,10 +23,20 @@ struct GenerateOptions {
     std::string run_dir;
     std::string prompt;
     rf::SamplingOptions sampling;
+    size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
 };
+
+// Generation is one forward pass per token: a bound keeps a typo from running for days.
+constexpr long long kMaxNewTokens = 100000;
 
 void run_generate(const GenerateOptions& o) {
     o.sampling.validate();  // before the (slower) loading
+    if (o.sampling.max_new_tokens > kMaxNewTokens)
+        throw std::invalid_argument("--max-new-tokens " +
+                                    std::to_string(o.sampling.max_new_tokens) +
+                                    " is over the limit of " + std::to_string(kMaxNewTokens) +
+                                    "; generate in several calls");
+    rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
     rf::set_num_threads(run.config.train.threads);
@@ -64,7 +75,10 @@ void add_generate(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--top-k", s.top_k, "Sample among the k most likely tokens; 0 = no limit")
         ->capture_default_str();
-    cmd->add_option("--seed", s.seed, "Seed of the sampling")->capture_default_str();
+    cmd->add_option("--seed", s.seed, "Seed of the sampling")
+        ->check(rf::cli::unsigned_number())
+        ->capture_default_str();
+    rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_generate(*options); });
 }
 

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"
@@ -130,10 +131,15 @@ std::string coords_of(size_t j, const Shape& shape) {
 void run_gradcheck(const GradcheckCommandOptions& o) {
     if (o.dim < 1 || o.seq < 1 || o.heads < 1)
         throw std::invalid_argument("--dim, --seq and --heads must be at least 1");
-    if (o.dim * o.seq * o.heads > 4096)
-        throw std::invalid_argument(
-            "--dim × --seq × --heads is over 4096 elements; this is a live "
-            "demo, keep it small (e.g. --dim 8 --seq 4)");
+    // Multiplied without wrapping: --dim 4294967296 --seq 4294967296 must not pass as 0.
+    rf::cli::bounded_product({o.dim, o.seq, o.heads}, 4096,
+                             "--dim × --seq × --heads is over 4096 elements; this is a live "
+                             "demo, keep it small (e.g. --dim 8 --seq 4)");
+    if (o.offset > 1'000'000'000)
+        throw std::invalid_argument("--offset " + std::to_string(o.offset) +
+                                    " is over the limit of 1000000000 positions");
+    if (!std::isfinite(o.base) || !std::isfinite(o.tolerance) || !(o.tolerance > 0))
+        throw std::invalid_argument("--base and --tol must be finite numbers (--tol > 0)");
     if (o.format != "table" && o.format != "csv")
         throw std::invalid_argument("--format " + o.format + " is unknown; use table or csv");
     if (!(o.tolerance > 0.0)) throw std::invalid_argument("--tol must be > 0 (e.g. 1e-3)");
@@ -233,13 +239,19 @@ void add_gradcheck(CLI::App& app) {
     cmd->add_option("--base", options->base, "RoPE base: theta_i = base^(-2i/d)")
         ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the random input and of R")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--dim", options->dim, "Columns D (the head size for rope, even)")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
-    cmd->add_option("--seq", options->seq, "Rows T (positions for rope)")->capture_default_str();
+    cmd->add_option("--seq", options->seq, "Rows T (positions for rope)")
+        ->check(rf::cli::unsigned_number())
+        ->capture_default_str();
     cmd->add_option("--heads", options->heads, "Heads H (rope only: x is [1, H, T, D])")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--offset", options->offset, "First position (rope only)")
+        ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--format", options->format, "table | csv (summary as a final '# ' line)")
         ->capture_default_str();

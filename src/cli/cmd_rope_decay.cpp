@@ -22,16 +22,26 @@ struct RopeDecayOptions {
     double step = 1.0;
 };
 
+// Each row sums dim/2 terms: the limit keeps a row cheap (and rows × dim bounded below).
+constexpr int64_t kMaxDim = 65536;
+
 void run_rope_decay(const RopeDecayOptions& o) {
-    if (o.dim < 2 || o.dim % 2 != 0)
+    if (o.dim < 2 || o.dim % 2 != 0 || o.dim > kMaxDim)
         throw std::invalid_argument("--dim " + std::to_string(o.dim) +
-                                    " must be an even number ≥ 2 (RoPE rotates pairs of dims)");
+                                    " must be an even number from 2 to " + std::to_string(kMaxDim) +
+                                    " (RoPE rotates pairs of dims; heads are 64 or 128)");
+    if (!std::isfinite(o.base))
+        throw std::invalid_argument("--base must be a finite number > 0 (the paper uses 10000)");
     if (!(o.base > 0.0)) throw std::invalid_argument("--base must be > 0 (the paper uses 10000)");
     if (!(o.max_distance >= 0.0) || !std::isfinite(o.max_distance))
         throw std::invalid_argument("--max-distance must be a finite number ≥ 0");
     if (!(o.step > 0.0) || !std::isfinite(o.step))
         throw std::invalid_argument("--step must be > 0 (e.g. 1)");
     const double count = std::floor(o.max_distance / o.step + 1e-9);
+    if (count * double(o.dim) > 1e9)
+        throw std::invalid_argument(
+            "--max-distance / --step × --dim asks for more than 10⁹ terms; raise --step or "
+            "lower --dim");
     if (count > 1e7)
         throw std::invalid_argument(
             "--max-distance / --step asks for more than 10 million rows; "

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
@@ -22,6 +23,7 @@ struct TokenizeOptions {
     std::string tokenizer_file;
     std::string text;
     bool ids_only = false;
+    size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
 };
 
 std::string resolve_tokenizer_path(const TokenizeOptions& o) {
@@ -59,6 +61,7 @@ bool run_is_causal(const TokenizeOptions& o) {
 }
 
 void run_tokenize(const TokenizeOptions& o) {
+    rf::cli::check_text_size(o.text, o.max_text_bytes, "the text");
     const auto tokenizer = rf::data::load_tokenizer(resolve_tokenizer_path(o));
     const bool causal = run_is_causal(o);
     const auto ids = causal ? tokenizer->encode(o.text) : tokenizer->encode_for_model(o.text);
@@ -87,6 +90,7 @@ void add_tokenize(CLI::App& app) {
     cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")
         ->required();
     cmd->add_flag("--ids-only", options->ids_only, "Print only the ids, space-separated");
+    rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_tokenize(*options); });
 }
 

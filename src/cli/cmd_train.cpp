@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
 #include "train/trainer.hpp"
@@ -89,7 +90,8 @@ void add_train(CLI::App& app) {
     cmd->add_flag("--resume", options->resume,
                   "Continue the run in --out from its last checkpoint");
     cmd->add_option("--stop-after", options->stop_after,
-                    "Stop after this step with a checkpoint (continue later with --resume)");
+                    "Stop after this step with a checkpoint (continue later with --resume)")
+        ->check(rf::cli::unsigned_number());
     cmd->add_flag("--quiet", options->quiet, "No progress output");
     cmd->callback([options] { run_train(*options); });
 }

@@ -2,15 +2,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "cli/commands.hpp"
 
 namespace rf::cli {
+
+// A message from the standard library's number parsers ("stoull", "stod") names no file: say
+// at least that a saved number was unreadable, and which command read it.
+static std::string library_context(const std::string& what, const std::string& command) {
+    if (what.rfind("sto", 0) != 0 || what.find(' ') != std::string::npos) return what;
+    return "roformer" + command + " read a number it could not parse (" + what +
+           ") from a file of the run directory; the file is damaged — check metrics.csv and "
+           "the checkpoint, or train again";
+}
 
 static std::vector<std::tuple<int, const char*, CommandAdder>>& registry() {
     static std::vector<std::tuple<int, const char*, CommandAdder>> commands;
@@ -37,24 +49,62 @@ static void prefer_passive_openmp(char** argv) {
     execv("/proc/self/exe", argv);  // returns only if it failed
 }
 
+// Parses and runs; every error becomes one line "error: …" and exit code 2. Library errors
+// that carry no context of ours get it here, so no bare "stoull" or "bad_alloc" reaches the user.
+static int run_guarded(CLI::App& app, int argc, char** argv) {
+    const std::string command = argc > 1 ? std::string(" ") + argv[1] : std::string();
+    try {
+        app.parse(argc, argv);
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help
+        // One line, naming the option (CLI11 puts it first) and where the options are listed.
+        std::cerr << "error: " << e.what() << "; see roformer" << command << " --help\n";
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: roformer" << command
+                  << " ran out of memory; use smaller sizes (model.*, data.seq_len, "
+                     "train.batch_size) or a shorter text\n";
+    } catch (const std::filesystem::filesystem_error& e) {
+        std::cerr << "error: roformer" << command << ": cannot access '" << e.path1().string()
+                  << "' (" << e.code().message() << "); check the path and its permissions\n";
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "error: " << library_context(e.what(), command) << "\n";
+    } catch (const std::out_of_range& e) {
+        std::cerr << "error: " << library_context(e.what(), command) << "\n";
+    } catch (const std::exception& e) { std::cerr << "error: " << e.what() << "\n"; }
+    return 2;
+}
+
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
     rf::cli::prefer_passive_openmp(argv);
+    // A file-size limit (ulimit -f) would kill us with SIGXFSZ in the middle of a write; ignored,
+    // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
+    // checkpoint intact.
+    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"roformer — train and study RoFormer (rotary position embedding) MLMs on a CPU"};
     app.require_subcommand(1);
     auto commands = rf::cli::registry();
     std::sort(commands.begin(), commands.end(),
               [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-    for (const auto& [order, name, add] : commands) add(app);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);  // prints help or the usage error
-        return code == 0 ? 0 : 2;
-    } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
+    std::string names;
+    bool known = argc < 2 || argv[1][0] == '-';
+    for (const auto& [order, name, add] : commands) {
+        add(app);
+        names += (names.empty() ? "" : ", ") + std::string(name);
+        known = known || std::string(argv[1]) == name;
+    }
+    if (argc < 2) {
+        std::cerr << "error: no subcommand given; the subcommands are: " << names
+                  << " (roformer --help describes them)\n";
         return 2;
     }
-    return 0;
+    if (!known) {
+        std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are: " << names
+                  << " (roformer --help describes them)\n";
+        return 2;
+    }
+    return rf::cli::run_guarded(app, argc, argv);
 }

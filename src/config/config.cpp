@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/toml_quote.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -129,28 +131,6 @@ Field& find_field(std::vector<Field>& fields, const std::string& table, const st
 }
 
 // ---- values ---------------------------------------------------------------------------------
-
-std::string quote_toml(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (ch == '"')
-            out += "\\\"";
-        else if (ch == '\\')
-            out += "\\\\";
-        else if (ch == '\n')
-            out += "\\n";
-        else if (ch == '\t')
-            out += "\\t";
-        else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else
-            out += ch;
-    }
-    return out + "\"";
-}
 
 std::string type_name(const toml::node& node) {
     switch (node.type()) {
@@ -272,15 +252,29 @@ void apply_toml_file(Config& config, const std::string& path,
                      const std::vector<std::string>& other_tables) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::exists(path, ec))
+    const auto status = fs::status(path, ec);
+    if (!fs::exists(status))
         throw std::runtime_error("config file '" + path +
                                  "' not found; pass a path relative to the working directory, "
                                  "e.g. configs/tiny.toml");
-    if (!fs::is_regular_file(path, ec))
-        throw std::runtime_error("config file '" + path + "' is not a regular file");
+    if (!fs::is_regular_file(status))
+        throw std::runtime_error("config file '" + path + "' is " +
+                                 (fs::is_directory(status) ? "a directory" : "not a regular file") +
+                                 "; give a .toml file, e.g. configs/tiny.toml");
+    if (fs::file_size(path, ec) > kMaxConfigBytes)
+        throw std::runtime_error("config file '" + path + "' is over " +
+                                 std::to_string(kMaxConfigBytes >> 20) + " MiB; is it a config?");
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    apply_toml_text(config, text.str(), path, other_tables);
+}
+
+void apply_toml_text(Config& config, const std::string& text, const std::string& path,
+                     const std::vector<std::string>& other_tables) {
     toml::table root;
     try {
-        root = toml::parse_file(path);
+        root = toml::parse(text, path);
     } catch (const toml::parse_error& e) {
         const auto& begin = e.source().begin;
         throw std::runtime_error(path + ":" + std::to_string(begin.line) + ":" +

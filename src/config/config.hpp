@@ -102,6 +102,11 @@ std::map<std::string, std::string> model_signature(const Config& config);
 // another reader (e.g. [compare]) and are skipped.
 void apply_toml_file(Config& config, const std::string& path,
                      const std::vector<std::string>& other_tables = {});
+// The same for TOML text already read; `path` names it in messages.
+void apply_toml_text(Config& config, const std::string& text, const std::string& path,
+                     const std::vector<std::string>& other_tables = {});
+// A config file larger than this is refused unread (ours are < 2 kB).
+inline constexpr uintmax_t kMaxConfigBytes = uintmax_t(1) << 20;
 
 // Applies one "table.key=value" override (the value as it would be written in TOML; string
 // keys also accept bare text: data.path=data/x.txt). Throws std::invalid_argument naming the key.
@@ -110,6 +115,11 @@ void apply_override(Config& config, const std::string& assignment);
 // Throws std::invalid_argument naming the key when a value cannot work (sizes, ranges,
 // hidden % num_heads, the position scheme's constraints, seq_len vs learned max_positions, ...).
 void validate(const Config& config);
+// Part of validate(): every number key finite (inf / nan refused, naming the key).
+void validate_finite(const Config& config);
+// Part of validate(): each size key under its ceiling, and the estimated memory of training
+// (parameters, AdamW state, activations) under the machine's memory (config/limits.cpp).
+void validate_limits(const Config& config);
 
 // The resolved config, every key, grouped in tables; apply_toml_file of it gives back an
 // identical Config (floats printed in shortest round-trip form).

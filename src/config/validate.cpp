@@ -44,6 +44,7 @@ void require_one_of(const std::string& key, const std::string& v,
 }  // namespace
 
 void validate(const Config& c) {
+    validate_finite(c);
     const ModelConfig& m = c.model;
     if (m.vocab_size != 0 && m.vocab_size <= 5)
         invalid("model.vocab_size",
@@ -70,9 +71,10 @@ void validate(const Config& c) {
                                                  "rotates pairs of features in linear attention)");
     }
     if (m.attention == "linear" && c.position.scheme == "alibi")
-        invalid("position.scheme", "= alibi cannot be combined with model.attention = linear: "
-                                   "ALiBi adds to the T×T scores, which linear attention never "
-                                   "forms; use rope, learned, sinusoidal or none");
+        invalid("position.scheme",
+                "= alibi cannot be combined with model.attention = linear: "
+                "ALiBi adds to the T×T scores, which linear attention never "
+                "forms; use rope, learned, sinusoidal or none");
     validate_position_config(c.position, m.hidden, m.num_heads);
 
     const DataConfig& d = c.data;
@@ -109,6 +111,7 @@ void validate(const Config& c) {
         invalid("train.grad_clip",
                 "must be >= 0 (0 = no clipping), got " + format_shortest(t.grad_clip));
     require_positive("train.log_every", t.log_every);
+    validate_limits(c);
 }
 
 }  // namespace rf

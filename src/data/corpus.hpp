@@ -17,16 +17,23 @@
 
 namespace rf::data {
 
+// A corpus is held in memory several times over (text, split, ids): 1 GiB of text is the most.
+inline constexpr size_t kMaxCorpusBytes = size_t(1) << 30;
+
 // Reads a whole text file. Throws std::runtime_error with a one-line message naming the
-// file for: missing/unreadable, empty (or only whitespace), binary (contains NUL bytes, or
+// file for: missing/unreadable, a directory, not a regular file (FIFO, device: /dev/zero),
+// larger than max_bytes, empty (or only whitespace), binary (contains NUL bytes, or
 // more than 10 % of bytes are invalid UTF-8 or control characters). Strips a UTF-8 byte
 // order mark and turns CRLF / CR line ends into LF. A few invalid bytes in real text are
 // kept (the tokenizers map them to U+FFFD / [UNK]).
-std::string read_text_file(const std::string& path);
+std::string read_text_file(const std::string& path, size_t max_bytes = kMaxCorpusBytes);
+// The checks and clean-up of read_text_file on bytes already read (`path` names them).
+std::string decode_text(std::string raw, const std::string& path);
 
 struct SplitOptions {
-    double validation_fraction = 0.05;  // share of blocks sent to validation, in (0, 0.5]
-    size_t lines_per_block = 20;        // block size for files without blank lines
+    double validation_fraction = 0.05;   // share of blocks sent to validation, in (0, 0.5]
+    size_t lines_per_block = 20;         // block size for files without blank lines
+    size_t max_bytes = kMaxCorpusBytes;  // larger files are refused (read_text_file)
 };
 
 struct CorpusSplit {

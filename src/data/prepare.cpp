@@ -2,9 +2,12 @@
 #include "data/prepare.hpp"
 
 #include <cmath>
+#include <iostream>
+#include <stdexcept>
 
 #include "data/clm.hpp"
 #include "data/corpus.hpp"
+#include "tensor/format.hpp"
 
 namespace rf {
 
@@ -33,6 +36,19 @@ double unigram_entropy(const std::vector<int>& train_ids, size_t vocab_size,
     return n ? nll / double(n) : 0.0;
 }
 
+// A vocabulary too small for the text (data.vocab_size = 6) turns most of it into [UNK]; the
+// model then "predicts" [UNK] with high accuracy and learns nothing. Worth a loud warning.
+void warn_if_mostly_unknown(const std::vector<int>& ids, const data::Tokenizer& tokenizer) {
+    if (ids.empty()) return;
+    size_t unknown = 0;
+    for (int id : ids) unknown += id == data::kUnkId;
+    const double share = double(unknown) / double(ids.size());
+    if (share > kUnknownWarningShare)
+        std::cerr << "warning: " << int(share * 100 + 0.5) << " % of the training tokens are [UNK] "
+                  << "(a vocabulary of " << tokenizer.vocab_size()
+                  << " tokens); accuracy will look high and mean nothing — raise data.vocab_size\n";
+}
+
 }  // namespace
 
 PreparedData prepare_data(const DataConfig& config, size_t batch_size,
@@ -59,6 +75,15 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
     else
         out.validation = data::make_clm_validation_batches(out.validation_ids, config.seq_len,
                                                            config.val_windows, batch_size);
+    size_t labelled = 0;
+    for (const data::MlmBatch& b : out.validation)
+        for (int label : b.labels) labelled += label != data::kIgnoreLabel;
+    if (labelled == 0)
+        throw std::runtime_error("the validation set has no token to score: data.mask_prob = " +
+                                 format_shortest(config.mask_prob) + " selected none of its " +
+                                 std::to_string(out.validation.size()) +
+                                 " batches' tokens; raise data.mask_prob or data.val_windows");
+    warn_if_mostly_unknown(out.train_ids, *tokenizer);
     out.unigram_entropy = unigram_entropy(out.train_ids, tokenizer->vocab_size(), out.validation);
     return out;
 }

@@ -20,6 +20,9 @@
 
 namespace rf {
 
+// prepare_data warns (stderr) when more than this share of the training tokens are [UNK].
+constexpr double kUnknownWarningShare = 0.2;
+
 // The validation masks' seed: the same for every run, whatever train.seed is.
 constexpr uint64_t kValidationSeed = 20210420;
 
@@ -34,7 +37,8 @@ struct PreparedData {
 
 // Loads and splits data.path, tokenizes both splits (training the tokenizer when `tokenizer`
 // is null), checks that one window fits and builds the objective's fixed validation set in
-// batches of `batch_size` windows. Throws one-line errors naming the file.
+// batches of `batch_size` windows. Throws one-line errors naming the file, or the key when the
+// validation set has no token to score (data.mask_prob too small).
 PreparedData prepare_data(const DataConfig& config, size_t batch_size,
                           std::unique_ptr<data::Tokenizer>& tokenizer, data::Objective objective);
 

@@ -2,9 +2,15 @@
 // and saving / loading (JSON). BPE training and encoding are in bpe.cpp.
 #include "data/tokenizer.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -222,13 +228,10 @@ std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::s
     throw std::invalid_argument("tokenizer.kind must be \"char\" or \"bpe\", got \"" + kind + "\"");
 }
 
-void Tokenizer::save(const std::string& path) const {
+std::string Tokenizer::to_json() const {
     using nlohmann::json;
-    std::ofstream out(path, std::ios::binary);
-    if (!out)
-        throw std::runtime_error("cannot write tokenizer file '" + path +
-                                 "'; check the directory exists");
     // valid JSON written by hand with one token / merge per line, so the file reads well
+    std::ostringstream out;
     out << "{\n  \"format\": \"roformer-cpp tokenizer\",\n  \"version\": 1,\n  \"type\": "
         << json(kind()).dump() << ",\n  \"special_tokens\": " << json(special_vocab()).dump()
         << ",\n  \"vocab\": [\n";
@@ -240,15 +243,58 @@ void Tokenizer::save(const std::string& path) const {
         out << "    " << json::array({merges[rank].first, merges[rank].second}).dump()
             << (rank + 1 < merges.size() ? ",\n" : "\n");
     out << "  ]\n}\n";
-    if (!out) throw std::runtime_error("failed while writing tokenizer file '" + path + "'");
+    return out.str();
+}
+
+void Tokenizer::save(const std::string& path) const {
+    // Whole or not at all: the bytes go to a temporary next to `path`, renamed over it when
+    // complete (run directories use io/durable_file.hpp, which also fsyncs).
+    const std::string bytes = to_json();
+    const std::string temp = path + ".tmp-tokenizer";
+    {
+        std::ofstream out(temp, std::ios::binary);
+        if (!out)
+            throw std::runtime_error("cannot write tokenizer file '" + path +
+                                     "'; check the directory exists");
+        out << bytes;
+        out.flush();
+        if (!out) {
+            out.close();
+            std::remove(temp.c_str());
+            throw std::runtime_error("failed while writing tokenizer file '" + path +
+                                     "'; check free space");
+        }
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+        std::remove(temp.c_str());
+        throw std::runtime_error("cannot write tokenizer file '" + path + "' (" +
+                                 std::strerror(errno) + ")");
+    }
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw std::runtime_error("tokenizer file '" + path + "' not found or not readable");
+    if (!S_ISREG(st.st_mode))
+        throw std::runtime_error("tokenizer file '" + path + "' is " +
+                                 (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                                 "; give the tokenizer.json of a run directory");
+    if (static_cast<uint64_t>(st.st_size) > kMaxTokenizerBytes)
+        throw std::runtime_error("tokenizer file '" + path + "' has " + std::to_string(st.st_size) +
+                                 " bytes, over the limit of " + std::to_string(kMaxTokenizerBytes) +
+                                 "; is it the right file?");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("tokenizer file '" + path + "' not found or not readable");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_tokenizer(text.str(), path);
+}
+
+std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& path) {
     nlohmann::json file;
     try {
-        in >> file;
+        file = nlohmann::json::parse(text);
         const auto type = file.at("type").get<std::string>();
         auto vocab = file.at("vocab").get<std::vector<std::string>>();
         if (type == "char") return std::make_unique<CharTokenizer>(std::move(vocab));
@@ -257,6 +303,13 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
             return std::make_unique<BpeTokenizer>(std::move(vocab), std::move(merges));
         }
         throw std::invalid_argument("unknown type \"" + type + "\" (expected \"char\" or \"bpe\")");
+    } catch (const nlohmann::json::exception& e) {
+        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at …"
+        if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+            what = what.substr(what.find("] ") + 2);
+        throw std::runtime_error("tokenizer file '" + path +
+                                 "' is not valid JSON of a tokenizer (" + what +
+                                 "); use the tokenizer.json of a run directory");
     } catch (const std::exception& e) {
         throw std::runtime_error("tokenizer file '" + path + "' is not valid: " + e.what());
     }

@@ -56,6 +56,8 @@ public:
     static bool is_special(int id) { return id >= 0 && id < kNumSpecialTokens; }
 
     // One JSON file: {"type", "special_tokens", "vocab": [token by id], "merges": [[a, b], ...]}.
+    std::string to_json() const;
+    // to_json() into `path`, whole or not at all (temporary file, then a rename).
     void save(const std::string& path) const;
 
 protected:
@@ -127,7 +129,13 @@ std::vector<char32_t> frequent_code_points(const std::string& text, size_t limit
 std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text,
                                            size_t vocab_size);
 
-// Reads a file written by Tokenizer::save; one-line errors name the file and the problem.
+// A tokenizer file larger than this is refused before it is read (BPE 2000 is ~40 kB).
+inline constexpr uint64_t kMaxTokenizerBytes = uint64_t(256) << 20;
+
+// Reads a file written by Tokenizer::save; one-line errors name the file and the problem
+// (missing, a directory or FIFO, too large, malformed JSON, an inconsistent vocabulary).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
+// The same from the file's text; `path` only names it in messages (tests/fuzz use it).
+std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& path);
 
 }  // namespace rf::data

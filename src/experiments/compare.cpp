@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/report.hpp"
 #include "train/checkpoint.hpp"
+#include "train/run_lock.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
@@ -29,10 +32,37 @@ std::string comparison_run_dir(const std::string& out_dir, const std::string& sc
 // ---- the runs -------------------------------------------------------------------------------
 enum class RunState { fresh, resume, finished };
 
-// What to do with a run directory; refuses one that holds a run of another config.
+// A run directory's checkpoint step (0 when it has none yet).
+static size_t checkpoint_step(const std::string& dir) {
+    const std::string model = run_file(dir, "model.safetensors");
+    if (!fs::exists(model)) return 0;
+    const auto meta = read_checkpoint_metadata(model);
+    const auto it = meta.find("step");
+    if (it == meta.end()) return 0;
+    size_t step = 0;
+    const char* end = it->second.data() + it->second.size();
+    const auto [ptr, ec] = std::from_chars(it->second.data(), end, step);
+    if (ec != std::errc() || ptr != end)
+        throw std::runtime_error(model + " records step '" + it->second +
+                                 "', not a number; move that run directory away and run again");
+    return step;
+}
+
+// What to do with a run directory; refuses one that holds a run of another config, and never
+// deletes anything: a run killed before it was fully created is moved aside, with a message.
 static RunState inspect_run_dir(const std::string& dir, const Config& config, std::ostream& log) {
     if (!fs::exists(dir) || fs::is_empty(dir)) return RunState::fresh;
     const std::string config_path = run_file(dir, "config.toml");
+    const bool started = fs::exists(run_file(dir, "tokenizer.json"));
+    if (!started && fs::exists(run_file(dir, RunLock::kFileName))) {
+        // Our own run, killed while it was being created (train writes tokenizer.json last).
+        std::string aside = dir + ".incomplete";
+        for (int n = 2; fs::exists(aside); ++n) aside = dir + ".incomplete" + std::to_string(n);
+        fs::rename(dir, aside);
+        log << "  " << dir << " was killed while it was being created; moved it aside to " << aside
+            << " (delete it when you no longer need it) and starting the run again\n";
+        return RunState::fresh;
+    }
     if (!fs::exists(config_path))
         throw std::runtime_error("'" + dir +
                                  "' exists but is not a run directory (no config.toml); "
@@ -40,19 +70,36 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
     if (load_config(config_path) != config)
         throw std::runtime_error("'" + dir +
                                  "' holds a run of a different config (the preset or --set "
-                                 "changed since); pick another --out or delete that directory");
-    const std::string model = run_file(dir, "model.safetensors");
-    if (fs::exists(model)) {
-        const auto meta = read_checkpoint_metadata(model);
-        const auto it = meta.find("step");
-        const size_t step = it == meta.end() ? 0 : size_t(std::stoull(it->second));
-        if (step >= config.train.steps) return RunState::finished;
-        if (fs::exists(run_file(dir, "optimizer.safetensors"))) return RunState::resume;
-    }
-    // Interrupted before its first checkpoint: nothing to keep.
-    log << "  " << dir << ": interrupted before any checkpoint, starting it again\n";
-    fs::remove_all(dir);
-    return RunState::fresh;
+                                 "changed since); pick another --out or move that directory away");
+    const size_t step = checkpoint_step(dir);
+    if (step >= config.train.steps) return RunState::finished;
+    // Interrupted: --resume continues from its checkpoint, or from step 0 if it has none.
+    return RunState::resume;
+}
+
+// compare writes curves.csv, summary.md and curves.png into --out; a file of that name that it
+// did not write (recognised by its first line) is the user's, and is never overwritten.
+static void refuse_foreign_outputs(const std::string& out_dir) {
+    auto first_line = [](const fs::path& path) {
+        std::ifstream in(path, std::ios::binary);
+        std::string line;
+        std::getline(in, line);
+        return line;
+    };
+    const fs::path dir(out_dir);
+    const std::string summary = first_line(dir / "summary.md");
+    const bool our_summary = summary.rfind("# Position-scheme comparison", 0) == 0 ||
+                             summary.rfind(kExtrapolationHeading, 0) == 0;
+    const bool our_curves =
+        first_line(dir / "curves.csv") == "scheme,seed,step,train_loss,val_loss,val_accuracy";
+    auto refuse = [&](const char* name) {
+        throw std::runtime_error("compare: '" + (dir / name).string() +
+                                 "' exists and was not written by roformer compare; it would be "
+                                 "overwritten — move it away or pick another --out");
+    };
+    if (fs::exists(dir / "summary.md") && !our_summary) refuse("summary.md");
+    if (fs::exists(dir / "curves.csv") && !our_curves) refuse("curves.csv");
+    if (fs::exists(dir / "curves.png") && !our_summary && !our_curves) refuse("curves.png");
 }
 
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {
@@ -151,7 +198,12 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     // Every config first, so a bad combination fails before hours of training.
     for (const std::string& scheme : settings.schemes)
         comparison_run_config(preset.base, scheme, 1, settings.variants);
-    fs::create_directories(options.out_dir);
+    if (fs::exists(options.out_dir) && !fs::is_directory(options.out_dir))
+        throw std::runtime_error("compare: --out '" + options.out_dir +
+                                 "' is a file, not a directory; pick another --out");
+    // One comparison per directory: a second `compare --out DIR` is told who holds it.
+    const RunLock lock = RunLock::acquire(options.out_dir);
+    refuse_foreign_outputs(options.out_dir);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;

@@ -204,10 +204,20 @@ Config comparison_run_config(const Config& base, const std::string& name, size_t
     return config;
 }
 
+constexpr size_t kMaxCompareSeeds = 1000, kMaxCompareJobs = 256;
+
 void check_compare_settings(const CompareSettings& settings) {
     if (settings.schemes.empty())
         throw std::invalid_argument("compare: no schemes given (--schemes a,b,...)");
     if (settings.seeds == 0) throw std::invalid_argument("compare: --seeds must be ≥ 1");
+    if (settings.seeds > kMaxCompareSeeds)
+        throw std::invalid_argument("compare: seeds = " + std::to_string(settings.seeds) +
+                                    " is over the limit of " + std::to_string(kMaxCompareSeeds) +
+                                    " (each is a full training run per scheme); use fewer seeds");
+    if (settings.jobs > kMaxCompareJobs)
+        throw std::invalid_argument("compare: jobs = " + std::to_string(settings.jobs) +
+                                    " is over the limit of " + std::to_string(kMaxCompareJobs) +
+                                    " processes; use about one per core");
     std::set<std::string> seen;
     for (const std::string& s : settings.schemes) {
         if (!settings.variants.count(s)) scheme_overrides(s);  // throws on unknown names

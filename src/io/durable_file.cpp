@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace rf {
@@ -20,15 +21,23 @@ void write_file_durably(const std::string& path, const std::string& bytes) {
     std::error_code ec;
     if (fs::is_directory(path, ec))
         throw std::runtime_error("cannot write '" + path + "': it is a directory");
+    int error = 0;  // the first failure's errno
     auto fail = [&](const std::string& what) {
+        const std::string fix = error == EFBIG    ? "raise the file-size limit (ulimit -f)"
+                                : error == ENOSPC ? "free some disk space"
+                                                  : "check free space and permissions";
         throw std::runtime_error("cannot write '" + path + "': " + what + " (" +
-                                 std::strerror(errno) + "); check free space and permissions");
+                                 std::strerror(error) + "); " + fix);
+    };
+    auto note = [&](bool ok) {
+        if (!ok && error == 0) error = errno;
+        return ok;
     };
     std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (!file) fail("cannot create it");
-    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-    const bool flushed = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-    const bool closed = std::fclose(file) == 0;
+    if (!note(file != nullptr)) fail("cannot create it");
+    const bool written = note(std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size());
+    const bool flushed = note(std::fflush(file) == 0) && note(::fsync(::fileno(file)) == 0);
+    const bool closed = note(std::fclose(file) == 0);
     if (!written || !flushed || !closed) fail("writing failed");
 }
 
@@ -70,10 +79,36 @@ uint64_t fnv1a64(const std::string& bytes) {
     return h;
 }
 
-std::string read_file_bytes(const std::string& path) {
+uint64_t require_regular_file(const std::string& path, const std::string& what) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw std::runtime_error(what + " '" + path + "' cannot be opened (" +
+                                 std::strerror(errno) + "); check the path");
+    if (S_ISDIR(st.st_mode))
+        throw std::runtime_error(what + " '" + path +
+                                 "' is a directory; give the path of a file in it");
+    if (!S_ISREG(st.st_mode))
+        throw std::runtime_error(what + " '" + path + "' is not a regular file (" +
+                                 (S_ISFIFO(st.st_mode)   ? "a FIFO"
+                                  : S_ISSOCK(st.st_mode) ? "a socket"
+                                                         : "a device") +
+                                 "); give a regular file");
+    return static_cast<uint64_t>(st.st_size);
+}
+
+std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
+    const uint64_t size = require_regular_file(path);
+    if (size > max_bytes)
+        throw std::runtime_error("file '" + path + "' has " + std::to_string(size) +
+                                 " bytes, over the limit of " + std::to_string(max_bytes) +
+                                 "; is it the right file?");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read '" + path + "'; check that it exists");
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in) throw std::runtime_error("cannot read '" + path + "'; check its permissions");
+    std::string bytes(static_cast<size_t>(size), '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    bytes.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
+    if (in.bad()) throw std::runtime_error("reading '" + path + "' failed; check the disk");
+    return bytes;
 }
 
 }  // namespace rf

@@ -9,6 +9,10 @@
 
 namespace rf {
 
+// Upper bound of read_file_bytes unless told otherwise (16 GiB: a larger checkpoint than this
+// project can train would not fit in a laptop's memory anyway).
+inline constexpr uint64_t kMaxReadBytes = uint64_t(16) << 30;
+
 // Writes `bytes` to `path` (created or truncated) and fsyncs it. Throws std::runtime_error
 // naming the file on failure.
 void write_file_durably(const std::string& path, const std::string& bytes);
@@ -31,7 +35,13 @@ std::string temporary_name(const std::string& path);
 // 64-bit FNV-1a of `bytes`: a cheap content check, enough to tell two versions of a file apart
 // (not a defence against an adversary).
 uint64_t fnv1a64(const std::string& bytes);
-// The whole file's bytes; throws std::runtime_error naming it when it cannot be read.
-std::string read_file_bytes(const std::string& path);
+// The whole file's bytes; throws std::runtime_error naming it when it cannot be read, is not
+// a regular file (require_regular_file) or is larger than max_bytes.
+std::string read_file_bytes(const std::string& path, uint64_t max_bytes = kMaxReadBytes);
+
+// A regular file's size. Throws std::runtime_error "<what> '<path>' …" with the fix when the
+// path is missing, a directory, or a FIFO / device / socket (which could block a reader
+// forever or never end: /dev/zero); symlinks are followed.
+uint64_t require_regular_file(const std::string& path, const std::string& what = "file");
 
 }  // namespace rf

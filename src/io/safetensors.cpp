@@ -68,6 +68,7 @@ float half_to_float(uint16_t h) {
 }
 
 void convert(const std::string& dtype, const char* src, size_t n, float* dst) {
+    if (n == 0) return;  // an empty tensor's data() may be null, which memcpy must not get
     if (dtype == "F32") {
         std::memcpy(dst, src, n * 4);
     } else if (dtype == "F64") {
@@ -214,13 +215,19 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
 
 // ---- read -------------------------------------------------------------------------------------
 SafetensorsFile read_safetensors(const std::string& path) {
+    require_regular_file(path, "checkpoint");  // not a directory, FIFO or /dev/zero
+    try {
+        return parse_safetensors(read_file_bytes(path), path);
+    } catch (const std::bad_alloc&) {
+        throw std::runtime_error("checkpoint '" + path +
+                                 "': not enough memory to read it; is it the right file?");
+    }
+}
+
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& path) {
     auto fail = [&](const std::string& what) -> void {
         throw std::runtime_error("checkpoint '" + path + "': " + what);
     };
-    std::ifstream in(path, std::ios::binary);
-    if (!in || std::filesystem::is_directory(path))
-        throw std::runtime_error("cannot open checkpoint '" + path + "' (missing or unreadable)");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.size() < 8)
         fail("file too short (" + std::to_string(bytes.size()) +
              " bytes) to hold the 8-byte header length; not a safetensors file or truncated");
@@ -234,8 +241,11 @@ SafetensorsFile read_safetensors(const std::string& path) {
     Json header;
     try {
         header = Json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(length));
-    } catch (const Json::parse_error& e) {
-        fail(std::string("malformed JSON header: ") + e.what());
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range: a number overflows
+        std::string what = e.what();      // "[json.exception.parse_error.101] parse error at …"
+        if (what.rfind("[json.", 0) == 0 && what.find("] ") != std::string::npos)
+            what = what.substr(what.find("] ") + 2);
+        fail("malformed JSON header (" + what + "); not a safetensors file or damaged");
     }
     if (!header.is_object()) fail("the JSON header is not an object");
 
@@ -279,7 +289,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
 
     const char* data = bytes.data() + 8 + length;
     for (const Entry& e : entries) {
-        NamedTensor t{e.name, e.shape, std::vector<float>(element_count(e.shape))};
+        NamedTensor t{e.name, e.shape,
+                      std::vector<float>((e.end - e.begin) / dtype_bytes(e.dtype))};
         convert(e.dtype, data + e.begin, t.data.size(), t.data.data());
         file.tensors.push_back(std::move(t));
     }

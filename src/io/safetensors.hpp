@@ -54,7 +54,10 @@ std::string encode_safetensors(const std::string& path, const std::vector<NamedT
 // Reads and fully validates a file; throws std::runtime_error naming the file and the
 // problem (too short, bad header length, malformed JSON, unknown dtype, shape/offset
 // mismatch, offsets out of range, overlapping or leaving gaps).
+// Refuses a directory, FIFO or device (/dev/zero) before reading.
 SafetensorsFile read_safetensors(const std::string& path);
+// The same checks on bytes already in memory; `path` only names them in messages.
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& path);
 
 // ---- rf::Tensor convenience -----------------------------------------------------------------
 // A copy of the tensor's values as float, under `name` (the tensor's own name if empty).

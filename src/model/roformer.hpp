@@ -56,6 +56,8 @@ public:
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
     PositionScheme& position() { return *position_; }
+    // The encoder layers, in order (attention_maps.hpp reads their attention).
+    const std::vector<EncoderLayer>& layers() const { return layers_; }
     // Every trainable tensor, in a fixed order, with names and weight-decay flags.
     const std::vector<NamedParameter>& parameters() const { return parameters_; }
     size_t num_parameters() const;

@@ -1,6 +1,8 @@
 // Stage 7 — train: saving and loading checkpoints and run directories.
 #include "train/checkpoint.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -27,6 +29,29 @@ ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_s
                                     std::to_string(tokenizer_vocab_size) +
                                     " tokens; set it to 0 to follow the tokenizer");
     return m;
+}
+
+// A checkpoint's step (metadata text) as a number; a bad value names the file and the key.
+static size_t parse_step(const std::string& text, const std::string& path) {
+    size_t step = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, step);
+    if (text.empty() || ec != std::errc() || ptr != end)
+        throw std::runtime_error(path + ": __metadata__ \"step\" is '" + text +
+                                 "', not a step number; the file is damaged — use another "
+                                 "checkpoint or train again");
+    return step;
+}
+
+// Weights or moments that are inf / nan would print nan probabilities and losses: refuse them.
+static void require_finite(const NamedTensor& t, const std::string& path) {
+    for (size_t i = 0; i < t.data.size(); ++i)
+        if (!std::isfinite(t.data[i]))
+            throw std::runtime_error(path + ": tensor '" + t.name + "' holds a non-finite value (" +
+                                     std::to_string(t.data[i]) + " at element " +
+                                     std::to_string(i) +
+                                     "); the checkpoint is damaged or the run diverged — use an "
+                                     "earlier checkpoint or train again with a lower train.lr");
 }
 
 // AdamW's moments under "<parameter>.exp_avg" / ".exp_avg_sq", its step in the metadata.
@@ -98,7 +123,9 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
     }
     for (const NamedParameter& p : model.parameters()) {
         Tensor target = p.tensor;
-        copy_into(file.at(target.name(), path), target);
+        const NamedTensor& saved = file.at(target.name(), path);
+        require_finite(saved, path);
+        copy_into(saved, target);
     }
     // Buffers (FAVOR's fixed projections): the model drew its own from the seed, but the
     // trained weights belong with the W they were trained with, so the file's copy wins.
@@ -108,9 +135,10 @@ size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::s
             throw std::runtime_error(path + " has no " + target.name() +
                                      ", the fixed random features of model.feature_map = favor; "
                                      "a favor model cannot run without the W it was trained with");
+        require_finite(*saved, path);
         copy_into(*saved, target);
     }
-    return static_cast<size_t>(std::stoull(meta("step").empty() ? "0" : meta("step")));
+    return meta("step").empty() ? 0 : parse_step(meta("step"), path);
 }
 
 void load_optimizer_state(AdamW& optimizer, const std::string& path) {
@@ -118,11 +146,13 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path) {
     AdamWState state;
     auto it = file.metadata.find("step");
     if (it == file.metadata.end()) throw std::runtime_error(path + " has no step in its metadata");
-    state.step = static_cast<size_t>(std::stoull(it->second));
+    state.step = parse_step(it->second, path);
     for (size_t i = 0; i < optimizer.parameters().size(); ++i) {
         const std::string& name = optimizer.name_of(i);
         const NamedTensor& m = file.at(name + ".exp_avg", path);
         const NamedTensor& v = file.at(name + ".exp_avg_sq", path);
+        require_finite(m, path);
+        require_finite(v, path);
         state.params.push_back({name, std::vector<Real>(m.data.begin(), m.data.end()),
                                 std::vector<Real>(v.data.begin(), v.data.end())});
     }

@@ -4,6 +4,7 @@
 //   config.toml             the resolved config (every key), reloadable
 //   tokenizer.json          the tokenizer trained on the training split
 //   split.txt               which blocks of the corpus are validation (one line)
+//   corpus.json             the corpus's path, size and FNV-1a hash, checked by --resume
 //   metrics.csv             one row per logged step (docs/training.md explains the columns)
 //   model.safetensors       weights under HF RoFormerForMaskedLM names (+ FAVOR's fixed
 //                           projections, model.buffers()); __metadata__ holds the config,

@@ -60,11 +60,22 @@ bool matches(const std::string& path, const Json& entry) {
 Json read_manifest(const std::string& run_dir) {
     const std::string path = in_dir(run_dir, kCheckpointManifest);
     try {
-        Json manifest = Json::parse(read_file_bytes(path));
+        Json manifest = Json::parse(read_file_bytes(path, 1 << 20));
         manifest.at("step").get<size_t>();
-        manifest.at("files").items();
+        if (!manifest.at("files").is_object()) throw std::invalid_argument("files");
+        // Only our two files, each with size, hash and a temporary "<name>.tmp-<pid>" beside
+        // it: a damaged manifest must never make recovery rename some other file.
+        for (const auto& [name, entry] : manifest.at("files").items()) {
+            const std::string temp = entry.at("temp").get<std::string>();
+            entry.at("size").get<uint64_t>();
+            entry.at("fnv1a64").get<std::string>();
+            const bool known = name == "model.safetensors" || name == "optimizer.safetensors";
+            if (!known || temp.rfind(name + ".tmp-", 0) != 0 ||
+                temp.find_first_not_of("0123456789", name.size() + 5) != std::string::npos)
+                throw std::invalid_argument(name);
+        }
         return manifest;
-    } catch (const Json::exception&) {
+    } catch (const std::exception&) {  // Json::exception, or a name we would not write
         throw std::runtime_error("'" + path +
                                  "' is not a valid checkpoint manifest; the run directory was "
                                  "damaged — start again with a new --out");

@@ -2,6 +2,9 @@
 #include "train/evaluate.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace rf {
 
@@ -29,10 +32,18 @@ EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batch
         }
         result.predictions += M;
     }
-    if (result.predictions) {
-        result.loss = loss_sum / double(result.predictions);
-        result.accuracy = double(correct) / double(result.predictions);
-    }
+    // A mean over nothing is not a loss of 0: say so, with what would give it tokens to score.
+    if (result.predictions == 0)
+        throw std::runtime_error(
+            "the evaluation scored 0 tokens (" + std::to_string(n) +
+            " batches, no labelled position); raise data.mask_prob or data.val_windows, or use "
+            "a longer validation text");
+    result.loss = loss_sum / double(result.predictions);
+    result.accuracy = double(correct) / double(result.predictions);
+    if (!std::isfinite(result.loss))
+        throw std::runtime_error("the validation loss is " + std::to_string(result.loss) +
+                                 "; the model's outputs are not finite (diverged training or "
+                                 "a damaged checkpoint) — use an earlier checkpoint");
     return result;
 }
 

@@ -17,7 +17,8 @@ struct EvalResult {
     size_t predictions = 0;  // labelled positions counted
 };
 
-// No gradients, no dropout. max_batches = 0: all of them.
+// No gradients, no dropout. max_batches = 0: all of them. Throws std::runtime_error when
+// the batches hold no labelled position (nothing to score) or the loss is not finite.
 EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
                     size_t max_batches = 0);
 

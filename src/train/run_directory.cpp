@@ -5,14 +5,70 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "data/corpus.hpp"
 #include "io/durable_file.hpp"
 #include "train/checkpoint.hpp"
 
 namespace rf {
 
 namespace fs = std::filesystem;
+using Json = nlohmann::json;
 
 std::string RunDirectory::file(const std::string& name) const { return run_file(dir_, name); }
+
+namespace {
+
+// "--resume: the config differs from X/config.toml: train.lr is 0.001 there but 0.002 now; …",
+// naming the first key that differs.
+std::string config_difference(const Config& saved, const Config& now, const RunDirectory& run) {
+    Config a = saved, b = now;
+    const std::vector<ConfigField> fa = config_fields(a), fb = config_fields(b);
+    std::string which;
+    for (size_t i = 0; i < fa.size() && which.empty(); ++i) {
+        const std::string was = render_value(fa[i].value), is = render_value(fb[i].value);
+        if (was != is) which = ": " + fa[i].name() + " is " + was + " there but " + is + " now";
+    }
+    return "--resume: the config differs from " + run.file("config.toml") + which +
+           "; resume with the same --config and --set values, or start a new run with a new --out";
+}
+
+// What identifies the corpus a run was trained on: its path, size and FNV-1a hash.
+Json corpus_record(const std::string& path) {
+    const std::string bytes = read_file_bytes(path, data::kMaxCorpusBytes);
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(bytes)));
+    return Json{{"path", path}, {"size", bytes.size()}, {"fnv1a64", hash}};
+}
+
+// --resume on a corpus that changed since the run started would continue on other text.
+void check_corpus(const RunDirectory& run, const Config& config) {
+    const std::string record_path = run.file(kCorpusRecord);
+    if (!fs::exists(record_path)) return;  // a run from before corpus.json: unchecked
+    Json saved;
+    try {
+        saved = Json::parse(read_file_bytes(record_path, 1 << 20));
+        saved.at("fnv1a64").get<std::string>();
+        saved.at("size").get<uint64_t>();
+    } catch (const Json::exception&) {
+        throw std::runtime_error("--resume: '" + record_path +
+                                 "' is damaged; delete it to resume without the corpus check");
+    }
+    const Json now = corpus_record(config.data.path);
+    if (now["fnv1a64"] != saved["fnv1a64"] || now["size"] != saved["size"])
+        throw std::runtime_error(
+            "--resume: the corpus '" + config.data.path + "' changed since the run started (" +
+            std::to_string(saved["size"].get<uint64_t>()) + " bytes, FNV-1a " +
+            saved["fnv1a64"].get<std::string>() + "; now " +
+            std::to_string(now["size"].get<uint64_t>()) + " bytes, " +
+            now["fnv1a64"].get<std::string>() +
+            "); restore the original text, or train a new run with a new --out");
+}
+
+}  // namespace
 
 RunDirectory RunDirectory::fresh(const std::string& dir) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
@@ -37,6 +93,11 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
         throw std::runtime_error("--resume: '" + dir +
                                  "' does not exist; drop --resume to start a new run there");
     RunDirectory run(dir, true, RunLock::acquire(dir));
+    // A FIFO or device under one of our names would block or never end: refuse it by name.
+    for (const char* name :
+         {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
+          "model.safetensors", "optimizer.safetensors", "checkpoint.json"})
+        if (fs::exists(run.file(name))) require_regular_file(run.file(name), "--resume: run file");
     for (const char* name : {"config.toml", "tokenizer.json"})
         if (!fs::exists(run.file(name)))
             throw std::runtime_error("--resume: '" + run.file(name) +
@@ -50,9 +111,14 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "' has no optimizer.safetensors to resume from; it holds a "
                                  "finished model only — train a new run with a new --out");
     const Config saved = load_config(run.file("config.toml"));
-    if (saved != config)
-        throw std::runtime_error("--resume: the config differs from " + run.file("config.toml") +
-                                 "; resume with the same --config and --set values");
+    if (saved != config) throw std::runtime_error(config_difference(saved, config, run));
+    if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
+        throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
+                                 std::to_string(run.checkpoint_.step) + " of " +
+                                 std::to_string(config.train.steps) +
+                                 "); evaluate it with `roformer eval --run " + dir +
+                                 "`, or train longer into a new --out");
+    check_corpus(run, config);
     run.tokenizer_ = data::load_tokenizer(run.file("tokenizer.json"));
     return run;
 }
@@ -62,7 +128,8 @@ void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& 
     // tokenizer.json last: resume takes config.toml + tokenizer.json as a started run.
     write_file_atomically(file("config.toml"), to_toml(config));
     write_file_atomically(file("split.txt"), split_summary + "\n");
-    tokenizer.save(file("tokenizer.json"));
+    write_file_atomically(file(kCorpusRecord), corpus_record(config.data.path).dump(2) + "\n");
+    write_file_atomically(file("tokenizer.json"), tokenizer.to_json());
 }
 
 }  // namespace rf

@@ -16,6 +16,9 @@
 
 namespace rf {
 
+// The corpus a run was trained on (path, size, FNV-1a of its bytes), checked by --resume.
+inline constexpr const char* kCorpusRecord = "corpus.json";
+
 class RunDirectory {
 public:
     // A new run: refuses a directory that already holds files (pick a new --out or --resume).

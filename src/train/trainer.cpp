@@ -49,6 +49,23 @@ StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch
     return r;
 }
 
+// The step-0 row of metrics.csv, before any update: the untrained model's validation loss
+// (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
+// training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
+MetricsRow untrained_row(RoFormerMLM& model, const data::MlmBatch& first_batch,
+                         const PreparedData& data, const TrainConfig& tc) {
+    MetricsRow row;
+    {
+        NoGradGuard no_grad;
+        row.train_loss = model
+                             .forward(first_batch.input_ids, first_batch.labels, first_batch.batch,
+                                      first_batch.seq_len, false)
+                             .loss.item();
+    }
+    row.eval = evaluate(model, data.validation, tc.eval_batches);
+    return row;
+}
+
 void print_run_header(std::ostream& log, const RunDirectory& run, const Config& config,
                       const RoFormerMLM& model, const PreparedData& data, size_t vocab,
                       double prepare_s, double flops_per_token, size_t threads) {
@@ -95,7 +112,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     } else if (!run.resuming()) {
         run.write_run_files(config, *tokenizer, data.split_summary);
     }  // else: killed before its first checkpoint — the same run again from step 0
-    MetricsLog metrics(run.file("metrics.csv"), run.resuming(), start_step);
+    // Resumed without a checkpoint, the run starts over: a fresh metrics.csv, whose step-0 row
+    // is written again below (keeping the old one would log step 0 twice).
+    MetricsLog metrics(run.file("metrics.csv"), from_checkpoint, start_step);
 
     TrainSummary summary;
     summary.unigram_entropy = data.unigram_entropy;
@@ -115,6 +134,15 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     // 2. The loop. The clock continues where the interrupted run's metrics stopped.
     const auto t0 = Clock::now();
     auto elapsed = [&] { return metrics.elapsed_before() + seconds_since(t0); };
+    if (tc.eval_every && start_step == 0) {  // step 0: every curve starts from the same point
+        MetricsRow row = untrained_row(model, batches(0, tc.batch_size), data, tc);
+        row.elapsed_s = elapsed();
+        metrics.append(row);
+        if (!options.quiet)
+            log << "step 0 (untrained)  loss " << format_fixed(row.train_loss) << "  val "
+                << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
+                << "\n";
+    }
     window.open(elapsed());
     double step_seconds = 0;  // training steps only: what the final throughput divides by
     for (size_t step = start_step; step < end_step; ++step) {

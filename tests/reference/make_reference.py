@@ -10,6 +10,9 @@ ours to explain.
                     per layer: h = LN(h + Attn(h));  h = LN(h + W2·gelu(W1·h + b1) + b2)
   MLM head on the labelled rows: logits = LN(gelu(h·Wtᵀ + bt))·Eᵀ + bias   (decoder tied to E)
   loss = mean cross-entropy over the labelled rows (label −100 = no prediction)
+  Dropout (model.dropout, model.attention_dropout; training mode only) where HF has it: after
+  the embedding LN, on each block's dense output before the residual, on the attention
+  probabilities. Every parity fixture has none (p = 0: the function is not even called).
 
 Position schemes (conventions as docs/model.md and src/position/ state them):
   rope        q, k (and v with rotate_values) rotated per head; angle m·θ_i, θ_i = base^(−2i/r);
@@ -123,7 +126,33 @@ class Config:
         self.feature_map = kw.get("feature_map", "elu1")       # linear: elu1 | favor
         self.random_features = kw.get("random_features", 0)    # favor: M
         self.causal = kw.get("causal", False)                  # clm: see only n ≤ m
+        self.dropout = kw.get("dropout", 0.0)                  # model.dropout (training only)
+        self.attention_dropout = kw.get("attention_dropout", 0.0)
         self.head_dim = self.hidden // self.num_heads
+
+
+def config_from_toml(conf, vocab_size):
+    """The Config of a roformer configuration parsed with tomllib: a run directory's
+    config.toml or a checkpoint's "config" metadata (every key resolved; keys newer than the
+    checkpoint take their defaults). vocab_size: the tokenizer's, as model.vocab_size = 0 means."""
+    m, p = conf["model"], conf["position"]
+    return Config(vocab_size=vocab_size, hidden=m["hidden"], num_heads=m["num_heads"],
+                  num_layers=m["num_layers"], ffn=m["ffn"], layer_norm_eps=m["layer_norm_eps"],
+                  scheme=p["scheme"], pairing=p["pairing"], rotate_values=p["rotate_values"],
+                  base=p["base"], rotary_fraction=p["rotary_fraction"],
+                  interpolation_factor=p["interpolation_factor"], ntk_factor=p["ntk_factor"],
+                  max_positions=p["max_positions"],
+                  sinusoidal_scale=p.get("sinusoidal_scale", 0.0),
+                  attention=m.get("attention", "softmax"), feature_map=m.get("feature_map", "elu1"),
+                  random_features=m.get("random_features", 0),
+                  causal=conf.get("train", {}).get("objective", "mlm") == "clm",
+                  dropout=m.get("dropout", 0.0), attention_dropout=m.get("attention_dropout", 0.0))
+
+
+def dropout(x, p, training):
+    """Inverted dropout where HF RoFormer (and our C++) put it; p = 0, the default and every
+    parity fixture's, leaves x untouched (no call, no random numbers drawn)."""
+    return F.dropout(x, p, training) if p > 0 and training else x
 
 
 # ---- positions -------------------------------------------------------------------------------
@@ -195,7 +224,7 @@ class Embeddings(nn.Module):
         elif self.cfg.scheme == "sinusoidal":
             h = h + sinusoidal_table(T, self.cfg.hidden, self.cfg.base,
                                      self.cfg.sinusoidal_scale, h.dtype)
-        return self.LayerNorm(h)
+        return dropout(self.LayerNorm(h), self.cfg.dropout, self.training)
 
 
 def favor_features(x, W):
@@ -257,19 +286,20 @@ class SelfAttention(nn.Module):
             scores = scores + alibi_bias(T, cfg.num_heads, scores.dtype)
         if cfg.causal:
             scores = scores.masked_fill(causal_mask(T), float("-inf"))
-        context = scores.softmax(dim=-1) @ v
+        context = dropout(scores.softmax(dim=-1), cfg.attention_dropout, self.training) @ v
         return context.transpose(1, 2).reshape(B, T, C)
 
 
 class DenseLayerNorm(nn.Module):
-    """HF's RoFormerSelfOutput / RoFormerOutput: LN(dense(x) + residual)."""
+    """HF's RoFormerSelfOutput / RoFormerOutput: LN(dropout(dense(x)) + residual)."""
     def __init__(self, n_in, cfg):
         super().__init__()
         self.dense = nn.Linear(n_in, cfg.hidden)
         self.LayerNorm = nn.LayerNorm(cfg.hidden, eps=cfg.layer_norm_eps)
+        self.p = cfg.dropout
 
     def forward(self, x, residual):
-        return self.LayerNorm(self.dense(x) + residual)
+        return self.LayerNorm(dropout(self.dense(x), self.p, self.training) + residual)
 
 
 class Attention(nn.Module):
@@ -545,19 +575,8 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir, favor_init=None):
 # ---- a checkpoint written by `roformer train` ------------------------------------------------
 def check_checkpoint(path, ids_text, top_k):
     tensors, meta = read_safetensors(path)
-    conf = tomllib.loads(meta["config"])
-    m, p = conf["model"], conf["position"]
-    cfg = Config(vocab_size=int(meta["vocab_size"]), hidden=m["hidden"], num_heads=m["num_heads"],
-                 num_layers=m["num_layers"], ffn=m["ffn"], layer_norm_eps=m["layer_norm_eps"],
-                 scheme=p["scheme"], pairing=p["pairing"], rotate_values=p["rotate_values"],
-                 base=p["base"], rotary_fraction=p["rotary_fraction"],
-                 interpolation_factor=p["interpolation_factor"], ntk_factor=p["ntk_factor"],
-                 max_positions=p["max_positions"],
-                 sinusoidal_scale=p.get("sinusoidal_scale", 0.0),
-                 attention=m.get("attention", "softmax"), feature_map=m.get("feature_map", "elu1"),
-                 random_features=m.get("random_features", 0),
-                 causal=conf.get("train", {}).get("objective", "mlm") == "clm")
-    model = RoFormerForMaskedLM(cfg).double()
+    cfg = config_from_toml(tomllib.loads(meta["config"]), int(meta["vocab_size"]))
+    model = RoFormerForMaskedLM(cfg).double().eval()   # eval: no dropout
     load_weights(model, tensors)   # exact names, both ways: nothing missing, nothing extra
     print(f"{path}: step {meta.get('step')}, scheme {cfg.scheme}"
           f"{' (' + cfg.pairing + ')' if cfg.scheme == 'rope' else ''}: all {len(tensors)} tensors "

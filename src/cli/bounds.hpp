@@ -1,0 +1,58 @@
+// Stage 9 — cli: bounds on what the command line decides — text sizes, element counts — so
+// that no argument can make a command allocate without limit or wrap a size to a small one.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+namespace rf::cli {
+
+// Default of --max-text-bytes (fill-mask, generate, tokenize): a few paragraphs. Attention
+// costs T² per head, so a sentence of 100 kB would need gigabytes.
+inline constexpr size_t kDefaultMaxTextBytes = 16384;
+
+// Throws std::invalid_argument naming `what` when `text` is over `limit` bytes.
+inline void check_text_size(const std::string& text, size_t limit, const std::string& what) {
+    if (text.size() > limit)
+        throw std::invalid_argument(what + " has " + std::to_string(text.size()) +
+                                    " bytes, over the limit of " + std::to_string(limit) +
+                                    "; shorten it or raise --max-text-bytes");
+}
+
+// a · b · c … without wrapping: throws std::invalid_argument `message` when the product is
+// over `limit` (or would overflow size_t on the way).
+inline size_t bounded_product(std::initializer_list<size_t> factors, size_t limit,
+                              const std::string& message) {
+    size_t product = 1;
+    for (size_t f : factors) {
+        if (f != 0 && product > limit / f) throw std::invalid_argument(message);
+        product *= f;
+    }
+    if (product > limit) throw std::invalid_argument(message);
+    return product;
+}
+
+// CLI11 check for an unsigned option: the text must be digits only, so "-1" is refused rather
+// than wrapped to 2^64 − 1, and "1e12" rather than truncated.
+inline CLI::Validator unsigned_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+                return "'" + text + "' is not a whole number ≥ 0 (digits only)";
+            return "";
+        },
+        "UINT", "unsigned");
+}
+
+// Adds --max-text-bytes to `cmd`, bound to `limit`.
+inline void add_text_limit(CLI::App* cmd, size_t& limit) {
+    cmd->add_option("--max-text-bytes", limit, "Refuse a text longer than this many bytes")
+        ->check(unsigned_number())
+        ->capture_default_str();
+}
+
+}  // namespace rf::cli

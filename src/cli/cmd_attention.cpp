@@ -1,0 +1,165 @@
+// Stage 9 — cli: `roformer attention`, the softmax attention weights of a trained run.
+//
+//   roformer attention --run runs/NAME "In the beginning God created" [--layer L] [--head H]
+//                      [--out FILE.csv | FILE.npy]
+// Rows are query positions m, columns key positions n, entries p_mn (each row sums to 1);
+// the computation is rf::attention_maps (src/model/attention_maps.hpp). Without --layer or
+// --head, every layer or head. The text is framed as the model reads it: [CLS] … [SEP] for an
+// MLM run, the plain tokens for a causal LM run (whose rows are 0 above the diagonal).
+//   CSV (stdout, or --out FILE.csv): a header "layer,head,query,token,k0,k1,…", then one row
+//       per (layer, head, query); `token` is the query's token (quoted), so the key n's token
+//       is the token of row query = n.
+//   .npy: float32 [layers, heads, T, T] (the selected ones); the tokens are printed on stdout.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/bounds.hpp"
+#include "cli/commands.hpp"
+#include "model/attention_maps.hpp"
+#include "train/checkpoint.hpp"
+#include "train/threads.hpp"
+
+namespace {
+
+struct AttentionOptions {
+    std::string run_dir;
+    std::string text;
+    int layer = -1;  // −1: every layer
+    int head = -1;   // −1: every head
+    std::string out;
+    size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string csv_quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+// The indices of `which` (−1 = all of 0 … count−1), refusing one out of range.
+std::vector<size_t> selected(int which, size_t count, const char* option, const char* noun) {
+    if (which < -1 || which >= int(count))
+        throw std::invalid_argument(std::string(option) + " " + std::to_string(which) +
+                                    " is out of range: the model has " + std::to_string(count) +
+                                    " " + noun + " (0 … " + std::to_string(count - 1) + ")");
+    if (which >= 0) return {size_t(which)};
+    std::vector<size_t> all(count);
+    for (size_t i = 0; i < count; ++i) all[i] = i;
+    return all;
+}
+
+void write_csv(std::ostream& out, const rf::AttentionMaps& maps,
+               const std::vector<std::string>& tokens, const std::vector<size_t>& layers,
+               const std::vector<size_t>& heads) {
+    const size_t T = maps.length;
+    out << "layer,head,query,token";
+    for (size_t n = 0; n < T; ++n) out << ",k" << n;
+    out << "\n";
+    char cell[32];
+    for (size_t l : layers)
+        for (size_t h : heads) {
+            const rf::Real* p = maps.at(l, h);
+            for (size_t m = 0; m < T; ++m) {
+                out << l << "," << h << "," << m << "," << csv_quoted(tokens[m]);
+                for (size_t n = 0; n < T; ++n) {
+                    std::snprintf(cell, sizeof cell, ",%.6g", double(p[m * T + n]));
+                    out << cell;
+                }
+                out << "\n";
+            }
+        }
+}
+
+// NumPy's .npy format, version 1.0: magic, header length, a Python dict padded with spaces to
+// a multiple of 64 bytes ending in '\n', then the raw little-endian float32 data.
+void write_npy(const std::string& path, const rf::AttentionMaps& maps,
+               const std::vector<size_t>& layers, const std::vector<size_t>& heads) {
+    const size_t T = maps.length;
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                         std::to_string(layers.size()) + ", " + std::to_string(heads.size()) +
+                         ", " + std::to_string(T) + ", " + std::to_string(T) + "), }";
+    const size_t prefix = 10;  // magic (6) + version (2) + header length (2)
+    header.append(64 - (prefix + header.size() + 1) % 64, ' ');
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t length = static_cast<uint16_t>(header.size());
+    const char length_bytes[2] = {char(length & 0xff), char(length >> 8)};
+    out.write(length_bytes, 2);
+    out << header;
+    for (size_t l : layers)
+        for (size_t h : heads)
+            for (size_t i = 0; i < T * T; ++i) {
+                const float value = static_cast<float>(maps.at(l, h)[i]);
+                out.write(reinterpret_cast<const char*>(&value), sizeof value);
+            }
+    if (!out) throw std::runtime_error("error while writing " + path);
+}
+
+void run_attention(const AttentionOptions& o) {
+    if (!o.out.empty() && !ends_with(o.out, ".csv") && !ends_with(o.out, ".npy"))
+        throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
+    rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
+    rf::LoadedRun run = rf::load_run(o.run_dir);
+    if (run.config.model.attention == "linear")
+        throw std::invalid_argument(
+            o.run_dir +
+            " was trained with model.attention = linear, which never forms the T×T "
+            "attention probabilities (docs/linear_attention.md); attention maps need a "
+            "softmax-attention run");
+    const rf::ModelConfig& model = run.model->config();
+    const std::vector<size_t> layers = selected(o.layer, model.num_layers, "--layer", "layers");
+    const std::vector<size_t> heads = selected(o.head, model.num_heads, "--head", "heads");
+    rf::set_num_threads(run.config.train.threads);
+    const bool causal = run.config.train.objective == "clm";
+    const std::vector<int> ids =
+        causal ? run.tokenizer->encode(o.text) : run.tokenizer->encode_for_model(o.text);
+    const rf::AttentionMaps maps = rf::attention_maps(*run.model, ids);
+    std::vector<std::string> tokens;
+    for (int id : ids) tokens.push_back(run.tokenizer->display_token(id));
+
+    if (o.out.empty()) return write_csv(std::cout, maps, tokens, layers, heads);
+    if (ends_with(o.out, ".csv")) {
+        std::ofstream file(o.out);
+        if (!file) throw std::runtime_error("cannot write " + o.out);
+        write_csv(file, maps, tokens, layers, heads);
+    } else {
+        write_npy(o.out, maps, layers, heads);
+    }
+    std::printf("wrote %s: %zu layer(s) × %zu head(s) × %zu × %zu (rows: queries, columns: keys)\n",
+                o.out.c_str(), layers.size(), heads.size(), maps.length, maps.length);
+    std::printf("tokens:");
+    for (const std::string& t : tokens) std::printf(" %s", t.c_str());
+    std::printf("\n");
+}
+
+void add_attention(CLI::App& app) {
+    auto options = std::make_shared<AttentionOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "attention", "Dump the softmax attention weights of a trained run for one sentence");
+    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
+    cmd->add_option("text", options->text, "The sentence to look at")->required();
+    cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)");
+    cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)");
+    cmd->add_option("--out", options->out,
+                    "Write to FILE.csv or FILE.npy (float32 [layers, heads, T, T]) instead of "
+                    "CSV on stdout");
+    rf::cli::add_text_limit(cmd, options->max_text_bytes);
+    cmd->callback([options] { run_attention(*options); });
+}
+
+}  // namespace
+
+RF_COMMAND(38, "attention", add_attention);

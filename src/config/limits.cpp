@@ -1,0 +1,98 @@
+// Stage 7 — config: the sanity limits of a Config (see config.hpp, validate_limits). Every
+// size a config decides is bounded before anything is allocated: each key has a ceiling far
+// above what a laptop CPU can train, and the whole run's memory (parameters, AdamW state,
+// activations) is estimated and checked against the machine's memory.
+#include <unistd.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "config/config.hpp"
+#include "tensor/format.hpp"
+
+namespace rf {
+
+namespace {
+
+struct SizeLimit {
+    const char* key;
+    size_t max;
+    const char* why;
+};
+
+// Ceilings: large enough for any run this project can train, small enough that a typo
+// (an extra zero, 1e8 for 1e3) is caught before it allocates.
+const SizeLimit kSizeLimits[] = {
+    {"model.vocab_size", 1'000'000, "token rows"},
+    {"model.hidden", 16'384, "the width of every token vector"},
+    {"model.num_heads", 1'024, "attention heads"},
+    {"model.num_layers", 1'024, "encoder blocks"},
+    {"model.ffn", 65'536, "the feed-forward width"},
+    {"model.random_features", 16'384, "FAVOR+ features per head"},
+    {"position.max_positions", 1'048'576, "rows of the learned position table"},
+    {"data.vocab_size", 1'000'000, "the tokenizer's vocabulary"},
+    {"data.seq_len", 65'536, "tokens per window"},
+    {"data.val_windows", 1'000'000, "validation windows"},
+    {"train.batch_size", 65'536, "windows per step"},
+    {"train.steps", 1'000'000'000, "optimizer updates"},
+    {"train.warmup_steps", 1'000'000'000, "warmup updates"},
+    {"train.threads", 1'024, "worker threads"},
+};
+
+std::string gib(double bytes) { return format_fixed(bytes / double(1ull << 30), 1) + " GiB"; }
+
+// Rough bytes a training step needs, in double so that absurd sizes cannot overflow.
+double estimated_training_bytes(const Config& c) {
+    const double V = double(c.model.vocab_size ? c.model.vocab_size : c.data.vocab_size);
+    const double C = double(c.model.hidden), F = double(c.model.ffn);
+    const double L = double(c.model.num_layers), H = double(c.model.num_heads);
+    const double T = double(c.data.seq_len), B = double(c.train.batch_size);
+    const double P = double(c.position.max_positions);
+    const double layer_params = 4 * (C * C + C) + 2 * C * F + F + 5 * C;
+    const double params =
+        V * C + (c.position.scheme == "learned" ? P * C : 0) + L * layer_params + C * C + 3 * C + V;
+    // Per layer the graph keeps ~16 vectors of C, 3 of F and 3 T×T score maps per head; the
+    // head's logits (all positions, the worst case) twice.
+    const double activations = B * T * (L * (16 * C + 3 * F + 3 * H * T) + 2 * V);
+    return 4.0 * (4 * params + activations);  // float32: weights, grads, two AdamW moments
+}
+
+double machine_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+}  // namespace
+
+void validate_finite(const Config& config) {
+    Config copy = config;  // the key table hands out mutable pointers
+    for (const ConfigField& f : config_fields(copy))
+        if (const double* const* v = std::get_if<double*>(&f.value); v && !std::isfinite(**v))
+            throw std::invalid_argument(f.name() + " = " + format_shortest(**v) +
+                                        " is not a finite number; give a finite value");
+}
+
+void validate_limits(const Config& config) {
+    Config copy = config;
+    for (const SizeLimit& limit : kSizeLimits) {
+        const ConfigField f = find_config_field(copy, limit.key);
+        const size_t value = *std::get<size_t*>(f.value);
+        if (value > limit.max)
+            throw std::invalid_argument(std::string(limit.key) + " = " + std::to_string(value) +
+                                        " is over the limit of " + std::to_string(limit.max) +
+                                        " (" + limit.why + "); use a smaller value");
+    }
+    const double need = estimated_training_bytes(config), have = machine_memory_bytes();
+    if (have > 0 && need > 0.8 * have)
+        throw std::invalid_argument(
+            "this config needs about " + gib(need) +
+            " to train (parameters, AdamW state and activations of train.batch_size × "
+            "data.seq_len) but this machine has " +
+            gib(have) +
+            " of memory; make model.hidden, model.num_layers, model.ffn, model.vocab_size, "
+            "data.seq_len or train.batch_size smaller");
+}
+
+}  // namespace rf

@@ -1,0 +1,34 @@
+// Stage 5 — model: the softmax attention weights of a model, for looking at (roformer attention).
+//
+// Legend: L layers, H heads, T tokens, D head size; m a query position, n a key position.
+// For one sequence, every layer's probabilities p_mn, recomputed from that layer's input x
+// with the layer's own pieces, exactly as SelfAttention::operator() does (attention.hpp):
+//   q, k, v = split_heads(x·Wqᵀ + bq, …)        [1,H,T,D]
+//   q, k (, v) ← scheme.rotate(q, k, v)        (RoPE; identity for other schemes)
+//   s = q·kᵀ/√D, then scheme.bias_scores(s)    (ALiBi)
+//   p = softmax(s), or causal_softmax(s)       [1,H,T,T]; row m sums to 1
+// and then the layer itself runs to give the next layer's input (no dropout: evaluation).
+// Linear attention has no T×T probability matrix; it is refused.
+#pragma once
+
+#include <vector>
+
+#include "model/roformer.hpp"
+
+namespace rf {
+
+struct AttentionMaps {
+    size_t layers = 0, heads = 0, length = 0;
+    // probabilities[l] is layer l's [H, T, T]: row m = query position, column n = key position.
+    std::vector<Tensor> probabilities;
+    const Real* at(size_t layer, size_t head) const {  // the [T, T] block of one head
+        return probabilities[layer].data() + head * length * length;
+    }
+};
+
+// Runs the encoder on `ids` (one sequence, batch 1) under NoGradGuard. Throws
+// std::invalid_argument for linear attention, an empty sequence, or one longer than the
+// position scheme can encode.
+AttentionMaps attention_maps(RoFormerMLM& model, const std::vector<int>& ids);
+
+}  // namespace rf

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Bad inputs to the roformer binary, one row each (issue 14): every one must end with the
+# expected exit code and a one-line message holding the expected fragment — never a crash,
+# a hang (each row has a time limit) or a silent exit 0.
+#
+#   tests/cli_bad_inputs.sh BIN WORKDIR
+#
+# The table is below: "exit code | fragment of the message | arguments" (the arguments are
+# word-split by the shell after $W, $RUN, … are substituted; quote a sentence with '…').
+# Set-up first: a tiny trained run ($RUN), a run cut after step 1 ($CUT) on a copied corpus,
+# a FIFO, a run whose weights hold a NaN ($NAN), a run whose checkpoint is /dev/zero ($ZERO).
+set -u
+BIN=$(realpath "$1")
+W=$(realpath -m "$2")
+rm -rf "$W" && mkdir -p "$W" || exit 1
+cd "$(dirname "$0")/.." || exit 1  # configs/ and data/ are relative to the repository
+
+TINY="--config configs/tiny.toml --set train.eval_every=0 --set data.val_windows=4 --quiet"
+SMALL="$TINY --set data.path=$W/corpus.txt --set data.vocab_size=120"
+head -c 200000 data/kjv.txt > "$W/corpus.txt"
+RUN=$W/run
+CUT=$W/cut
+setup() { "$BIN" "$@" > "$W/setup.log" 2>&1 || { echo "FAIL: set-up: $*"; cat "$W/setup.log"; exit 1; }; }
+setup train $SMALL --set train.steps=2 --out "$RUN"
+setup train $SMALL --set train.steps=4 --stop-after 1 --out "$CUT"
+mkfifo "$W/fifo"
+mkdir -p "$W/a_directory"
+mkdir -p "$W/cmp" && echo "# my own notes" > "$W/cmp/summary.md"
+
+# $NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
+cp -r "$RUN" "$W/nan" && NAN=$W/nan
+python3 - "$NAN" <<'EOF' || { echo "FAIL: set-up of the NaN run"; exit 1; }
+import json, struct, sys
+d = sys.argv[1]
+path = d + "/model.safetensors"
+b = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+header = json.loads(b[8:8 + n])
+name = next(k for k in header if k != "__metadata__" and "word_embeddings" in k)
+begin = 8 + n + header[name]["data_offsets"][0]
+b[begin:begin + 4] = struct.pack("<f", float("nan"))
+open(path, "wb").write(b)
+h = 0xcbf29ce484222325
+for c in b:
+    h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+manifest = json.load(open(d + "/checkpoint.json"))
+manifest["files"]["model.safetensors"]["fnv1a64"] = "%016x" % h
+json.dump(manifest, open(d + "/checkpoint.json", "w"))
+EOF
+# $ZERO: a run (from before manifests) whose model.safetensors is a symlink to /dev/zero.
+cp -r "$RUN" "$W/zero" && ZERO=$W/zero
+rm -f "$ZERO/checkpoint.json" "$ZERO/model.safetensors" && ln -s /dev/zero "$ZERO/model.safetensors"
+# the corpus of $CUT changes after it stopped
+cp "$W/corpus.txt" "$W/corpus_before.txt"
+echo "And a verse that was not there when the run started." >> "$W/corpus.txt"
+LONG=$(head -c 100000 /dev/zero | tr '\0' 'a')
+# $W/busy: a comparison directory another process holds (this script, as a running compare would)
+mkdir -p "$W/busy"
+exec 9> "$W/busy/lock" && flock -x 9  # held by this script until it exits
+
+TABLE=$(cat <<'ROWS'
+2 | unknown subcommand 'foo'; the subcommands are: train                | foo
+2 | data file '$W/a_directory' is a directory                          | train $TINY --set data.path=$W/a_directory --out $W/o1
+2 | data file '$W/fifo' is not a regular file                          | train $TINY --set data.path=$W/fifo --out $W/o2
+2 | data file '/dev/zero' is not a regular file                        | train $TINY --set data.path=/dev/zero --out $W/o3
+2 | data file '$W/nothing.txt' not found                               | train $TINY --set data.path=$W/nothing.txt --out $W/o4
+2 | config file '$W/a_directory' is a directory                        | train --config $W/a_directory --out $W/o5
+2 | config file '/dev/zero' is not a regular file                      | train --config /dev/zero --out $W/o6
+2 | model.safetensors' is not a regular file (a device)                | eval --run $ZERO
+2 | tensor 'roformer.embeddings.word_embeddings.weight' holds a non-finite value | eval --run $NAN
+2 | tensor 'roformer.embeddings.word_embeddings.weight' holds a non-finite value | fill-mask --run $NAN 'the [MASK] of'
+2 | the sentence has 100006 bytes, over the limit of 16384             | fill-mask --run $RUN $LONG[MASK]
+2 | the text has 100000 bytes, over the limit of 16384                 | tokenize --run $RUN $LONG
+2 | the prompt has 100000 bytes, over the limit of 16384               | generate --run $RUN $LONG
+2 | --max-new-tokens 100000000 is over the limit of 100000             | generate --run $RUN hello --max-new-tokens 100000000
+2 | model.num_layers = 100000000 is over the limit of 1024             | train $TINY --set model.num_layers=100000000 --out $W/o7
+2 | model.vocab_size = 10000000 is over the limit of 1000000           | train $TINY --set model.vocab_size=10000000 --out $W/o8
+2 | data.seq_len = 10000000 is over the limit of 65536                 | train $TINY --set data.seq_len=10000000 --out $W/o9
+2 | this config needs about                                            | train $TINY --set model.hidden=16384 --set model.ffn=65536 --set model.num_layers=1024 --out $W/o10
+2 | position.base = inf is not a finite number                         | train $TINY --set position.base=inf --out $W/o11
+2 | position.interpolation_factor = inf is not a finite number         | train $TINY --set position.interpolation_factor=inf --out $W/o12
+2 | position.ntk_factor = nan is not a finite number                   | train $TINY --set position.ntk_factor=nan --out $W/o13
+2 | train.lr = inf is not a finite number                              | train $TINY --set train.lr=inf --out $W/o14
+2 | --dim 2000000000 must be an even number from 2 to 65536            | rope-decay --dim 2000000000
+2 | --dim × --seq × --heads is over 4096 elements                      | gradcheck --dim 4294967296 --seq 4294967296
+2 | compare: seeds = 1000000000000 is over the limit of 1000           | compare --config configs/tiny.toml --seeds 1000000000000 --out $W/o15
+2 | '1e12' is not a whole number                                       | compare --config configs/tiny.toml --seeds 1e12 --out $W/o16
+2 | '-1' is not a whole number                                         | fill-mask --run $RUN 'the [MASK] of' --top-k -1
+2 | '-1' is not a whole number                                         | train $TINY --stop-after -1 --out $W/o17
+2 | --top-k must be ≥ 0                                                | generate --run $RUN hello --top-k -1
+2 | --seq-len 10000000 must be from 2 to 65536                         | eval --run $RUN --seq-len 10000000
+2 | the validation set has no token to score: data.mask_prob = 1e-09   | train $SMALL --set data.mask_prob=1e-9 --out $W/o18
+0 | of the training tokens are [UNK] (a vocabulary of 6 tokens)        | train $SMALL --set data.tokenizer=char --set data.vocab_size=6 --set train.steps=1 --out $W/o19
+2 | the run in '$RUN' is already finished (step 2 of 2)                | train $SMALL --set train.steps=2 --resume --out $RUN
+2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $SMALL --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
+2 | --resume: the corpus '$W/corpus.txt' changed since the run started | train $SMALL --set train.steps=4 --resume --out $CUT
+2 | run directory '$W/nothing' does not exist                          | eval --run $W/nothing
+2 | summary.md' exists and was not written by roformer compare         | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
+2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
+2 | run directory $W/busy is in use by pid                             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/busy
+ROWS
+)
+
+failures=0
+rows=0
+while IFS='|' read -r code fragment args; do
+    code=$(echo "$code" | xargs)
+    [ -z "$code" ] && continue
+    fragment=$(eval "echo \"$(echo "$fragment" | sed 's/^ *//; s/ *$//')\"")
+    eval "set -- $args"
+    rows=$((rows + 1))
+    output=$(timeout 120 "$BIN" "$@" 2>&1)
+    status=$?
+    if [ "$status" -ne "$code" ] || [[ "$output" != *"$fragment"* ]]; then
+        echo "FAIL: roformer $args"
+        echo "  expected exit $code and: $fragment"
+        echo "  got exit $status and: $(echo "$output" | tail -3)"
+        failures=$((failures + 1))
+    elif [ "$code" -ne 0 ] && [ "$(echo "$output" | grep -c .)" -ne 1 ]; then
+        echo "FAIL: roformer $args: the error is not one line:"
+        echo "$output" | head -5
+        failures=$((failures + 1))
+    fi
+done <<< "$TABLE"
+
+# Nothing already written was lost: the cut run resumes once its corpus is back.
+cp "$W/corpus_before.txt" "$W/corpus.txt"
+"$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
+    { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
+[ "$(cat "$W/cmp/summary.md")" = "# my own notes" ] || { echo "FAIL: compare touched summary.md"; failures=$((failures + 1)); }
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures of $rows bad-input rows failed"
+    exit 1
+fi
+echo "PASS: $rows bad-input rows"
