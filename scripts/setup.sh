@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config
+          time  # /usr/bin/time: the peak memory column of scripts/bench.sh
           libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""PyTorch's side of scripts/bench.sh: training steps of the model `roformer train` trains, timed.
+
+The model is tests/reference/make_reference.py's RoFormerForMaskedLM (HF module structure and
+parameter names; imported, not copied), here in float32 on the CPU, with the configured
+position scheme, dropout and sizes; the MLM head runs on the labelled rows only, as ours does.
+One step is what src/train/trainer.cpp times: draw a batch, forward, backward, clip the global
+gradient norm, AdamW (decay on 2-D weights only) at the schedule's learning rate.
+
+Batches are random tokens of the configured shape (B windows of T tokens, ids in [5, V)),
+framed [CLS] … [SEP] and masked as src/data/mlm.hpp masks: each inner position selected with
+probability data.mask_prob, then 80 % [MASK] / 10 % random / 10 % unchanged (train.objective
+= clm: every position labelled with the next token). The numbers the tokens hold do not change
+the work; their shape and the share of labelled rows do.
+
+  tests/bench/bench_torch.py --config configs/bench.toml --threads 1 --steps 30 --warmup 2
+
+prints one line (the FLOP count is ours, src/model/roformer.cpp, for the same sizes):
+  bench_torch: threads=1 steps=30 tokens_per_s=11834.2 ms_per_step=346.1 mflop_per_token=1.92 parameters=1074560
+
+The config: a preset (configs/*.toml) holds only overrides of roformer's defaults. This script
+does not keep its own copy of those defaults: unless the file is fully resolved (a run
+directory's config.toml) and the vocabulary size is known (--vocab, or model.vocab_size), it
+asks roformer, with a one-step `roformer train` into a temporary directory, and reads back the
+config.toml (every key) and the tokenizer's vocabulary size it wrote. scripts/bench.sh passes
+the config.toml of our own run and its vocabulary instead, so nothing is trained twice.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True, help="a roformer config (preset or resolved)")
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    parser.add_argument("--vocab", type=int, default=0,
+                        help="vocabulary size (default: model.vocab_size, else the tokenizer's)")
+    parser.add_argument("--roformer", default=os.path.join(REPO, "build", "roformer"),
+                        help="the binary that resolves a preset's defaults")
+    args = parser.parse_args()
+    if args.threads < 1 or args.steps < 1 or args.warmup < 0:
+        parser.error("--threads and --steps must be ≥ 1, --warmup ≥ 0")
+    return args
+
+
+ARGS = parse_args()
+# Both before torch loads, as the libraries read them then. Debian's torch multiplies with
+# OpenBLAS (the pthread build), whose thread pool does not follow torch.set_num_threads:
+# without the first line "1 thread" multiplies on 2 cores (ours sets both pools,
+# src/train/threads.hpp). Its other loops run on libgomp, whose idle workers spin on the cores
+# the BLAS workers need: 2 threads ran up to 8× slower (machine busy) than with a passive
+# wait, the policy ours chooses for itself too (src/cli/main.cpp); a value the user set is kept.
+os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
+from make_reference import (IGNORE, MASK_ID, RoFormerForMaskedLM,  # noqa: E402
+                            clm_labels, config_from_toml, lr_at)
+
+CLS_ID, SEP_ID, FIRST_TOKEN = 2, 3, 5   # src/data/tokenizer.hpp: ids 0…4 are the specials
+
+# The keys read here or by config_from_toml; a file holding all of them is "fully resolved".
+NEEDED = {
+    "model": ["vocab_size", "hidden", "num_heads", "num_layers", "ffn", "dropout",
+              "attention_dropout", "layer_norm_eps", "init_std", "attention", "feature_map",
+              "random_features"],
+    "position": ["scheme", "pairing", "base", "rotary_fraction", "rotate_values",
+                 "interpolation_factor", "ntk_factor", "max_positions", "sinusoidal_scale"],
+    "data": ["seq_len", "mask_prob"],
+    "train": ["objective", "seed", "batch_size", "lr", "min_lr_ratio", "warmup_steps",
+              "schedule", "beta1", "beta2", "eps", "weight_decay", "grad_clip"],
+}
+
+
+def fully_resolved(conf):
+    return all(key in conf.get(table, {}) for table, keys in NEEDED.items() for key in keys)
+
+
+def resolve_with_roformer(path, roformer):
+    """(every key of the config, the tokenizer's vocabulary size), as roformer resolves them.
+    roformer has no command that only prints a config, so this trains one step (its overrides
+    touch keys this script does not read) and reads the run directory it wrote."""
+    with tempfile.TemporaryDirectory(prefix="bench_torch.") as tmp:
+        run = os.path.join(tmp, "run")
+        command = [roformer, "train", "--config", path, "--set", "train.steps=1",
+                   "--set", "train.eval_batches=1", "--quiet", "--out", run]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"bench_torch: `{' '.join(command)}` failed: {done.stderr.strip()}")
+        with open(os.path.join(run, "config.toml"), "rb") as f:
+            conf = tomllib.load(f)
+        with open(os.path.join(run, "tokenizer.json"), encoding="utf-8") as f:
+            vocab = len(json.load(f)["vocab"])
+    return conf, vocab
+
+
+def forward_flops_per_token(cfg, seq_len, head_fraction):
+    """src/model/roformer.cpp's count (2 FLOPs per multiply-add; embeddings, RoPE, softmax's
+    exp and the elementwise maps not counted), so both sides divide the same work."""
+    C, F, V, T, H = cfg.hidden, cfg.ffn, cfg.vocab_size, seq_len, cfg.num_heads
+    attention = 2 * 2 * T * C                                   # q·kᵀ and probs·v
+    if cfg.attention == "linear":
+        features = cfg.random_features if cfg.feature_map == "favor" else cfg.head_dim
+        attention = 2 * 2 * features * C + 2 * 2 * features * H
+        if cfg.feature_map == "favor":
+            attention += 2 * 2 * features * C
+    per_layer = 2 * 4 * C * C + 2 * 2 * C * F + attention      # projections, FFN, attention
+    return cfg.num_layers * per_layer + head_fraction * (2 * C * C + 2 * C * V)
+
+
+def init_weights(model, std):
+    """As src/model: weights normal(0, init_std), biases 0, LayerNorm gains 1."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, std)
+            elif not name.endswith("LayerNorm.weight"):
+                p.zero_()
+
+
+def random_batch(B, T, V, mask_prob, clm, gen):
+    """(ids, labels) [B, T]: random tokens, masked as src/data/mlm.hpp does (clm: next tokens)."""
+    ids = torch.randint(FIRST_TOKEN, V, (B, T), generator=gen)
+    if clm:
+        return ids, clm_labels(ids)
+    ids[:, 0], ids[:, -1] = CLS_ID, SEP_ID
+    selected = torch.rand(B, T, generator=gen) < mask_prob
+    selected[:, 0] = selected[:, -1] = False
+    labels = torch.where(selected, ids, torch.full_like(ids, IGNORE))
+    r = torch.rand(B, T, generator=gen)
+    ids = torch.where(selected & (r < 0.8), torch.full_like(ids, MASK_ID), ids)
+    shuffled = torch.randint(FIRST_TOKEN, V, (B, T), generator=gen)
+    ids = torch.where(selected & (r >= 0.8) & (r < 0.9), shuffled, ids)
+    return ids, labels
+
+
+def main(args):
+    with open(args.config, "rb") as f:
+        conf = tomllib.load(f)
+    vocab = args.vocab or conf.get("model", {}).get("vocab_size", 0)
+    if not fully_resolved(conf) or vocab == 0:
+        conf, tokenizer_vocab = resolve_with_roformer(args.config, args.roformer)
+        vocab = args.vocab or conf["model"]["vocab_size"] or tokenizer_vocab
+    m, d, t = conf["model"], conf["data"], conf["train"]
+    cfg = config_from_toml(conf, vocab)
+    clm = t["objective"] == "clm"
+    B, T = t["batch_size"], d["seq_len"]
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(t["seed"])
+    gen = torch.Generator().manual_seed(t["seed"])
+    model = RoFormerForMaskedLM(cfg).float().train()
+    init_weights(model, m["init_std"])
+    named = list(model.named_parameters())
+    optimizer = torch.optim.AdamW(
+        [{"params": [p for _, p in named if p.dim() >= 2], "weight_decay": t["weight_decay"]},
+         {"params": [p for _, p in named if p.dim() < 2], "weight_decay": 0.0}],
+        lr=t["lr"], betas=(t["beta1"], t["beta2"]), eps=t["eps"])
+    schedule = dict(t, steps=args.warmup + args.steps)   # the run is these steps long
+
+    timed = 0.0
+    for step in range(args.warmup + args.steps):
+        start = time.perf_counter()
+        ids, labels = random_batch(B, T, vocab, d["mask_prob"], clm, gen)
+        _, loss = model(ids, labels)
+        if not torch.isfinite(loss):
+            sys.exit(f"bench_torch: loss became {loss.item()} at step {step + 1}")
+        optimizer.zero_grad()
+        loss.backward()
+        if t["grad_clip"] > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), t["grad_clip"])
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, schedule)
+        optimizer.step()
+        if step >= args.warmup:
+            timed += time.perf_counter() - start
+
+    flops = forward_flops_per_token(cfg, T, 1.0 if clm else d["mask_prob"])
+    parameters = sum(p.numel() for p in model.parameters())
+    print(f"bench_torch: threads={args.threads} steps={args.steps} "
+          f"tokens_per_s={args.steps * B * T / timed:.1f} ms_per_step={1e3 * timed / args.steps:.1f} "
+          f"mflop_per_token={flops / 1e6:.2f} parameters={parameters}")
+
+
+if __name__ == "__main__":
+    main(ARGS)
