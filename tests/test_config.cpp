@@ -224,6 +224,7 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "model.attention=linear",
         "model.feature_map=favor",
         "model.random_features=32",
+        "model.fused=false",
         "position.scheme=learned",
         "position.pairing=half",
         "position.base=500000",

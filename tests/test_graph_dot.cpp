@@ -86,7 +86,9 @@ TEST_CASE("graph_to_dot: no-grad results are leaves; an undefined tensor gives a
 }
 
 TEST_CASE("graph_to_dot: one RoPE attention layer — x fans out to q, k, v and the residual") {
-    RoFormerMLM model(testing::tiny_model_config(10), testing::tiny_position_config("rope"), 1);
+    ModelConfig composed = testing::tiny_model_config(10);
+    composed.fused = false;  // the composed ops a student reads (the fused op: next test)
+    RoFormerMLM model(composed, testing::tiny_position_config("rope"), 1);
     const EncoderLayer& layer = model.layers()[0];
     Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
     x.set_name("x");
@@ -102,4 +104,20 @@ TEST_CASE("graph_to_dot: one RoPE attention layer — x fans out to q, k, v and 
     CHECK(g.dot.find("roformer.encoder.layer.0.attention.self.query.weight\\n[16, 16]") !=
           std::string::npos);
     CHECK(count(g.dot, " -> ") == g.edges);
+}
+
+TEST_CASE("graph_to_dot: with model.fused the attention's middle is one fused_attention node") {
+    RoFormerMLM model(testing::tiny_model_config(10), testing::tiny_position_config("rope"), 1);
+    const EncoderLayer& layer = model.layers()[0];
+    Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
+    x.set_name("x");
+    Rng rng(1);
+    Tensor h = layer.attention_norm(add(x, layer.attention(x, model.position(), false, rng)));
+    const DotGraph g = graph_to_dot(h);
+    CHECK(count(g.dot, "label=\"fused_attention\\n[1, 5, 16]\"") == 1);
+    CHECK(count(g.dot, "label=\"rope\\n") == 0);
+    CHECK(count(g.dot, "label=\"softmax\\n") == 0);
+    CHECK(count(g.dot, "label=\"linear\\n") == 4);
+    const std::string ix = node_id(g.dot, "x\\\\n\\[1, 5, 16\\]");
+    CHECK(count(g.dot, ix + " -> ") == 4);  // x still fans out to q, k, v and the residual
 }

@@ -24,14 +24,18 @@ using namespace rf::parity;
 
 namespace {
 
-void check_forward_backward(const std::string& scheme) {
+// Every case runs on both paths: model.fused = true (the fused attention op, vectorised GELU,
+// split products) and false (the composed ops).
+void check_forward_backward(const std::string& scheme, bool fused) {
     const SafetensorsFile ref = load_fixture(scheme);
-    const Setup s = setup_from(ref);
+    Setup s = setup_from(ref);
+    s.model.fused = fused;
     auto model = build_model(s, ref);
-    std::printf("parity %s (%s, %s%s%s): forward + backward vs %s\n", scheme.c_str(),
+    std::printf("parity %s (%s, %s%s%s, %s): forward + backward vs %s\n", scheme.c_str(),
                 model->position().name().c_str(), s.model.attention.c_str(),
                 s.model.attention == "linear" ? (" " + s.model.feature_map).c_str() : "",
-                s.model.causal ? ", causal" : "", meta(ref, "reference").c_str());
+                s.model.causal ? ", causal" : "", fused ? "fused" : "composed",
+                meta(ref, "reference").c_str());
     const std::vector<Comparison> all = forward_backward_comparisons(*model, s, ref);
     // Same parameter set on both sides: PyTorch has no gradient we do not compare.
     size_t reference_gradients = 0;
@@ -46,14 +50,15 @@ void check_forward_backward(const std::string& scheme) {
     }
 }
 
-void check_adamw(const std::string& scheme) {
+void check_adamw(const std::string& scheme, bool fused) {
     const SafetensorsFile ref = load_fixture(scheme);
-    const Setup s = setup_from(ref);
+    Setup s = setup_from(ref);
+    s.model.fused = fused;
     auto model = build_model(s, ref);
     const Trajectory t = run_adamw(*model, s);
-    std::printf("parity %s: %zu AdamW steps (clip %g, lr %g, %zu warmup, %s)\n", scheme.c_str(),
-                s.train.steps, s.train.grad_clip, s.train.lr, s.train.warmup_steps,
-                s.train.schedule.c_str());
+    std::printf("parity %s (%s): %zu AdamW steps (clip %g, lr %g, %zu warmup, %s)\n",
+                scheme.c_str(), fused ? "fused" : "composed", s.train.steps, s.train.grad_clip,
+                s.train.lr, s.train.warmup_steps, s.train.schedule.c_str());
     for (size_t i = 0; i < t.losses.size(); ++i)
         std::printf("    loss[%2zu]  ours %.7f  torch %.7f\n", i, t.losses[i],
                     double(ref.at("adamw.loss").data.at(i)));
@@ -84,10 +89,10 @@ void check_adamw(const std::string& scheme) {
 // The cases make_reference.py writes; a missing fixture fails (read_safetensors throws).
 #define RF_PARITY_CASES(scheme)                                                       \
     TEST_CASE("parity " scheme ": logits, loss and every gradient match PyTorch") {   \
-        check_forward_backward(scheme);                                               \
+        for (bool fused : {true, false}) check_forward_backward(scheme, fused);       \
     }                                                                                 \
     TEST_CASE("parity " scheme ": 10 AdamW steps follow PyTorch's loss trajectory") { \
-        check_adamw(scheme);                                                          \
+        for (bool fused : {true, false}) check_adamw(scheme, fused);                  \
     }
 RF_PARITY_CASES("rope_interleaved")
 RF_PARITY_CASES("rope_half")

@@ -39,7 +39,7 @@ void run_generate(const GenerateOptions& o) {
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
-    rf::set_num_threads(run.config.train.threads);
+    rf::set_num_threads(run.config.train.threads, run.config.model.fused);
     const std::vector<int> prompt = run.tokenizer->encode(o.prompt);
     if (prompt.empty())
         throw std::invalid_argument(

@@ -1,7 +1,7 @@
 // Stage 9 — cli: `roformer train`, one training run (MLM or causal LM) into a run directory.
 //
 //   roformer train --config configs/classroom.toml [--set key=value ...] [--out runs/NAME]
-//                  [--resume] [--stop-after N] [--quiet]
+//                  [--resume] [--stop-after N] [--quiet] [--profile]
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +23,7 @@ struct TrainCommandOptions {
     bool resume = false;
     size_t stop_after = 0;
     bool quiet = false;
+    bool profile = false;
 };
 
 // The command that continues this run, for the message after an interruption.
@@ -51,6 +52,7 @@ void run_train(const TrainCommandOptions& o) {
     options.resume = o.resume;
     options.stop_after = o.stop_after;
     options.quiet = o.quiet;
+    options.profile = o.profile;
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
     if (s.interrupted_by) {
         // The checkpoint is written; exit as the shell would report death by that signal.
@@ -93,6 +95,9 @@ void add_train(CLI::App& app) {
                     "Stop after this step with a checkpoint (continue later with --resume)")
         ->check(rf::cli::unsigned_number());
     cmd->add_flag("--quiet", options->quiet, "No progress output");
+    cmd->add_flag("--profile", options->profile,
+                  "Time every op of the training steps (forward, backward) and print the table "
+                  "at the end (docs/performance.md)");
     cmd->callback([options] { run_train(*options); });
 }
 

@@ -45,6 +45,7 @@ std::vector<Field> fields_of(Config& c) {
         {"model", "attention", false, &m.attention},
         {"model", "feature_map", false, &m.feature_map},
         {"model", "random_features", false, &m.random_features},
+        {"model", "fused", true, &m.fused},
         {"position", "scheme", false, &p.scheme},
         {"position", "pairing", false, &p.pairing},
         {"position", "base", false, &p.base},

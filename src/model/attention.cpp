@@ -8,6 +8,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/fused_attention.hpp"
+
 namespace rf {
 
 Tensor split_heads(const Tensor& x, size_t num_heads) {
@@ -42,7 +44,8 @@ SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_r
       attention_dropout(config.attention_dropout),
       linear(config.attention == "linear"),
       favor(linear && config.feature_map == "favor"),
-      causal(config.causal) {
+      causal(config.causal),
+      fused(config.fused) {
     if (!favor) return;
     const size_t D = attention_head_size(config.hidden, config.num_heads);
     feature_projection = orthogonal_random_features(config.random_features, D, feature_rng);
@@ -67,6 +70,10 @@ SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_r
 
 Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
                                  Rng& rng) const {
+    RopeTable* table = nullptr;
+    const bool dropping = training && attention_dropout > 0;
+    if (fused && !linear && !dropping && position.rotation_only(&table))
+        return output(fused_attention(query(x), key(x), value(x), num_heads, table, causal));
     Tensor q = split_heads(query(x), num_heads);  // [B,H,T,D]
     Tensor k = split_heads(key(x), num_heads);
     Tensor v = split_heads(value(x), num_heads);

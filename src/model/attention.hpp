@@ -17,6 +17,10 @@
 //   ctx_m = Σ_n (φq_num_m·φk_num_n) v_n / Σ_n φq_m·φk_n,  n over all T or n ≤ m (causal)
 //   No attention dropout here: there is no probability matrix to drop entries of.
 // merge heads, out = ctx·Woᵀ + bo                  [B,T,C]
+// model.fused = true (the default) runs softmax attention's middle — split heads to merge
+// heads — as one op, fused_attention (src/model/fused_attention.hpp), whenever the scheme
+// only rotates q and k (rope, none, learned, sinusoidal) and no attention dropout is active;
+// ALiBi, rotate_values and linear attention always take the composed ops above.
 #pragma once
 
 #include <string>
@@ -42,6 +46,7 @@ struct SelfAttention {
     bool linear = false;             // model.attention = linear
     bool favor = false;              // linear with model.feature_map = favor (else elu1)
     bool causal = false;             // ModelConfig::causal: position m sees n ≤ m only
+    bool fused = true;               // model.fused: fused_attention where it applies
     // favor: W:[M, D], drawn once, never trained (no grad, not a parameter), saved as
     // "<prefix>.self.feature_projection". Undefined otherwise.
     Tensor feature_projection;

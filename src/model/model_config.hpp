@@ -22,6 +22,9 @@ struct ModelConfig {
     std::string feature_map = "elu1";    // linear: elu1 (elu + 1) | favor (Performer's FAVOR+)
     size_t random_features = 64;         // favor: M random features per head (even for RoPE);
                                          // drawn once from the seed, saved, never trained
+    bool fused = true;  // softmax attention as one op per (batch, head) tile
+                        // (src/model/fused_attention.hpp); false runs the composed ops
+                        // (split_heads, rope, matmul, softmax, …) a student reads first
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

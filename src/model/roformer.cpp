@@ -83,6 +83,11 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
     parameters_.emplace_back(decoder_bias);
 }
 
+// GELU: the composed op, or with model.fused its vectorised twin (same function, ~1e-6 apart)
+Tensor RoFormerMLM::activation(const Tensor& x) const {
+    return config_.fused ? gelu_vectorized(x) : gelu(x);
+}
+
 // ids:[B,T] → hidden:[B·T, C]
 Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
                            bool training) {
@@ -97,7 +102,7 @@ Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq
     for (const EncoderLayer& layer : layers_) {
         Tensor a = layer.attention(h, *position_, training, dropout_rng_);
         h = layer.attention_norm(add(h, dropout(a, p, training, dropout_rng_)));
-        Tensor f = layer.output(gelu(layer.intermediate(h)));
+        Tensor f = layer.output(activation(layer.intermediate(h)));
         h = layer.output_norm(add(h, dropout(f, p, training, dropout_rng_)));
     }
     return reshape(h, {batch * seq_len, config_.hidden});
@@ -105,7 +110,7 @@ Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq
 
 // z = LN(gelu(x·Wtᵀ + bt)); logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
 Tensor RoFormerMLM::head(const Tensor& hidden_rows) {
-    Tensor z = transform_norm(gelu(transform(hidden_rows)));
+    Tensor z = transform_norm(activation(transform(hidden_rows)));
     return add(matmul(z, word_embeddings, false, true), decoder_bias);
 }
 

@@ -73,6 +73,7 @@ public:
 
 private:
     Tensor head(const Tensor& hidden_rows);  // [M,C] → [M,V]
+    Tensor activation(const Tensor& x) const;  // gelu, or gelu_vectorized when model.fused
 
     ModelConfig config_;
     PositionConfig position_config_;

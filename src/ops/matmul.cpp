@@ -8,57 +8,16 @@
 // (beta = 1), so fan-out needs no temporary. Batched products run the batch loop under
 // OpenMP: each iteration writes its own slice, so results do not depend on scheduling.
 // (Do not include xtensor-blas here: its cblas prototypes conflict with <cblas.h>.)
-#include <cblas.h>
-#include <omp.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "ops/gemm.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
 namespace {
-
-// ---- gemm dispatch: float → sgemm, double → dgemm ----------------------------------------
-// C[M,N] = op(A) · op(B) + beta · C, all row-major. BLAS requires every leading dimension to
-// be ≥ 1 even when a dim is 0 (an empty product), hence ld().
-int ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
-
-[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
-                           size_t lda, const float* B, size_t ldb, float beta, float* C,
-                           size_t ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, ld(lda), B,
-                ld(ldb), beta, C, ld(ldc));
-}
-[[maybe_unused]] void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
-                           const double* A, size_t lda, const double* B, size_t ldb, double beta,
-                           double* C, size_t ldc) {
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, ld(lda), B,
-                ld(ldb), beta, C, ld(ldc));
-}
-
-// Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
-// one product and more than one thread. OpenBLAS (pthread build) would otherwise also try to
-// thread each small product and oversubscribe the cores, so it is held to one thread for the
-// duration. With one OpenMP thread the products run in order and OpenBLAS may thread each.
-// Small batches (< ~1 MFLOP in all) stay on one thread: waking a second costs more.
-template <class Body>
-void for_each_product(size_t count, size_t flops_per_product, Body body) {
-    if (count <= 1 || omp_get_max_threads() <= 1 || count * flops_per_product < (1u << 20)) {
-        for (size_t i = 0; i < count; ++i) body(i);
-        return;
-    }
-    const int blas_threads = openblas_get_num_threads();
-    if (blas_threads > 1) openblas_set_num_threads(1);
-    const long n = static_cast<long>(count);
-#pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; ++i) body(static_cast<size_t>(i));
-    if (blas_threads > 1) openblas_set_num_threads(blas_threads);
-}
 
 // Where one product's operands sit. A is stored [M,K] (or [K,M] when trans_a), B is stored
 // [K,N] (or [N,K] when trans_b); the leading dims give the row strides.
@@ -96,23 +55,43 @@ ProductShape product_shape(const Shape& sa, const Shape& sb, bool trans_a, bool 
     return p;
 }
 
-// dop(A) += dC·op(B)ᵀ into A's stored layout, for one product (see matmul_backward).
-void accumulate_grad_a(const ProductShape& p, size_t M, const Real* dC, const Real* B, Real* dA) {
-    if (!p.trans_a)
-        gemm(false, !p.trans_b, M, p.K, p.N, dC, p.N, B, p.ldb(), Real(1), dA, p.K);  // [M,K]
+// C = op(A)·op(B) + beta·C, its rows split over the threads when `split` (one large
+// product, gemm_rows_parallel), else one gemm call (one of many products run in parallel).
+template <class... Args>
+void product(bool split, Args... args) {
+    if (split)
+        gemm_rows_parallel(args...);
     else
-        gemm(p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA, M);  // [K,M]
+        gemm(args...);
+}
+
+// dop(A) += dC·op(B)ᵀ into A's stored layout, for one product (see matmul_backward).
+void accumulate_grad_a(const ProductShape& p, size_t M, const Real* dC, const Real* B, Real* dA,
+                       bool split = false) {
+    if (!p.trans_a)
+        product(split, false, !p.trans_b, M, p.K, p.N, dC, p.N, B, p.ldb(), Real(1), dA,
+                p.K);  // [M,K]
+    else
+        product(split, p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA,
+                M);  // [K,M]
 }
 // dop(B) += op(A)ᵀ·dC into B's stored layout, for one product.
 void accumulate_grad_b(const ProductShape& p, size_t M, const Real* A, size_t lda, const Real* dC,
-                       Real* dB) {
+                       Real* dB, bool split = false) {
     if (!p.trans_b)
-        gemm(!p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB, p.N);  // [K,N]
+        product(split, !p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB,
+                p.N);  // [K,N]
     else
-        gemm(true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB, p.K);  // [N,K]
+        product(split, true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB,
+                p.K);  // [N,K]
 }
 
 }  // namespace
+
+// ---- the threading of large products ------------------------------------------------------
+static bool g_split_products = true;
+void set_split_products(bool split) { g_split_products = split; }
+bool split_products() { return g_split_products; }
 
 // ---- matmul -------------------------------------------------------------------------------
 // C = op(A)·op(B)   A:[...,M,K] (ᵀ: [...,K,M])  B:[...,K,N] or [K,N] (ᵀ: [N,K])  → C:[...,M,N]
@@ -130,7 +109,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
     const size_t a_step = p.M * p.K, b_step = p.shared_b ? 0 : p.K * p.N, c_step = p.M * p.N;
     if (p.shared_b && !trans_a) {
         // [batch·M, K]·op(B): the batch folds into the rows of one large product.
-        gemm(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C, p.N);
+        gemm_rows_parallel(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0),
+                           C, p.N);
     } else {
         for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
             gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step, p.ldb(),
@@ -151,8 +131,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
         if (p.shared_b && !p.trans_a) {
             // Folded as in the forward: one [batch·M]-row product each.
             const size_t rows = p.batch * p.M;
-            if (dA) accumulate_grad_a(p, rows, dC, B, dA);
-            if (dB) accumulate_grad_b(p, rows, A, p.K, dC, dB);
+            if (dA) accumulate_grad_a(p, rows, dC, B, dA, true);
+            if (dB) accumulate_grad_b(p, rows, A, p.K, dC, dB, true);
         } else if (p.shared_b) {
             // Aᵀ stored per batch: dA slices are independent; dB sums over the batch in order.
             if (dA)
@@ -197,8 +177,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         for (size_t r = 0; r < rows; ++r) std::copy(bv, bv + out_features, Y + r * out_features);
         beta = Real(1);
     }
-    gemm(false, true, rows, out_features, in, x.data(), in, weight.data(), in, beta, Y,
-         out_features);
+    gemm_rows_parallel(false, true, rows, out_features, in, x.data(), in, weight.data(), in, beta,
+                       Y, out_features);
 
     std::vector<Tensor> parents{x, weight};
     if (bias.defined()) parents.push_back(bias);
@@ -208,11 +188,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             // linear backward: dx += dy·W [R,in]   dW += dyᵀ·x [out,in]   db += Σ_rows dy [out]
             const Real* dY = o.grad.data();
             if (Array* gx = grad_of(x))
-                gemm(false, false, rows, in, out_features, dY, out_features, weight.data(), in,
-                     Real(1), gx->data(), in);
+                gemm_rows_parallel(false, false, rows, in, out_features, dY, out_features,
+                                   weight.data(), in, Real(1), gx->data(), in);
             if (Array* gw = grad_of(weight))
-                gemm(true, false, out_features, in, rows, dY, out_features, x.data(), in, Real(1),
-                     gw->data(), in);
+                gemm_rows_parallel(true, false, out_features, in, rows, dY, out_features, x.data(),
+                                   in, Real(1), gw->data(), in);
             if (Array* gb = grad_of(bias)) {
                 Real* db = gb->data();
                 for (size_t r = 0; r < rows; ++r)

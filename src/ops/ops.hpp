@@ -21,6 +21,12 @@ namespace rf {
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 // y = x·Wᵀ + b   x:[..., in] W:[out, in] b:[out] (b may be undefined) → y:[..., out]
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// How one large product (linear, a matmul whose B is shared by the batch) uses several
+// threads: true (the default; model.fused) splits its rows over our OpenMP threads with
+// single-threaded BLAS in each (gemm_rows_parallel in gemm.hpp); false lets OpenBLAS thread it.
+// Process-wide, like the thread count (set_num_threads in src/train/threads.hpp sets both).
+void set_split_products(bool split);
+bool split_products();
 
 // ---- elementwise.cpp: broadcasting binary ops, scalar ops, unary math ------------------
 Tensor add(const Tensor& a, const Tensor& b);
@@ -44,6 +50,11 @@ inline Tensor operator-(const Tensor& x) { return neg(x); }
 inline Tensor operator+(const Tensor& x, Real s) { return add_scalar(x, s); }
 inline Tensor operator*(const Tensor& x, Real s) { return mul_scalar(x, s); }
 inline Tensor operator*(Real s, const Tensor& x) { return mul_scalar(x, s); }
+
+// ---- fused.cpp: the fast path's ops (model.fused), each equal to composed ops -------------
+// gelu(x), its erfc and exp computed in SIMD lanes (xsimd); the backward recomputes Φ(x) and
+// φ(x) from x instead of saving them.   x:[...] → [...]
+Tensor gelu_vectorized(const Tensor& x);
 
 // ---- shape.cpp: views are always materialised (contiguous copies) ----------------------
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be size_t(-1)

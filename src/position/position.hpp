@@ -20,6 +20,8 @@
 
 namespace rf {
 
+class RopeTable;
+
 // Every knob of every scheme; the config file's [position] table maps onto it 1:1.
 struct PositionConfig {
     std::string scheme = "rope";          // none | learned | sinusoidal | rope | alibi
@@ -61,6 +63,16 @@ public:
     // rotates values. Only RoPE acts here; it never rotates q, k before φ in linear attention.
     virtual void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                                  size_t offset = 0) {}
+
+    // The fused attention kernel (model.fused; src/model/fused_attention.hpp) rotates q and k
+    // itself, tile by tile. True when that is all the scheme does to softmax attention, with
+    // *table = the RoPE table to rotate with (RoPE without rotate_values) or nullptr (none,
+    // learned, sinusoidal: they act in embed only); false when it does more (ALiBi's score
+    // bias, rotated values), and the model runs the composed ops instead.
+    virtual bool rotation_only(RopeTable** table) {
+        *table = nullptr;
+        return true;
+    }
 
     // The longest sequence (offset + T) the scheme can encode: unlimited for every scheme
     // but `learned`, whose table has max_positions rows. Ask before running a longer one.

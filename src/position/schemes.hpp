@@ -77,6 +77,11 @@ public:
     void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                          size_t offset = 0) override;
     RopeTable& table() { return table_; }
+    // The fused kernel rotates q and k with table(); rotated values it leaves to the ops.
+    bool rotation_only(RopeTable** table) override {
+        *table = &table_;
+        return !rotate_values_;
+    }
     // The table for F features, created at the first request for that F.
     RopeTable& feature_table(size_t feature_size);
 
@@ -102,6 +107,11 @@ public:
     std::string name() const override { return "alibi"; }
     // scores + alibi_bias(slopes, T), the bias kept for the last T seen
     Tensor bias_scores(const Tensor& scores) override;
+    // A score bias: the fused kernel does not add one, the composed ops run instead.
+    bool rotation_only(RopeTable** table) override {
+        *table = nullptr;
+        return false;
+    }
     const std::vector<double>& slopes() const { return slopes_; }
 
 private:

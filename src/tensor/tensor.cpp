@@ -6,6 +6,8 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "tensor/profile.hpp"
+
 namespace rf {
 
 std::string shape_str(const Shape& shape) {
@@ -142,11 +144,21 @@ void Tensor::backward(const Array& dout) {
                                     " but the tensor has shape " + shape_str(shape()));
     }
     grad() += dout;
-    const std::vector<TensorImpl*> order = topological_order(&root);
+    std::vector<TensorImpl*> order;
+    {
+        const profile::Scope timer("graph: sort", true);
+        order = topological_order(&root);
+    }
+    const bool profiling = profile::enabled();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         TensorImpl* t = *it;
-        if (t->node && t->node->backward && t->grad.shape() == t->data.shape())
+        if (!t->node || !t->node->backward || t->grad.shape() != t->data.shape()) continue;
+        if (!profiling) {
             t->node->backward(*t);
+            continue;
+        }
+        const profile::Scope timer(t->node->op, true);  // `roformer train --profile`
+        t->node->backward(*t);
     }
 }
 
@@ -171,6 +183,8 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
 
 Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
                    std::function<void(TensorImpl& out)> backward) {
+    const bool profiling = profile::enabled();
+    if (profiling) profile::forward_op(op);  // the op computed `data` since the last mark
     Tensor out(std::move(data), false);
     if (any_requires_grad(parents)) {
         auto node = std::make_shared<Node>();
@@ -180,6 +194,7 @@ Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
         out.impl()->node = std::move(node);
         out.set_requires_grad(true);
     }
+    if (profiling) profile::forward_op("graph: record");
     return out;
 }
 

@@ -9,12 +9,15 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ops/ops.hpp"
+
 namespace rf {
 
-size_t set_num_threads(size_t n) {
+size_t set_num_threads(size_t n, bool split_products) {
     if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
     omp_set_num_threads(static_cast<int>(n));
     openblas_set_num_threads(static_cast<int>(n));
+    set_split_products(split_products);
     return n;
 }
 

@@ -9,6 +9,7 @@
 
 #include "nn/adamw.hpp"
 #include "tensor/format.hpp"
+#include "tensor/profile.hpp"
 #include "train/checkpoint.hpp"
 #include "train/interrupt.hpp"
 #include "train/metrics_log.hpp"
@@ -31,9 +32,11 @@ struct StepResult {
 };
 
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
+// (With --profile, each op times itself; the phases that are not ops are timed by name.)
 StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch& batch,
                       const TrainConfig& tc, size_t step, double lr) {
     model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);  // resumable dropout
+    profile::mark();
     MlmOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     StepResult r;
     r.loss = out.loss.item();
@@ -41,9 +44,16 @@ StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch
         throw std::runtime_error("training loss became " + std::to_string(r.loss) + " at step " +
                                  std::to_string(step + 1) +
                                  "; lower train.lr or raise train.warmup_steps");
-    optimizer.zero_grad();
+    {
+        const profile::Scope timer("optimizer: zero_grad", true);
+        optimizer.zero_grad();
+    }
     out.loss.backward();
-    out = MlmOutput{};  // free the graph before the update
+    {
+        const profile::Scope timer("free graph", true);
+        out = MlmOutput{};  // free the graph before the update
+    }
+    const profile::Scope timer("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
     optimizer.step(lr);
     return r;
@@ -87,7 +97,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
-    const size_t threads = set_num_threads(tc.threads);
+    const size_t threads = set_num_threads(tc.threads, config.model.fused);
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
 
     // 1. The run directory, the data, the model and its optimizer; resume from the checkpoint.
@@ -148,8 +158,13 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     for (size_t step = start_step; step < end_step; ++step) {
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
-        const StepResult r =
-            train_step(model, optimizer, batches(step, tc.batch_size), tc, step, lr);
+        profile::enable(options.profile);  // the training step only, not evaluations
+        const data::MlmBatch batch = [&] {
+            const profile::Scope timer("data: batch", false);
+            return batches(step, tc.batch_size);
+        }();
+        const StepResult r = train_step(model, optimizer, batch, tc, step, lr);
+        profile::enable(false);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
 
@@ -189,6 +204,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         summary.tokens_per_s =
             double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
+    if (options.profile) log << profile::report(summary.steps - start_step, step_seconds);
     summary.elapsed_s = elapsed();
     return summary;
 }

@@ -21,6 +21,7 @@ struct TrainOptions {
     bool resume = false;    // continue from out_dir's checkpoint
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
     bool quiet = false;     // no progress output
+    bool profile = false;   // time every op of the training steps; print the table at the end
 };
 
 struct TrainSummary {

@@ -1,0 +1,80 @@
+// Stage 2 — ops: the one way this library calls BLAS (float → sgemm, double → dgemm), and the
+// one loop that runs many small products on several threads. matmul.cpp and the fused
+// attention kernel (src/model/fused_attention.cpp) both use it.
+// (Never include xtensor-blas next to this header: its cblas prototypes conflict with <cblas.h>.)
+#pragma once
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "ops/ops.hpp"
+
+namespace rf {
+
+// BLAS requires every leading dimension to be ≥ 1 even when a dim is 0 (an empty product).
+inline int gemm_ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
+
+// C[M,N] = op(A)·op(B) + beta·C, row-major, op(X) = Xᵀ when its flag is set (never copied);
+// lda, ldb, ldc are the row strides, so a head's [T, D] block inside a [B, T, C] tensor is
+// addressed in place with stride C.
+inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
+                 size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, gemm_ld(lda),
+                B, gemm_ld(ldb), beta, C, gemm_ld(ldc));
+}
+inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A,
+                 size_t lda, const double* B, size_t ldb, double beta, double* C, size_t ldc) {
+    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, gemm_ld(lda),
+                B, gemm_ld(ldb), beta, C, gemm_ld(ldc));
+}
+
+// Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
+// one product and more than one thread. OpenBLAS (pthread build) would otherwise also try to
+// thread each small product and oversubscribe the cores, so it is held to one thread for the
+// duration. With one OpenMP thread the products run in order and OpenBLAS may thread each.
+// Small batches (< ~1 MFLOP in all) stay on one thread: waking a second costs more.
+// Each body(i) must write only its own outputs, so results do not depend on scheduling.
+template <class Body>
+void for_each_product(size_t count, size_t flops_per_product, Body body) {
+    if (count <= 1 || omp_get_max_threads() <= 1 || count * flops_per_product < (1u << 20)) {
+        for (size_t i = 0; i < count; ++i) body(i);
+        return;
+    }
+    const int blas_threads = openblas_get_num_threads();
+    if (blas_threads > 1) openblas_set_num_threads(1);
+    const long n = static_cast<long>(count);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; ++i) body(static_cast<size_t>(i));
+    if (blas_threads > 1) openblas_set_num_threads(blas_threads);
+}
+
+// The same product as gemm(), with C's rows split into one contiguous block per OpenMP thread
+// and BLAS held to one thread inside each block. For this library's products (thousands of
+// rows, 128–512 columns) OpenBLAS's own threading gains little on two cores (measured: the
+// [4096×128]·[128×128] projection 106 → 104 GFLOP/s), a row split nearly doubles it. Every
+// element of C is still one dot product over all K, in BLAS's order: the split changes who
+// computes a row, not how. Below ~4 MFLOP, or on one thread, it is a plain gemm().
+template <class Real>
+void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const Real* A,
+                        size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
+    const size_t threads = size_t(std::max(1, omp_get_max_threads()));
+    if (!split_products() || threads == 1 || M < 2 * threads || 2 * M * N * K < (size_t(1) << 22)) {
+        gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const size_t block = (M + threads - 1) / threads;
+    for_each_product(threads, size_t(1) << 30, [&](size_t i) {
+        const size_t m0 = std::min(M, i * block), rows = std::min(M, m0 + block) - m0;
+        if (rows == 0) return;
+        // A's row m0 is at A + m0·lda, or column m0 when A is stored transposed ([K, M]).
+        const Real* a = trans_a ? A + m0 : A + m0 * lda;
+        gemm(trans_a, trans_b, rows, N, K, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
+    });
+}
+
+}  // namespace rf

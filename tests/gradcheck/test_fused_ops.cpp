@@ -1,0 +1,15 @@
+// Gradient checks (Real = double) for the fast path's element-wise ops (src/ops/fused.cpp),
+// through both their SIMD lanes and their scalar tails (sizes that are not a lane multiple).
+#include "gradcheck/gradcheck.hpp"
+
+using rf::Tensor;
+using rf::testing::gradcheck;
+using rf::testing::randn;
+using Inputs = std::vector<Tensor>;
+
+TEST_CASE("gradcheck gelu_vectorized: lanes and tail, a wide range") {
+    rf::Rng rng(21);
+    gradcheck([](const Inputs& in) { return rf::gelu_vectorized(in[0]); },
+              {randn({5, 7}, rng, 2.5)});
+    gradcheck([](const Inputs& in) { return rf::gelu_vectorized(in[0]); }, {randn({3}, rng, 4.0)});
+}

@@ -1,0 +1,167 @@
+// model.fused: the fused attention op (src/model/fused_attention.cpp) against the composed ops
+// a student reads (split_heads, rope, matmul, mul_scalar, softmax, matmul, merge_heads) —
+// values and every gradient, at the op and for whole models trained a few steps both ways.
+// The per-element double-precision gradient check is tests/gradcheck/test_fused_attention.cpp.
+//
+// Legend: B batch, T length, C hidden = H·D.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/attention.hpp"
+#include "model/fused_attention.hpp"
+#include "model/roformer.hpp"
+#include "nn/adamw.hpp"
+#include "rope_options.hpp"
+#include "tiny_model.hpp"
+
+using namespace rf;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, Rng& rng) {
+    Tensor t = Tensor::zeros(shape, true);
+    for (size_t i = 0; i < t.numel(); ++i) t.data()[i] = Real(rng.normal());
+    return t;
+}
+
+// The composed path, written out as SelfAttention runs it with model.fused = false.
+Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t H,
+                          RopeTable* table, bool causal) {
+    Tensor qh = split_heads(q, H), kh = split_heads(k, H), vh = split_heads(v, H);
+    if (table) {
+        qh = rope(qh, *table);
+        kh = rope(kh, *table);
+    }
+    const double D = double(qh.size(3));
+    Tensor scores = mul_scalar(matmul(qh, kh, false, true), Real(1.0 / std::sqrt(D)));
+    Tensor probs = causal ? causal_softmax(scores) : softmax(scores);
+    return merge_heads(matmul(probs, vh));
+}
+
+// |a − b| ≤ tol·(1 + |b|) element by element; returns the largest such ratio.
+double worst_gap(const Real* a, const Real* b, size_t n) {
+    double worst = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])) / (1.0 + std::abs(double(b[i]))));
+    return worst;
+}
+
+void check_op_against_composed(size_t B, size_t T, size_t C, size_t H, RopeTable* table,
+                               bool causal, uint64_t seed) {
+    Rng rng(seed);
+    Tensor q = random_tensor({B, T, C}, rng), k = random_tensor({B, T, C}, rng),
+           v = random_tensor({B, T, C}, rng);
+    Tensor upstream = random_tensor({B, T, C}, rng);
+    Tensor fused = fused_attention(q, k, v, H, table, causal);
+    fused.backward(upstream.value());
+    const Array dq = q.grad(), dk = k.grad(), dv = v.grad();
+    q.zero_grad();
+    k.zero_grad();
+    v.zero_grad();
+    Tensor composed = composed_attention(q, k, v, H, table, causal);
+    composed.backward(upstream.value());
+    REQUIRE(fused.shape() == composed.shape());
+    CHECK(worst_gap(fused.data(), composed.data(), fused.numel()) < 1e-6);
+    CHECK(worst_gap(dq.data(), q.grad().data(), dq.size()) < 1e-5);
+    CHECK(worst_gap(dk.data(), k.grad().data(), dk.size()) < 1e-5);
+    CHECK(worst_gap(dv.data(), v.grad().data(), dv.size()) < 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("fused attention equals the composed ops: values and gradients") {
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        for (bool causal : {false, true}) {
+            CAPTURE(rope_pairing_name(pairing));
+            CAPTURE(causal);
+            RopeTable full(testing::rope_options(pairing, 8, 8));
+            check_op_against_composed(3, 17, 24, 3, &full, causal, 1);
+            RopeTable partial(testing::rope_options(pairing, 8, 4, 100.0));
+            check_op_against_composed(2, 9, 16, 2, &partial, causal, 2);
+        }
+    }
+    check_op_against_composed(2, 11, 16, 4, nullptr, false, 3);
+    // Large enough that the tiles run on several threads (more than ~1 MFLOP in all).
+    RopeTable table(testing::rope_options(RopePairing::interleaved, 32, 32));
+    check_op_against_composed(4, 64, 128, 4, &table, false, 4);
+}
+
+TEST_CASE("fused attention refuses mismatched shapes and a table for another head size") {
+    Rng rng(5);
+    Tensor q = random_tensor({2, 3, 8}, rng), k = random_tensor({2, 4, 8}, rng);
+    CHECK_THROWS_WITH_AS(fused_attention(q, k, q, 2, nullptr, false),
+                         doctest::Contains("one [B,T,C] shape"), std::invalid_argument);
+    RopeTable wrong(testing::rope_options(RopePairing::interleaved, 8, 8));
+    CHECK_THROWS_WITH_AS(fused_attention(q, q, q, 2, &wrong, false),
+                         doctest::Contains("head size 8, not 4"), std::invalid_argument);
+}
+
+// Three AdamW steps of the same model, fused and composed: the losses and every parameter's
+// gradient at every step agree, for each scheme (ALiBi and rotate_values take the composed
+// path either way) and for a causal model.
+TEST_CASE("model.fused = true and false train alike: losses and every gradient, 3 steps") {
+    struct Case {
+        std::string scheme, pairing;
+        bool rotate_values, causal;
+    };
+    const std::vector<Case> cases{{"rope", "interleaved", false, false},
+                                  {"rope", "half", false, false},
+                                  {"rope", "interleaved", true, false},
+                                  {"rope", "interleaved", false, true},
+                                  {"none", "interleaved", false, false},
+                                  {"learned", "interleaved", false, false},
+                                  {"sinusoidal", "interleaved", false, false},
+                                  {"alibi", "interleaved", false, false}};
+    const size_t B = 3, T = 12, V = 40;
+    std::vector<int> ids(B * T), labels(B * T, -100);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 11) % (V - 5));
+    for (size_t i = 0; i < ids.size(); i += 3) labels[i] = int(5 + (i * 7) % (V - 5));
+    for (const Case& c : cases) {
+        CAPTURE(c.scheme);
+        CAPTURE(c.pairing);
+        CAPTURE(c.rotate_values);
+        CAPTURE(c.causal);
+        PositionConfig position = testing::tiny_position_config(c.scheme);
+        position.pairing = c.pairing;
+        position.rotate_values = c.rotate_values;
+        ModelConfig config = testing::tiny_model_config(V);
+        config.causal = c.causal;
+        ModelConfig composed_config = config;
+        composed_config.fused = false;
+        RoFormerMLM fused(config, position, 11), composed(composed_config, position, 11);
+        AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
+        for (int step = 0; step < 3; ++step) {
+            CAPTURE(step);
+            MlmOutput out_f = fused.forward(ids, labels, B, T, true);
+            MlmOutput out_c = composed.forward(ids, labels, B, T, true);
+            CHECK(out_f.loss.item() == doctest::Approx(out_c.loss.item()).epsilon(1e-5));
+            opt_f.zero_grad();
+            opt_c.zero_grad();
+            out_f.loss.backward();
+            out_c.loss.backward();
+            const auto& pf = fused.parameters();
+            const auto& pc = composed.parameters();
+            REQUIRE(pf.size() == pc.size());
+            for (size_t i = 0; i < pf.size(); ++i) {
+                CAPTURE(pf[i].tensor.name());
+                Tensor gf = pf[i].tensor, gc = pc[i].tensor;
+                REQUIRE(gf.has_grad() == gc.has_grad());
+                if (!gf.has_grad()) continue;
+                double scale = 0.0;  // gradients compared relative to the tensor's largest
+                for (size_t j = 0; j < gc.numel(); ++j)
+                    scale = std::max(scale, std::abs(double(gc.grad().data()[j])));
+                double gap = 0.0;
+                for (size_t j = 0; j < gc.numel(); ++j)
+                    gap = std::max(gap, std::abs(double(gf.grad().data()[j]) -
+                                                 double(gc.grad().data()[j])));
+                CHECK(gap <= 1e-4 * (scale + 1e-6));
+            }
+            opt_f.step(1e-3);
+            opt_c.step(1e-3);
+        }
+    }
+}
