@@ -88,6 +88,12 @@ Tensor RoFormerMLM::activation(const Tensor& x) const {
     return config_.fused ? gelu_vectorized(x) : gelu(x);
 }
 
+// LN(h + r): the composed add and layer_norm, or with model.fused the one op add_layer_norm
+Tensor RoFormerMLM::residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const {
+    if (config_.fused) return add_layer_norm(h, r, norm.gamma, norm.beta, norm.eps);
+    return norm(add(h, r));
+}
+
 // ids:[B,T] → hidden:[B·T, C]
 Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
                            bool training) {
@@ -101,9 +107,9 @@ Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq
     h = dropout(embedding_norm(h), p, training, dropout_rng_);
     for (const EncoderLayer& layer : layers_) {
         Tensor a = layer.attention(h, *position_, training, dropout_rng_);
-        h = layer.attention_norm(add(h, dropout(a, p, training, dropout_rng_)));
+        h = residual_norm(layer.attention_norm, h, dropout(a, p, training, dropout_rng_));
         Tensor f = layer.output(activation(layer.intermediate(h)));
-        h = layer.output_norm(add(h, dropout(f, p, training, dropout_rng_)));
+        h = residual_norm(layer.output_norm, h, dropout(f, p, training, dropout_rng_));
     }
     return reshape(h, {batch * seq_len, config_.hidden});
 }

@@ -74,6 +74,8 @@ public:
 private:
     Tensor head(const Tensor& hidden_rows);  // [M,C] → [M,V]
     Tensor activation(const Tensor& x) const;  // gelu, or gelu_vectorized when model.fused
+    // LN(h + r) for the post-LN residual: add + layer_norm, or add_layer_norm when model.fused
+    Tensor residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const;
 
     ModelConfig config_;
     PositionConfig position_config_;

@@ -55,6 +55,10 @@ inline Tensor operator*(Real s, const Tensor& x) { return mul_scalar(x, s); }
 // gelu(x), its erfc and exp computed in SIMD lanes (xsimd); the backward recomputes Φ(x) and
 // φ(x) from x instead of saving them.   x:[...] → [...]
 Tensor gelu_vectorized(const Tensor& x);
+// layer_norm(add(x, r), γ, β, eps) in one op: the post-LN residual step, row sums in lanes.
+// x, r:[..., C] γ,β:[C] → [..., C]
+Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, const Tensor& beta,
+                      Real eps = 1e-12);
 
 // ---- shape.cpp: views are always materialised (contiguous copies) ----------------------
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be size_t(-1)
