@@ -5,11 +5,12 @@
 #   REPEATS=3 STEPS=30 scripts/bench.sh        (the defaults: rounds per row, steps per run;
 #                                              PYTHON=/usr/bin/python3 runs the PyTorch side)
 #
-# Per preset, with 1 and then 2 threads, REPEATS rounds, interleaved — ours 1t, PyTorch 1t,
-# ours 2t, PyTorch 2t, then the next round — so a busy moment of the machine hits both sides.
+# Per preset, with 1 and then 2 threads, REPEATS rounds, interleaved — ours 1t, composed 1t,
+# PyTorch 1t, ours 2t, …, then the next round — so a busy moment of the machine hits every side.
 #   ours     build/roformer train --config P --set train.steps=STEPS --set train.threads=T
 #            --set train.eval_batches=1 (the final evaluation, after the timed steps, kept short);
 #            its `throughput:` line: tokens/s over the training steps, every step counted
+#   composed the same with --set model.fused=false: the op-by-op path a student reads
 #   PyTorch  tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
 #            RoFormer), random batches of the same shape and masking, AdamW + clipping; the
 #            first 2 steps untimed (warm-up), then STEPS timed
@@ -17,6 +18,7 @@
 # the forward), with the FLOP count ours prints — PyTorch's model is checked to have the same
 # parameters and FLOPs. Peak RSS is the whole process's (PyTorch's includes the interpreter
 # and the torch libraries). PyTorch is optional: without it, our rows alone.
+# Last, one more run of ours on 2 threads with --profile: where its step time goes, op by op.
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
@@ -50,12 +52,13 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
     END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 # One of our runs: fills tokens_per_s, rss_kib, and (first run of a preset) the model facts.
-run_ours() {  # preset threads
-    local out="$work/ours"
-    /usr/bin/time -f '%M' -o "$work/time" build/roformer train --config "$1" \
-        --set "train.steps=$STEPS" --set "train.threads=$2" --set train.eval_batches=1 \
-        --out "$out" > "$work/stdout" 2> "$work/stderr" ||
-        fail "roformer train --config $1 failed: $(grep -v '^step ' "$work/stderr" | tail -n 1)"
+run_ours() {  # preset threads [more roformer train arguments]
+    local out="$work/ours" preset="$1" threads="$2"
+    shift 2
+    /usr/bin/time -f '%M' -o "$work/time" build/roformer train --config "$preset" \
+        --set "train.steps=$STEPS" --set "train.threads=$threads" --set train.eval_batches=1 \
+        --out "$out" "$@" > "$work/stdout" 2> "$work/stderr" ||
+        fail "roformer train --config $preset failed: $(grep -v '^step ' "$work/stderr" | tail -n 1)"
     local throughput header
     throughput="$(grep '^throughput:' "$work/stdout")" || fail "no throughput line from roformer train"
     header="$(grep '^run .* parameters' "$work/stderr")" || fail "no run header from roformer train"
@@ -99,7 +102,7 @@ best() {  # side → its higher median tokens/s of 1 and 2 threads
     { median ${tokens[$1 1 thread]}; median ${tokens[$1 2 threads]}; } | sort -g | tail -n 1
 }
 
-sides=(ours)
+sides=(ours composed)
 [ "$have_torch" = yes ] && sides+=(PyTorch)
 for preset in "${presets[@]}"; do
     name="${preset#"$PWD"/}"   # configs/bench.toml rather than the whole path
@@ -108,7 +111,11 @@ for preset in "${presets[@]}"; do
         for threads in 1 2; do
             for side in "${sides[@]}"; do
                 label="$side $threads thread$([ "$threads" = 1 ] || echo s)"
-                if [ "$side" = ours ]; then run_ours "$preset" "$threads"; else run_torch "$threads"; fi
+                case "$side" in
+                    ours) run_ours "$preset" "$threads" ;;
+                    composed) run_ours "$preset" "$threads" --set model.fused=false ;;
+                    PyTorch) run_torch "$threads" ;;
+                esac
                 echo "  $name round $round/$REPEATS: $label  $tokens_per_s tokens/s" >&2
                 tokens[$label]+=" $tokens_per_s"
                 peak[$label]+=" $rss_kib"
@@ -120,7 +127,9 @@ for preset in "${presets[@]}"; do
     echo "$name: $parameters parameters, vocab $vocab, $tokens_per_step tokens/step," \
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
     printf '%-18s %10s %9s %9s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "peak RSS MiB"
-    for label in "ours 1 thread" "ours 2 threads"; do row "$label"; done
+    for label in "ours 1 thread" "ours 2 threads" "composed 1 thread" "composed 2 threads"; do
+        row "$label"
+    done
     if [ "$have_torch" = yes ]; then
         for label in "PyTorch 1 thread" "PyTorch 2 threads"; do row "$label"; done
         ours_best="$(best ours)"
@@ -131,5 +140,9 @@ for preset in "${presets[@]}"; do
     else
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     fi
+    echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
+    run_ours "$preset" 2 --profile
+    echo
+    sed -n '/^profile:/,/^  (not in a row)/p' "$work/stderr"
     unset tokens peak
 done

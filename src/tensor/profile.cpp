@@ -40,7 +40,7 @@ void forward_op(const char* op) {
 void add(const char* name, bool backward, double s) {
     Row& row = table()[name];
     row.name = name;
-    ++row.calls;
+    ++(backward ? row.backward_calls : row.forward_calls);
     (backward ? row.backward_s : row.forward_s) += s;
 }
 
@@ -75,7 +75,7 @@ std::string report(size_t steps, double step_seconds) {
         const double ms = 1e3 * (r.forward_s + r.backward_s) / n;
         accounted += ms;
         std::snprintf(line, sizeof line, "  %-22s %9.1f %12.2f %12.2f %7.1f%%\n", r.name.c_str(),
-                      double(r.calls) / n, 1e3 * r.forward_s / n, 1e3 * r.backward_s / n,
+                      double(r.forward_calls ? r.forward_calls : r.backward_calls) / n, 1e3 * r.forward_s / n, 1e3 * r.backward_s / n,
                       step_ms > 0 ? 100.0 * ms / step_ms : 0.0);
         out += line;
     }

@@ -45,14 +45,14 @@ private:
 
 struct Row {
     std::string name;
-    size_t calls = 0;  // forward and backward calls together
+    size_t forward_calls = 0, backward_calls = 0;
     double forward_s = 0, backward_s = 0;
 };
 // Every row, largest total first.
 std::vector<Row> rows();
 
-// The table for `steps` profiled steps that took `step_seconds` in all: per op calls per
-// step, forward and backward ms per step and the share of the step; the last line is the
+// The table for `steps` profiled steps that took `step_seconds` in all: per op its calls per
+// step (forward calls; backward-only phases: their calls), forward and backward ms per step and the share of the step; the last line is the
 // time no row accounts for (the trainer's own work between ops).
 std::string report(size_t steps, double step_seconds);
 
