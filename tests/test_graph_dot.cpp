@@ -34,6 +34,20 @@ Tensor leaf(const Shape& shape, const std::string& name) {
     return t;
 }
 
+// The graph of h = LayerNorm(x + SelfAttention(x)) for layer 0 of a tiny RoPE model, x:[1,5,16]
+// named "x"; fused: model.fused (one fused_attention node) or the composed ops.
+DotGraph attention_layer_graph(bool fused) {
+    ModelConfig config = testing::tiny_model_config(10);
+    config.fused = fused;
+    RoFormerMLM model(config, testing::tiny_position_config("rope"), 1);
+    const EncoderLayer& layer = model.layers()[0];
+    Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
+    x.set_name("x");
+    Rng rng(1);
+    return graph_to_dot(
+        layer.attention_norm(add(x, layer.attention(x, model.position(), false, rng))));
+}
+
 }  // namespace
 
 TEST_CASE("graph_to_dot: y = x·x has 2 nodes, 2 edges, both fan-out") {
@@ -86,15 +100,7 @@ TEST_CASE("graph_to_dot: no-grad results are leaves; an undefined tensor gives a
 }
 
 TEST_CASE("graph_to_dot: one RoPE attention layer — x fans out to q, k, v and the residual") {
-    ModelConfig composed = testing::tiny_model_config(10);
-    composed.fused = false;  // the composed ops a student reads (the fused op: next test)
-    RoFormerMLM model(composed, testing::tiny_position_config("rope"), 1);
-    const EncoderLayer& layer = model.layers()[0];
-    Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
-    x.set_name("x");
-    Rng rng(1);
-    Tensor h = layer.attention_norm(add(x, layer.attention(x, model.position(), false, rng)));
-    const DotGraph g = graph_to_dot(h);
+    const DotGraph g = attention_layer_graph(false);  // the composed ops (fused: next test)
     const std::string ix = node_id(g.dot, "x\\\\n\\[1, 5, 16\\]");
     CHECK(count(g.dot, ix + " -> ") == 4);  // query, key, value, residual add
     CHECK(g.fan_out_edges >= 4);
@@ -107,13 +113,7 @@ TEST_CASE("graph_to_dot: one RoPE attention layer — x fans out to q, k, v and 
 }
 
 TEST_CASE("graph_to_dot: with model.fused the attention's middle is one fused_attention node") {
-    RoFormerMLM model(testing::tiny_model_config(10), testing::tiny_position_config("rope"), 1);
-    const EncoderLayer& layer = model.layers()[0];
-    Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
-    x.set_name("x");
-    Rng rng(1);
-    Tensor h = layer.attention_norm(add(x, layer.attention(x, model.position(), false, rng)));
-    const DotGraph g = graph_to_dot(h);
+    const DotGraph g = attention_layer_graph(true);
     CHECK(count(g.dot, "label=\"fused_attention\\n[1, 5, 16]\"") == 1);
     CHECK(count(g.dot, "label=\"rope\\n") == 0);
     CHECK(count(g.dot, "label=\"softmax\\n") == 0);

@@ -17,7 +17,7 @@ struct ModelConfig {
                                      // short pretraining, the model is far from overfitting)
     double attention_dropout = 0.0;  // on the attention probabilities
     double layer_norm_eps = 1e-12;   // ε inside every LayerNorm (BERT / RoFormer value)
-    double init_std = 0.02;          // weights drawn from normal(0, init_std); biases zero
+    double init_std = 0.02;          // weights drawn from normal(0, init_std²); biases zero
     std::string attention = "softmax";   // softmax | linear (kernelised, O(T), docs/linear_attention.md)
     std::string feature_map = "elu1";    // linear: elu1 (elu + 1) | favor (Performer's FAVOR+)
     size_t random_features = 64;         // favor: M random features per head (even for RoPE);

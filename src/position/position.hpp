@@ -87,7 +87,7 @@ public:
 // longer than a scheme's max_length().
 std::string sequence_too_long_message(size_t length, size_t max_length);
 
-// Builds the scheme; draws any initial weights (normal(0, 0.02)) from `init_rng`.
+// Builds the scheme; draws any initial weights (normal(0, 0.02²)) from `init_rng`.
 // feature_size: F of linear attention's features (D for elu1, M for favor), 0 for softmax
 // attention; RoPE then builds its feature table now, so a bad F fails here, not mid-training.
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,

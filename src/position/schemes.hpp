@@ -21,7 +21,7 @@ Tensor add_position_rows(const Tensor& x, const Tensor& table, size_t offset);
 
 class LearnedPosition : public PositionScheme {
 public:
-    // table [max_positions, hidden] ~ normal(0, 0.02), named
+    // table [max_positions, hidden] ~ normal(0, 0.02²), named
     // "roformer.embeddings.position_embeddings.weight".
     LearnedPosition(size_t max_positions, size_t hidden, Rng& init_rng);
     std::string name() const override { return "learned"; }
