@@ -27,24 +27,31 @@ TinySetup tiny_config(const std::string& scheme, const std::string& pairing = "i
     return s;
 }
 
-void check_model(const TinySetup& setup) {
-    RoFormerMLM model(setup.model, setup.position, 7);
-    const size_t B = 2, T = 5;
-    const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
-    const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};
+// Every parameter of the whole model, on both paths: model.fused = true (fused attention,
+// vectorised GELU, add_layer_norm) and false (the composed ops).
+void check_model(TinySetup setup) {
+    for (bool fused : {true, false}) {
+        CAPTURE(fused);
+        setup.model.fused = fused;
+        RoFormerMLM model(setup.model, setup.position, 7);
+        const size_t B = 2, T = 5;
+        const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
+        const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};
 
-    std::vector<Tensor> params;
-    for (const NamedParameter& p : model.parameters()) params.push_back(p.tensor);
-    REQUIRE(!params.empty());
+        std::vector<Tensor> params;
+        for (const NamedParameter& p : model.parameters()) params.push_back(p.tensor);
+        REQUIRE(!params.empty());
 
-    auto f = [&](const std::vector<Tensor>&) {
-        return model.forward(ids, labels, B, T, /*training=*/false).loss;
-    };
-    testing::GradcheckOptions opt;
-    opt.h = 1e-5;  // the loss is a long composition; a slightly larger step is better conditioned
-    opt.atol = 1e-7;
-    opt.rtol = 1e-4;
-    testing::gradcheck(f, params, opt);
+        auto f = [&](const std::vector<Tensor>&) {
+            return model.forward(ids, labels, B, T, /*training=*/false).loss;
+        };
+        // The loss is a long composition; a slightly larger step is better conditioned.
+        testing::GradcheckOptions opt;
+        opt.h = 1e-5;
+        opt.atol = 1e-7;
+        opt.rtol = 1e-4;
+        testing::gradcheck(f, params, opt);
+    }
 }
 
 }  // namespace
