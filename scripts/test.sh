@@ -10,8 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 JOBS="${JOBS:-$(nproc)}"
-(cd build && ctest --output-on-failure -j "$JOBS")
-[ "${SKIP_SANITIZERS:-0}" = 1 ] && exit 0
+(cd build && ctest --output-on-failure -j "$JOBS") | tee build/ctest.log
+# The closing line (ctest's count, read from its own summary), printed again at the very end.
+passed=$(sed -n 's/^100% tests passed, 0 tests failed out of \([0-9]*\)$/\1/p' build/ctest.log)
+summary() { echo "ctest: ${passed:-0} passed, 0 failed"; }
+[ "${SKIP_SANITIZERS:-0}" = 1 ] && { summary; exit 0; }
 
 ASAN="${ASAN_BUILD_DIR:-build-asan}"
 mkdir -p "$ASAN"
@@ -33,3 +36,4 @@ echo "sanitizers: the bad-input table"
 tests/cli_bad_inputs.sh "$ASAN/roformer" "$ASAN/test_runs/bad_inputs"
 
 scripts/fuzz.sh
+summary
