@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_quote.hpp"
+#include "data/read_file.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -251,24 +252,11 @@ std::map<std::string, std::string> model_signature(const Config& config) {
 
 void apply_toml_file(Config& config, const std::string& path,
                      const std::vector<std::string>& other_tables) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (!fs::exists(status))
-        throw std::runtime_error("config file '" + path +
-                                 "' not found; pass a path relative to the working directory, "
-                                 "e.g. configs/tiny.toml");
-    if (!fs::is_regular_file(status))
-        throw std::runtime_error("config file '" + path + "' is " +
-                                 (fs::is_directory(status) ? "a directory" : "not a regular file") +
-                                 "; give a .toml file, e.g. configs/tiny.toml");
-    if (fs::file_size(path, ec) > kMaxConfigBytes)
-        throw std::runtime_error("config file '" + path + "' is over " +
-                                 std::to_string(kMaxConfigBytes >> 20) + " MiB; is it a config?");
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    apply_toml_text(config, text.str(), path, other_tables);
+    const std::string text = read_regular_file(
+        path, "config file",
+        "give a .toml file, e.g. configs/tiny.toml (relative to the working directory)",
+        kMaxConfigBytes);
+    apply_toml_text(config, text, path, other_tables);
 }
 
 void apply_toml_text(Config& config, const std::string& text, const std::string& path,

@@ -2,8 +2,6 @@
 // (the rules are in corpus.hpp).
 #include "data/corpus.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "data/read_file.hpp"
 #include "data/utf8.hpp"
 
 namespace rf::data {
@@ -22,34 +21,10 @@ static bool is_blank(const std::string& line) {
 
 // The file's size; refuses what is not a regular file, with the reason: a directory, or a
 // FIFO / device that could block the reader or never end (/dev/zero).
-static size_t regular_file_size(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw std::runtime_error("data file '" + path + "' not found or not readable (" +
-                                 std::strerror(errno) + "); check data.path");
-    if (S_ISDIR(st.st_mode))
-        throw std::runtime_error("data file '" + path +
-                                 "' is a directory; set data.path to a UTF-8 text file in it");
-    if (!S_ISREG(st.st_mode))
-        throw std::runtime_error("data file '" + path +
-                                 "' is not a regular file (a FIFO, device or socket); set "
-                                 "data.path to a UTF-8 text file");
-    return static_cast<size_t>(st.st_size);
-}
-
 std::string read_text_file(const std::string& path, size_t max_bytes) {
-    const size_t size = regular_file_size(path);
-    if (size > max_bytes)
-        throw std::runtime_error("data file '" + path + "' has " + std::to_string(size) +
-                                 " bytes, over the limit of " + std::to_string(max_bytes) +
-                                 " for a corpus; use a smaller text file");
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw std::runtime_error("data file '" + path + "' is not readable; check its permissions");
-    std::string raw(size, '\0');
-    file.read(raw.data(), static_cast<std::streamsize>(size));
-    raw.resize(static_cast<size_t>(file.gcount()));
-    return decode_text(std::move(raw), path);
+    return decode_text(read_regular_file(path, "data file", "set data.path to a UTF-8 text file",
+                                         max_bytes),
+                       path);
 }
 
 std::string decode_text(std::string raw, const std::string& path) {

@@ -2,8 +2,6 @@
 // and saving / loading (JSON). BPE training and encoding are in bpe.cpp.
 #include "data/tokenizer.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -15,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/read_file.hpp"
 #include "data/utf8.hpp"
 
 namespace rf::data {
@@ -273,22 +272,10 @@ void Tokenizer::save(const std::string& path) const {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw std::runtime_error("tokenizer file '" + path + "' not found or not readable");
-    if (!S_ISREG(st.st_mode))
-        throw std::runtime_error("tokenizer file '" + path + "' is " +
-                                 (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
-                                 "; give the tokenizer.json of a run directory");
-    if (static_cast<uint64_t>(st.st_size) > kMaxTokenizerBytes)
-        throw std::runtime_error("tokenizer file '" + path + "' has " + std::to_string(st.st_size) +
-                                 " bytes, over the limit of " + std::to_string(kMaxTokenizerBytes) +
-                                 "; is it the right file?");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("tokenizer file '" + path + "' not found or not readable");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_tokenizer(text.str(), path);
+    return parse_tokenizer(read_regular_file(path, "tokenizer file",
+                                             "give the tokenizer.json of a run directory",
+                                             kMaxTokenizerBytes),
+                           path);
 }
 
 std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& path) {

@@ -10,8 +10,9 @@
 #include <stdexcept>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "data/read_file.hpp"
 
 namespace rf {
 
@@ -79,36 +80,8 @@ uint64_t fnv1a64(const std::string& bytes) {
     return h;
 }
 
-uint64_t require_regular_file(const std::string& path, const std::string& what) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw std::runtime_error(what + " '" + path + "' cannot be opened (" +
-                                 std::strerror(errno) + "); check the path");
-    if (S_ISDIR(st.st_mode))
-        throw std::runtime_error(what + " '" + path +
-                                 "' is a directory; give the path of a file in it");
-    if (!S_ISREG(st.st_mode))
-        throw std::runtime_error(what + " '" + path + "' is not a regular file (" +
-                                 (S_ISFIFO(st.st_mode)   ? "a FIFO"
-                                  : S_ISSOCK(st.st_mode) ? "a socket"
-                                                         : "a device") +
-                                 "); give a regular file");
-    return static_cast<uint64_t>(st.st_size);
-}
-
 std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
-    const uint64_t size = require_regular_file(path);
-    if (size > max_bytes)
-        throw std::runtime_error("file '" + path + "' has " + std::to_string(size) +
-                                 " bytes, over the limit of " + std::to_string(max_bytes) +
-                                 "; is it the right file?");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read '" + path + "'; check its permissions");
-    std::string bytes(static_cast<size_t>(size), '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(size));
-    bytes.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
-    if (in.bad()) throw std::runtime_error("reading '" + path + "' failed; check the disk");
-    return bytes;
+    return read_regular_file(path, "file", "is it the right file?", max_bytes);
 }
 
 }  // namespace rf

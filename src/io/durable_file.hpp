@@ -35,13 +35,9 @@ std::string temporary_name(const std::string& path);
 // 64-bit FNV-1a of `bytes`: a cheap content check, enough to tell two versions of a file apart
 // (not a defence against an adversary).
 uint64_t fnv1a64(const std::string& bytes);
-// The whole file's bytes; throws std::runtime_error naming it when it cannot be read, is not
-// a regular file (require_regular_file) or is larger than max_bytes.
+// The whole file's bytes (read_regular_file in src/data/read_file.hpp: the one rule for
+// reading a named file); throws std::runtime_error naming it when it is missing, not a regular
+// file or larger than max_bytes.
 std::string read_file_bytes(const std::string& path, uint64_t max_bytes = kMaxReadBytes);
-
-// A regular file's size. Throws std::runtime_error "<what> '<path>' …" with the fix when the
-// path is missing, a directory, or a FIFO / device / socket (which could block a reader
-// forever or never end: /dev/zero); symlinks are followed.
-uint64_t require_regular_file(const std::string& path, const std::string& what = "file");
 
 }  // namespace rf

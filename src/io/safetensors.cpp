@@ -1,6 +1,7 @@
 // Stage 7 — io: writing and reading safetensors files (format in safetensors.hpp).
 #include "io/safetensors.hpp"
 
+#include "data/read_file.hpp"
 #include "io/durable_file.hpp"
 
 #include <algorithm>
@@ -215,9 +216,11 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
 
 // ---- read -------------------------------------------------------------------------------------
 SafetensorsFile read_safetensors(const std::string& path) {
-    require_regular_file(path, "checkpoint");  // not a directory, FIFO or /dev/zero
-    try {
-        return parse_safetensors(read_file_bytes(path), path);
+    try {  // not a directory, FIFO or /dev/zero; at most kMaxReadBytes
+        return parse_safetensors(read_regular_file(path, "checkpoint",
+                                                   "give the model.safetensors of a run directory",
+                                                   kMaxReadBytes),
+                                 path);
     } catch (const std::bad_alloc&) {
         throw std::runtime_error("checkpoint '" + path +
                                  "': not enough memory to read it; is it the right file?");

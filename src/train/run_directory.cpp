@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/corpus.hpp"
+#include "data/read_file.hpp"
 #include "io/durable_file.hpp"
 #include "train/checkpoint.hpp"
 
@@ -97,7 +98,8 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     for (const char* name :
          {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
           "model.safetensors", "optimizer.safetensors", "checkpoint.json"})
-        if (fs::exists(run.file(name))) require_regular_file(run.file(name), "--resume: run file");
+        if (fs::exists(run.file(name))) require_regular_file(run.file(name), "--resume: run file",
+                                 "the run directory is damaged; train a new run with a new --out");
     for (const char* name : {"config.toml", "tokenizer.json"})
         if (!fs::exists(run.file(name)))
             throw std::runtime_error("--resume: '" + run.file(name) +
