@@ -172,8 +172,8 @@ inline Setup setup_from(const SafetensorsFile& f) {
 
 // The model of `s`, with every parameter copied from init.safetensors by name, and every
 // buffer (FAVOR's W) from the fixture — the W PyTorch used, read from init_favor.safetensors.
-inline std::unique_ptr<RoFormerMLM> build_model(const Setup& s, const SafetensorsFile& fixture) {
-    auto model = std::make_unique<RoFormerMLM>(s.model, s.position, 1);
+inline std::unique_ptr<RoFormer> build_model(const Setup& s, const SafetensorsFile& fixture) {
+    auto model = std::make_unique<RoFormer>(s.model, s.position, 1);
     for (const NamedParameter& p : model->parameters()) {
         Tensor t = p.tensor;
         copy_into(init_file().at(t.name(), "tests/reference/init.safetensors"), t);
@@ -183,11 +183,11 @@ inline std::unique_ptr<RoFormerMLM> build_model(const Setup& s, const Safetensor
 }
 
 // One forward + backward; every comparison of logits, loss and gradients (in parameter order).
-inline std::vector<Comparison> forward_backward_comparisons(RoFormerMLM& model, const Setup& s,
+inline std::vector<Comparison> forward_backward_comparisons(RoFormer& model, const Setup& s,
                                                             const SafetensorsFile& ref,
                                                             const std::string& corrupt_grad = "") {
     for (const NamedParameter& p : model.parameters()) Tensor(p.tensor).zero_grad();
-    MlmOutput out = model.forward(s.ids, s.labels, s.batch, s.seq_len, false);
+    ModelOutput out = model.forward(s.ids, s.labels, s.batch, s.seq_len, false);
     out.loss.backward();
     std::vector<Comparison> result;
     result.push_back(compare("logits", values_of(out.logits.value()), ref.at("logits").data));
@@ -221,12 +221,12 @@ struct Trajectory {
 };
 
 // lr_shift: ask the schedule for step + lr_shift (only the can-fail test sets it).
-inline Trajectory run_adamw(RoFormerMLM& model, const Setup& s, size_t lr_shift = 0) {
+inline Trajectory run_adamw(RoFormer& model, const Setup& s, size_t lr_shift = 0) {
     AdamW optimizer(model.parameters(),
                     AdamWOptions{s.train.beta1, s.train.beta2, s.train.eps, s.train.weight_decay});
     Trajectory t;
     for (size_t step = 0; step < s.train.steps; ++step) {
-        MlmOutput out = model.forward(s.ids, s.labels, s.batch, s.seq_len, true);
+        ModelOutput out = model.forward(s.ids, s.labels, s.batch, s.seq_len, true);
         t.losses.push_back(out.loss.item());
         optimizer.zero_grad();
         out.loss.backward();

@@ -20,8 +20,8 @@ const std::vector<int> kIds = {1, 7, 3, 12, 5, 9, 2};  // T = 7
 
 // Every parameter (biases and LayerNorm γ, β included) redrawn from normal(0, 0.5²), so the
 // attention is far from uniform and every term of the computation matters.
-RoFormerMLM random_model(const ModelConfig& config, const PositionConfig& position) {
-    RoFormerMLM model(config, position, 3);
+RoFormer random_model(const ModelConfig& config, const PositionConfig& position) {
+    RoFormer model(config, position, 3);
     Rng rng(11);
     for (const NamedParameter& p : model.parameters()) {
         Tensor t = p.tensor;
@@ -36,7 +36,7 @@ ModelConfig config_with_layers(size_t layers) {
     return c;
 }
 
-const Tensor& named(const RoFormerMLM& model, const std::string& name) {
+const Tensor& named(const RoFormer& model, const std::string& name) {
     for (const NamedParameter& p : model.parameters())
         if (p.tensor.name() == name) return p.tensor;
     FAIL("no parameter " << name);
@@ -46,7 +46,7 @@ const Tensor& named(const RoFormerMLM& model, const std::string& name) {
 using Matrix = std::vector<std::vector<double>>;  // [T][C]
 
 // y = x·Wᵀ + b for a [T][in] x and the model's Linear called `prefix`.
-Matrix linear_by_hand(const RoFormerMLM& model, const Matrix& x, const std::string& prefix) {
+Matrix linear_by_hand(const RoFormer& model, const Matrix& x, const std::string& prefix) {
     const Tensor &w = named(model, prefix + ".weight"), &b = named(model, prefix + ".bias");
     const size_t out = w.size(0), in = w.size(1);
     Matrix y(x.size(), std::vector<double>(out));
@@ -62,7 +62,7 @@ Matrix linear_by_hand(const RoFormerMLM& model, const Matrix& x, const std::stri
 // Layer `layer`'s probabilities [H][T][T] from its input x, in double: interleaved RoPE
 // (pair (2i, 2i+1) of each head rotated by m·θ_i, θ_i = 10000^(−2i/D)), q·k/√D, softmax
 // (causal: keys n ≤ m only).
-std::vector<Matrix> probabilities_by_hand(const RoFormerMLM& model, const Matrix& x, size_t layer,
+std::vector<Matrix> probabilities_by_hand(const RoFormer& model, const Matrix& x, size_t layer,
                                           bool rope, bool causal) {
     const std::string p = "roformer.encoder.layer." + std::to_string(layer) + ".attention.self.";
     Matrix q = linear_by_hand(model, x, p + "query"), k = linear_by_hand(model, x, p + "key");
@@ -96,7 +96,7 @@ std::vector<Matrix> probabilities_by_hand(const RoFormerMLM& model, const Matrix
 }
 
 // The embedding block by hand: LN(word_emb[id] + type_emb[0]), no absolute positions.
-Matrix embeddings_by_hand(const RoFormerMLM& model, const std::vector<int>& ids) {
+Matrix embeddings_by_hand(const RoFormer& model, const std::vector<int>& ids) {
     const std::string p = "roformer.embeddings.";
     const Tensor &E = named(model, p + "word_embeddings.weight"),
                  &type = named(model, p + "token_type_embeddings.weight"),
@@ -131,7 +131,7 @@ double max_difference(const AttentionMaps& maps, size_t layer, const std::vector
 }  // namespace
 
 TEST_CASE("attention_maps: one [H,T,T] block per layer, rows are probability distributions") {
-    RoFormerMLM model = random_model(config_with_layers(2), testing::tiny_position_config("rope"));
+    RoFormer model = random_model(config_with_layers(2), testing::tiny_position_config("rope"));
     const AttentionMaps maps = attention_maps(model, kIds);
     REQUIRE(maps.probabilities.size() == 2);
     CHECK(maps.layers == 2);
@@ -158,7 +158,7 @@ TEST_CASE("attention_maps: one [H,T,T] block per layer, rows are probability dis
 }
 
 TEST_CASE("attention_maps: layer 0 equals RoPE attention computed by hand in double") {
-    RoFormerMLM model = random_model(config_with_layers(2), testing::tiny_position_config("rope"));
+    RoFormer model = random_model(config_with_layers(2), testing::tiny_position_config("rope"));
     const AttentionMaps maps = attention_maps(model, kIds);
     const Matrix x = embeddings_by_hand(model, kIds);
     CHECK(max_difference(maps, 0, probabilities_by_hand(model, x, 0, true, false)) < 1e-4);
@@ -171,8 +171,8 @@ TEST_CASE("attention_maps: layer 1 uses the encoder's own layer-0 output as its 
     // 1-layer model's encode() is exactly the input of the 2-layer model's layer 1.
     const PositionConfig rope = testing::tiny_position_config("rope");
     // (random_model redraws parameters in order: embeddings, layer 0, … — the same draws.)
-    RoFormerMLM one = random_model(config_with_layers(1), rope);
-    RoFormerMLM two = random_model(config_with_layers(2), rope);
+    RoFormer one = random_model(config_with_layers(1), rope);
+    RoFormer two = random_model(config_with_layers(2), rope);
     const Tensor& w1 = named(one, "roformer.encoder.layer.0.attention.self.query.weight");
     const Tensor& w2 = named(two, "roformer.encoder.layer.0.attention.self.query.weight");
     REQUIRE(std::equal(w1.data(), w1.data() + w1.numel(), w2.data()));
@@ -193,7 +193,7 @@ TEST_CASE("attention_maps: layer 1 uses the encoder's own layer-0 output as its 
 TEST_CASE("attention_maps: a causal model's rows are exactly 0 above the diagonal") {
     ModelConfig config = config_with_layers(2);
     config.causal = true;
-    RoFormerMLM model = random_model(config, testing::tiny_position_config("rope"));
+    RoFormer model = random_model(config, testing::tiny_position_config("rope"));
     const AttentionMaps maps = attention_maps(model, kIds);
     const size_t T = kIds.size();
     for (size_t l = 0; l < 2; ++l)
@@ -220,7 +220,7 @@ TEST_CASE("attention_maps: without positions, permuting the tokens permutes the 
     for (size_t i : perm) permuted.push_back(kIds[i]);
     const size_t T = kIds.size();
     auto worst_mismatch = [&](const std::string& scheme) {
-        RoFormerMLM model =
+        RoFormer model =
             random_model(config_with_layers(2), testing::tiny_position_config(scheme));
         const AttentionMaps a = attention_maps(model, kIds), b = attention_maps(model, permuted);
         double worst = 0;
@@ -239,13 +239,13 @@ TEST_CASE("attention_maps: without positions, permuting the tokens permutes the 
 TEST_CASE("attention_maps: refused for linear attention, an empty or too long sequence") {
     ModelConfig linear = config_with_layers(1);
     linear.attention = "linear";
-    RoFormerMLM model(linear, testing::tiny_position_config("rope"), 1);
+    RoFormer model(linear, testing::tiny_position_config("rope"), 1);
     CHECK_THROWS_WITH_AS(attention_maps(model, kIds),
                          doctest::Contains("model.attention = linear has no attention probability"),
                          std::invalid_argument);
     PositionConfig learned = testing::tiny_position_config("learned");
     learned.max_positions = 4;
-    RoFormerMLM short_table(config_with_layers(1), learned, 1);
+    RoFormer short_table(config_with_layers(1), learned, 1);
     CHECK_THROWS_AS(attention_maps(short_table, kIds), std::invalid_argument);
     CHECK_THROWS_AS(attention_maps(short_table, {}), std::invalid_argument);
     CHECK(attention_maps(short_table, {1, 2, 3, 4}).length == 4);

@@ -137,7 +137,7 @@ TEST_CASE("checkpoints: a non-finite weight is refused at load, naming the tenso
     Config config;
     config.model = testing::tiny_model_config(12);
     config.position = testing::tiny_position_config();
-    RoFormerMLM model(config.model, config.position, 1);
+    RoFormer model(config.model, config.position, 1);
     save_checkpoint(dir, model, config, 3, nullptr);
     const std::string path = dir + "/model.safetensors";
     SafetensorsFile file = read_safetensors(path);
@@ -146,7 +146,7 @@ TEST_CASE("checkpoints: a non-finite weight is refused at load, naming the tenso
     fs::remove(dir + "/" + kCheckpointManifest);  // the manifest would refuse the edit first
     write_safetensors(path, file.tensors, file.metadata);
 
-    RoFormerMLM fresh(config.model, config.position, 2);
+    RoFormer fresh(config.model, config.position, 2);
     const std::string expected =
         "tensor '" + victim.name + "' holds a non-finite value (inf at element 2)";
     CHECK_THROWS_WITH_AS(load_model_weights(fresh, config, path),
@@ -175,8 +175,8 @@ TEST_CASE("checkpoint manifest: entries that would rename other files are refuse
 }
 
 TEST_CASE("evaluate: no labelled position is an error, not a loss of 0") {
-    RoFormerMLM model(testing::tiny_model_config(12), testing::tiny_position_config(), 1);
-    data::MlmBatch batch;
+    RoFormer model(testing::tiny_model_config(12), testing::tiny_position_config(), 1);
+    data::Batch batch;
     batch.batch = 1;
     batch.seq_len = 4;
     batch.input_ids = {2, 5, 6, 3};

@@ -26,7 +26,7 @@ std::vector<int> unique_stream(size_t n) {
 }
 
 // Every row of `batch` is a window of `tokens`: labels are the next tokens, the last ignored.
-void check_rows_are_next_token_windows(const MlmBatch& batch, const std::vector<int>& tokens) {
+void check_rows_are_next_token_windows(const Batch& batch, const std::vector<int>& tokens) {
     const size_t T = batch.seq_len;
     REQUIRE(batch.input_ids.size() == batch.batch * T);
     REQUIRE(batch.labels.size() == batch.batch * T);
@@ -47,7 +47,7 @@ TEST_CASE("clm training batches: labels are the next tokens, the last position i
     const auto tokens = unique_stream(3000);
     const ClmSampler sampler(tokens, 16, 7);
     for (uint64_t k = 0; k < 5; ++k) {
-        const MlmBatch batch = sampler.batch_at(k, 8);
+        const Batch batch = sampler.batch_at(k, 8);
         CHECK(batch.batch == 8);
         CHECK(batch.seq_len == 16);
         check_rows_are_next_token_windows(batch, tokens);
@@ -58,7 +58,7 @@ TEST_CASE("clm training batches: labels are the next tokens, the last position i
 TEST_CASE("clm training batches are a function of (seed, step): same → same, else different") {
     const auto tokens = unique_stream(3000);
     const ClmSampler a(tokens, 16, 7), b(tokens, 16, 7), other_seed(tokens, 16, 8);
-    const MlmBatch step3 = a.batch_at(3, 8);
+    const Batch step3 = a.batch_at(3, 8);
     CHECK(b.batch_at(3, 8).input_ids == step3.input_ids);  // another sampler, no history
     CHECK(b.batch_at(3, 8).labels == step3.labels);
     a.batch_at(0, 8);  // drawing other batches first changes nothing
@@ -71,7 +71,7 @@ TEST_CASE("clm training batches are a function of (seed, step): same → same, e
     const ClmSampler edge(small, 16, 1);  // starts 0 … 4
     std::set<int> firsts;
     for (uint64_t k = 0; k < 50; ++k) {
-        const MlmBatch batch = edge.batch_at(k, 4);
+        const Batch batch = edge.batch_at(k, 4);
         check_rows_are_next_token_windows(batch, small);
         for (size_t row = 0; row < 4; ++row) firsts.insert(batch.input_ids[row * 16]);
     }
@@ -104,7 +104,7 @@ TEST_CASE("clm length evaluation predicts every token after the first exactly on
         CAPTURE(L);
         const auto batches = make_clm_length_eval_batches(tokens, L, 3);
         std::vector<int> predicted;
-        for (const MlmBatch& b : batches) {
+        for (const Batch& b : batches) {
             CHECK(b.seq_len == L);
             check_rows_are_next_token_windows(b, tokens);
             for (int label : b.labels)
@@ -133,7 +133,7 @@ TEST_CASE("prepare_data builds the objective's validation set; the mlm one is un
     const PreparedData clm = prepare_data(config, 4, tokenizer, Objective::clm);
     const PreparedData mlm = prepare_data(config, 4, tokenizer, Objective::mlm);
     REQUIRE(clm.validation.size() == 3);
-    for (const MlmBatch& b : clm.validation)
+    for (const Batch& b : clm.validation)
         for (size_t row = 0; row < b.batch; ++row)
             for (size_t t = 0; t + 1 < 24; ++t)  // labels are the next tokens, no framing
                 CHECK(b.labels[row * 24 + t] == b.input_ids[row * 24 + t + 1]);
@@ -154,10 +154,10 @@ TEST_CASE("the clm loss is the mean next-token cross-entropy of logits_all, by h
     // init_std 0.3: logits far from uniform, so a wrong row or label shows
     ModelConfig m = testing::tiny_model_config(30, 0.3);
     m.causal = true;
-    RoFormerMLM model(m, PositionConfig{}, 5);
+    RoFormer model(m, PositionConfig{}, 5);
     std::vector<int> stream(200);
     for (size_t i = 0; i < stream.size(); ++i) stream[i] = int(5 + (i * 11 + i / 7) % 25);
-    const MlmBatch batch = ClmSampler(stream, 9, 3).batch_at(0, 3);  // B = 3, T = 9
+    const Batch batch = ClmSampler(stream, 9, 3).batch_at(0, 3);  // B = 3, T = 9
     NoGradGuard no_grad;
     const double loss = model.forward(batch.input_ids, batch.labels, 3, 9, false).loss.item();
     const Tensor logits = model.logits_all(batch.input_ids, 3, 9);  // [B·T, V]

@@ -132,12 +132,12 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         config.causal = c.causal;
         ModelConfig composed_config = config;
         composed_config.fused = false;
-        RoFormerMLM fused(config, position, 11), composed(composed_config, position, 11);
+        RoFormer fused(config, position, 11), composed(composed_config, position, 11);
         AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
         for (int step = 0; step < 3; ++step) {
             CAPTURE(step);
-            MlmOutput out_f = fused.forward(ids, labels, B, T, true);
-            MlmOutput out_c = composed.forward(ids, labels, B, T, true);
+            ModelOutput out_f = fused.forward(ids, labels, B, T, true);
+            ModelOutput out_c = composed.forward(ids, labels, B, T, true);
             CHECK(out_f.loss.item() == doctest::Approx(out_c.loss.item()).epsilon(1e-5));
             opt_f.zero_grad();
             opt_c.zero_grad();

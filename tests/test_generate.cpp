@@ -10,17 +10,19 @@
 
 #include "data/stream_decode.hpp"
 #include "tiny_model.hpp"
-#include "train/generate.hpp"
+#include "cli/run_checks.hpp"
+#include "config/config.hpp"
+#include "model/generate.hpp"
 
 using namespace rf;
 
 namespace {
 
-RoFormerMLM tiny_causal_lm(uint64_t seed = 3) {
+RoFormer tiny_causal_lm(uint64_t seed = 3) {
     // init_std 0.3: spread-out logits, no near-ties between the top tokens
     ModelConfig m = testing::tiny_model_config(24, 0.3);
     m.causal = true;
-    return RoFormerMLM(m, PositionConfig{}, seed);
+    return RoFormer(m, PositionConfig{}, seed);
 }
 
 // |observed − expected| within 5 binomial standard deviations
@@ -44,7 +46,7 @@ SamplingOptions options(double temperature, long long top_k, uint64_t seed = 1,
 }  // namespace
 
 TEST_CASE("greedy generation is the arg-max chain of logits_all over the last ≤ L tokens") {
-    RoFormerMLM model = tiny_causal_lm();
+    RoFormer model = tiny_causal_lm();
     const std::vector<int> prompt = {7, 12, 5};
     const size_t context = 5;  // shorter than prompt + new tokens: the window slides
     std::vector<int> streamed;
@@ -73,7 +75,7 @@ TEST_CASE("greedy generation is the arg-max chain of logits_all over the last �
 }
 
 TEST_CASE("sampling: the same seed gives the same text, another seed (almost surely) not") {
-    RoFormerMLM model = tiny_causal_lm();
+    RoFormer model = tiny_causal_lm();
     const std::vector<int> prompt = {9, 4};
     const auto a = generate(model, prompt, 8, options(1.0, 0, 1, 40));
     const auto b = generate(model, prompt, 8, options(1.0, 0, 1, 40));
@@ -108,50 +110,50 @@ TEST_CASE("sample_next_token: ties, top-k and temperature follow the rule of gen
 }
 
 TEST_CASE("bad sampling options and the wrong objective are refused, naming the fix") {
-    CHECK_THROWS_WITH_AS(options(0.8, -1).validate(), doctest::Contains("--top-k must be ≥ 0"),
+    CHECK_THROWS_WITH_AS(options(0.8, -1).validate(), doctest::Contains("top_k must be ≥ 0"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(options(-0.5, 40).validate(), doctest::Contains("--temperature"),
+    CHECK_THROWS_WITH_AS(options(-0.5, 40).validate(), doctest::Contains("temperature must"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(options(std::nan(""), 40).validate(), doctest::Contains("--temperature"),
+    CHECK_THROWS_WITH_AS(options(std::nan(""), 40).validate(), doctest::Contains("temperature must"),
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(options(INFINITY, 40).validate(), doctest::Contains("finite"),
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(options(0.8, 40, 1, 0).validate(),
-                         doctest::Contains("--max-new-tokens must be at least 1"),
+                         doctest::Contains("max_new_tokens must be at least 1"),
                          std::invalid_argument);
     CHECK_NOTHROW(options(0.0, 0, 1, 1).validate());  // the edges are allowed
 
-    RoFormerMLM model = tiny_causal_lm();
+    RoFormer model = tiny_causal_lm();
     CHECK_THROWS_WITH_AS(generate(model, {}, 8, options(0.0, 0)),
                          doctest::Contains("prompt is empty"), std::invalid_argument);
 
     Config mlm = default_config(), clm = default_config();
     clm.train.objective = "clm";
     CHECK_THROWS_WITH_AS(
-        require_objective(mlm, "runs/x", data::Objective::clm),
+        cli::require_objective(mlm, "runs/x", data::Objective::clm),
         doctest::Contains("generate needs a causal LM run (train.objective = clm); "
                           "runs/x was trained with mlm — use fill-mask"),
         std::invalid_argument);
-    CHECK_THROWS_WITH_AS(require_objective(clm, "runs/y", data::Objective::mlm),
+    CHECK_THROWS_WITH_AS(cli::require_objective(clm, "runs/y", data::Objective::mlm),
                          doctest::Contains("fill-mask needs a masked LM run"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(require_objective(clm, "runs/y", data::Objective::mlm),
+    CHECK_THROWS_WITH_AS(cli::require_objective(clm, "runs/y", data::Objective::mlm),
                          doctest::Contains("use generate"), std::invalid_argument);
-    CHECK_NOTHROW(require_objective(clm, "runs/y", data::Objective::clm));
-    CHECK_NOTHROW(require_objective(mlm, "runs/x", data::Objective::mlm));
+    CHECK_NOTHROW(cli::require_objective(clm, "runs/y", data::Objective::clm));
+    CHECK_NOTHROW(cli::require_objective(mlm, "runs/x", data::Objective::mlm));
 }
 
 TEST_CASE("the context of a run: its seq_len, capped by a learned table's rows") {
     Config c = default_config();
     c.data.seq_len = 64;
-    RoFormerMLM rope = tiny_causal_lm();
-    CHECK(generation_context(c, rope) == 64);
+    RoFormer rope = tiny_causal_lm();
+    CHECK(cli::generation_context(c, rope) == 64);
     ModelConfig m = rope.config();
     PositionConfig learned;
     learned.scheme = "learned";
     learned.max_positions = 32;
-    RoFormerMLM table(m, learned, 1);
-    CHECK(generation_context(c, table) == 32);
+    RoFormer table(m, learned, 1);
+    CHECK(cli::generation_context(c, table) == 32);
 }
 
 TEST_CASE("streamed decoding: the pieces add up to decode(), multi-byte and merged tokens too") {

@@ -47,7 +47,7 @@ TEST_CASE(
     MlmSampler sampler(tokens, T, vocab, 1234);
     size_t candidates = 0, selected = 0, masked = 0, randomized = 0, unchanged = 0;
     for (size_t k = 0; k < n_batches; ++k) {
-        const MlmBatch batch = sampler.next(B);
+        const Batch batch = sampler.next(B);
         REQUIRE(batch.input_ids.size() == B * T);
         REQUIRE(batch.labels.size() == B * T);
         for (size_t row = 0; row < B; ++row) {

@@ -17,7 +17,7 @@ PositionConfig position(const std::string& scheme = "rope") {
 }  // namespace
 
 TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] shapes") {
-    RoFormerMLM model(small_config(), position(), 1);
+    RoFormer model(small_config(), position(), 1);
     std::map<std::string, Shape> shapes;
     for (const NamedParameter& p : model.parameters()) {
         CHECK_MESSAGE(shapes.count(p.tensor.name()) == 0, "duplicate name " << p.tensor.name());
@@ -41,7 +41,7 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
     CHECK(shapes.size() == 4 + 2 * 16 + 5);
     CHECK(shapes.count("cls.predictions.decoder.weight") == 0);
 
-    RoFormerMLM learned(small_config(), position("learned"), 1);
+    RoFormer learned(small_config(), position("learned"), 1);
     bool found = false;
     for (const NamedParameter& p : learned.parameters())
         found |= p.tensor.name() == "roformer.embeddings.position_embeddings.weight";
@@ -49,13 +49,13 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
 }
 
 TEST_CASE("weight decay flags: 2-D weights decay, biases and LayerNorm do not") {
-    RoFormerMLM model(small_config(), position(), 1);
+    RoFormer model(small_config(), position(), 1);
     for (const NamedParameter& p : model.parameters())
         CHECK_MESSAGE(p.decay == (p.tensor.dim() == 2), p.tensor.name());
 }
 
 TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows") {
-    RoFormerMLM model(small_config(), position(), 3);
+    RoFormer model(small_config(), position(), 3);
     const size_t B = 2, T = 6;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 7) % 40);
@@ -63,7 +63,7 @@ TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows")
     labels[7] = 12;
     labels[11] = 40;
     NoGradGuard no_grad;
-    MlmOutput out = model.forward(ids, labels, B, T, false);
+    ModelOutput out = model.forward(ids, labels, B, T, false);
     Tensor all = model.logits_all(ids, B, T);
     REQUIRE(out.rows == std::vector<int>{1, 7, 11});
     REQUIRE(out.logits.shape() == Shape{3, 50});
@@ -77,7 +77,7 @@ TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows")
 }
 
 TEST_CASE("same init seed gives identical weights; different seeds differ") {
-    RoFormerMLM a(small_config(), position(), 5), b(small_config(), position(), 5),
+    RoFormer a(small_config(), position(), 5), b(small_config(), position(), 5),
         c(small_config(), position(), 6);
     const Tensor& wa = a.parameters()[0].tensor;
     const Tensor& wb = b.parameters()[0].tensor;
@@ -92,7 +92,7 @@ TEST_CASE("same init seed gives identical weights; different seeds differ") {
 }
 
 TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
-    RoFormerMLM model(small_config(), position(), 2);
+    RoFormer model(small_config(), position(), 2);
     std::vector<int> ids = {5, 6, 7, 8}, labels = {-100, 30, -100, -100};
     Tensor loss = model.forward(ids, labels, 1, 4, true).loss;
     loss.backward();
@@ -105,10 +105,10 @@ TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
 }
 
 TEST_CASE("within one seed every scheme starts from the same encoder weights") {
-    RoFormerMLM rope(small_config(), position("rope"), 11);
-    RoFormerMLM learned(small_config(), position("learned"), 11);
-    RoFormerMLM none(small_config(), position("none"), 11);
-    auto weights = [](const RoFormerMLM& m) {
+    RoFormer rope(small_config(), position("rope"), 11);
+    RoFormer learned(small_config(), position("learned"), 11);
+    RoFormer none(small_config(), position("none"), 11);
+    auto weights = [](const RoFormer& m) {
         std::map<std::string, std::vector<Real>> w;
         for (const NamedParameter& p : m.parameters())
             w[p.tensor.name()].assign(p.tensor.data(), p.tensor.data() + p.tensor.numel());

@@ -27,7 +27,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     pc.scheme = "learned";
     pc.max_positions = 20;  // > T: rows T … 19 must get exactly zero gradient
     const size_t B = 4, T = 16, labelled_per_row = 4;
-    RoFormerMLM model(mc, pc, seed);
+    RoFormer model(mc, pc, seed);
 
     Rng rng(seed + 1);
     std::vector<NamedTensor> tensors;
@@ -114,7 +114,7 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
     mc.random_features = 24;
     PositionConfig pc;
     pc.scheme = "rope";
-    RoFormerMLM model(mc, pc, std::stoull(meta(init, "seed")));
+    RoFormer model(mc, pc, std::stoull(meta(init, "seed")));
     std::vector<NamedTensor> tensors;
     for (const Tensor& w : model.buffers()) tensors.push_back(to_named_tensor(w));
     REQUIRE(tensors.size() == mc.num_layers);

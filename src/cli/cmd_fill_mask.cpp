@@ -12,7 +12,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "train/checkpoint.hpp"
-#include "train/generate.hpp"
+#include "cli/run_checks.hpp"
 #include "train/threads.hpp"
 
 namespace {
@@ -28,7 +28,7 @@ void run_fill_mask(const FillMaskOptions& o) {
     if (o.top_k == 0) throw std::invalid_argument("--top-k must be at least 1");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
+    rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::set_num_threads(run.config.train.threads, run.config.model.fused);
     const std::vector<int> ids = run.tokenizer->encode_for_model(o.text);
     std::vector<size_t> masks;

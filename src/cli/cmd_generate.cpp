@@ -4,8 +4,10 @@
 //                     [--temperature 0.8] [--top-k 40] [--seed 1]
 // Prints the prompt, then each sampled token the moment it is chosen (stdout, flushed per
 // token); one line about the run and the sampling on stderr. The sampling rule is in
-// src/train/generate.hpp.
+// src/model/generate.hpp.
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <memory>
 #include <string>
 
@@ -13,8 +15,9 @@
 #include "cli/commands.hpp"
 #include "data/stream_decode.hpp"
 #include "tensor/format.hpp"
+#include "cli/run_checks.hpp"
 #include "train/checkpoint.hpp"
-#include "train/generate.hpp"
+#include "model/generate.hpp"
 #include "train/threads.hpp"
 
 namespace {
@@ -29,8 +32,22 @@ struct GenerateOptions {
 // Generation is one forward pass per token: a bound keeps a typo from running for days.
 constexpr long long kMaxNewTokens = 100000;
 
+// The library's rule (SamplingOptions::validate) names its fields; say them as this command's
+// flags: "top_k must be ≥ 0 …" → "--top-k must be ≥ 0 …".
+void validate_flags(const rf::SamplingOptions& sampling) {
+    try {
+        sampling.validate();
+    } catch (const std::invalid_argument& e) {
+        std::string message = e.what();
+        const size_t field = message.find(' ');
+        std::string flag = "--" + message.substr(0, field);
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw std::invalid_argument(flag + message.substr(field));
+    }
+}
+
 void run_generate(const GenerateOptions& o) {
-    o.sampling.validate();  // before the (slower) loading
+    validate_flags(o.sampling);  // before the (slower) loading
     if (o.sampling.max_new_tokens > kMaxNewTokens)
         throw std::invalid_argument("--max-new-tokens " +
                                     std::to_string(o.sampling.max_new_tokens) +
@@ -38,13 +55,13 @@ void run_generate(const GenerateOptions& o) {
                                     "; generate in several calls");
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
+    rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
     rf::set_num_threads(run.config.train.threads, run.config.model.fused);
     const std::vector<int> prompt = run.tokenizer->encode(o.prompt);
     if (prompt.empty())
         throw std::invalid_argument(
             "the prompt is empty; give some text to continue, e.g. \"In the beginning\"");
-    const size_t context = rf::generation_context(run.config, *run.model);
+    const size_t context = rf::cli::generation_context(run.config, *run.model);
     std::fprintf(
         stderr,
         "%s (step %zu): %zu prompt tokens, context %zu, temperature %s, top-k %lld, seed %llu\n",

@@ -23,14 +23,14 @@ void check_common(size_t seq_len, size_t batch_size) {
 }
 
 // Windows starting at `starts`, grouped into batches of batch_size rows.
-std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens,
+std::vector<Batch> batches_from_starts(const std::vector<int>& tokens,
                                           const std::vector<size_t>& starts, size_t seq_len,
                                           size_t batch_size) {
-    std::vector<MlmBatch> batches;
+    std::vector<Batch> batches;
     const size_t T = seq_len;
     for (size_t first = 0; first < starts.size(); first += batch_size) {
         const size_t rows = std::min(batch_size, starts.size() - first);
-        MlmBatch batch{rows, T, std::vector<int>(rows * T), std::vector<int>(rows * T)};
+        Batch batch{rows, T, std::vector<int>(rows * T), std::vector<int>(rows * T)};
         for (size_t row = 0; row < rows; ++row)
             clm_window(tokens, starts[first + row], T, batch.input_ids.data() + row * T,
                        batch.labels.data() + row * T);
@@ -56,11 +56,11 @@ ClmSampler::ClmSampler(std::vector<int> tokens, size_t seq_len, uint64_t seed)
     require_window_fits("", "train", tokens_.size(), seq_len, kNoFraming);
 }
 
-MlmBatch ClmSampler::batch_at(uint64_t index, size_t batch_size) const {
+Batch ClmSampler::batch_at(uint64_t index, size_t batch_size) const {
     check_common(seq_len_, batch_size);
     Rng rng(batch_seed(seed_, index));
     const size_t T = seq_len_, n_starts = tokens_.size() - T + 1;  // starts 0 … n − T
-    MlmBatch out{batch_size, T, std::vector<int>(batch_size * T), std::vector<int>(batch_size * T)};
+    Batch out{batch_size, T, std::vector<int>(batch_size * T), std::vector<int>(batch_size * T)};
     for (size_t row = 0; row < batch_size; ++row)
         clm_window(tokens_, rng.below(n_starts), T, out.input_ids.data() + row * T,
                    out.labels.data() + row * T);
@@ -69,14 +69,14 @@ MlmBatch ClmSampler::batch_at(uint64_t index, size_t batch_size) const {
 
 // ---- validation and length evaluation ------------------------------------------------------
 
-std::vector<MlmBatch> make_clm_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+std::vector<Batch> make_clm_validation_batches(const std::vector<int>& tokens, size_t seq_len,
                                                   size_t n_windows, size_t batch_size) {
     check_common(seq_len, batch_size);
     const auto starts = validation_window_starts(tokens.size(), seq_len, n_windows, kNoFraming);
     return batches_from_starts(tokens, starts, seq_len, batch_size);
 }
 
-std::vector<MlmBatch> make_clm_length_eval_batches(const std::vector<int>& tokens, size_t length,
+std::vector<Batch> make_clm_length_eval_batches(const std::vector<int>& tokens, size_t length,
                                                    size_t batch_size, size_t max_text_tokens) {
     check_common(length, batch_size);
     const size_t used =

@@ -9,7 +9,7 @@
 // so a row asks for T−1 predictions and the loss is their mean cross-entropy. Nothing hides
 // x[s+t+1] from position t in the input: the causal attention (ModelConfig::causal, set for
 // train.objective = clm) is what keeps every position from looking ahead.
-// The batches reuse data::MlmBatch {input_ids, labels}: the model does not care why a
+// The batches reuse data::Batch {input_ids, labels}: the model does not care why a
 // position carries a label.
 //   Training:    starts uniform in [0, n − T], drawn per batch from Rng(batch_seed(seed, k)),
 //                so batch k is the same whatever came before (resume = batch_at(k)).
@@ -36,7 +36,7 @@ class ClmSampler {
 public:
     // tokens: the training split's ids. Throws if it cannot fill one window of seq_len ≥ 2.
     ClmSampler(std::vector<int> tokens, size_t seq_len, uint64_t seed);
-    MlmBatch batch_at(uint64_t index, size_t batch_size) const;  // [B, T], B = batch_size
+    Batch batch_at(uint64_t index, size_t batch_size) const;  // [B, T], B = batch_size
     size_t n_tokens() const { return tokens_.size(); }
 
 private:
@@ -47,13 +47,13 @@ private:
 
 // The fixed validation set: n_windows windows spread evenly over the split (0 = back to
 // back), in batches of batch_size rows (the last batch may be smaller).
-std::vector<MlmBatch> make_clm_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+std::vector<Batch> make_clm_validation_batches(const std::vector<int>& tokens, size_t seq_len,
                                                   size_t n_windows, size_t batch_size);
 
 // For length extrapolation: the first max_text_tokens tokens of the split (0 = all) cut into
 // windows of `length` tokens overlapping by one (see above); a remainder too short for one
 // more window is dropped.
-std::vector<MlmBatch> make_clm_length_eval_batches(const std::vector<int>& tokens, size_t length,
+std::vector<Batch> make_clm_length_eval_batches(const std::vector<int>& tokens, size_t length,
                                                    size_t batch_size, size_t max_text_tokens = 0);
 
 }  // namespace rf::data

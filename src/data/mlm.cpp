@@ -22,11 +22,6 @@ void MaskingOptions::validate() const {
             std::to_string(mask_share) + " and " + std::to_string(random_share));
 }
 
-size_t MlmBatch::n_selected() const {
-    return static_cast<size_t>(
-        std::count_if(labels.begin(), labels.end(), [](int l) { return l != kIgnoreLabel; }));
-}
-
 void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, int* out) {
     out[0] = kClsId;
     std::copy(tokens.begin() + start, tokens.begin() + start + (seq_len - kFramingTokens), out + 1);
@@ -68,20 +63,13 @@ MlmSampler::MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_siz
 }
 
 // splitmix64: spreads (seed, batch index) over all 64 bits before seeding the generator
-uint64_t batch_seed(uint64_t seed, uint64_t index) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+Batch MlmSampler::next(size_t batch_size) { return batch_at(drawn_++, batch_size); }
 
-MlmBatch MlmSampler::next(size_t batch_size) { return batch_at(drawn_++, batch_size); }
-
-MlmBatch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
+Batch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
     if (batch_size == 0) throw std::invalid_argument("batch_size must be at least 1");
     Rng rng(batch_seed(seed_, index));
     const size_t T = seq_len_, n_starts = tokens_.size() - (T - kFramingTokens) + 1;
-    MlmBatch out{batch_size, T, std::vector<int>(batch_size * T),
+    Batch out{batch_size, T, std::vector<int>(batch_size * T),
                  std::vector<int>(batch_size * T, kIgnoreLabel)};
     std::vector<size_t> candidates;
     for (size_t row = 0; row < batch_size; ++row) {
@@ -142,14 +130,14 @@ static std::vector<int> per_position_masks(const std::vector<int>& tokens, size_
     return shown;
 }
 
-static std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens,
+static std::vector<Batch> batches_from_starts(const std::vector<int>& tokens,
                                                  const std::vector<size_t>& starts, size_t seq_len,
                                                  size_t batch_size, const std::vector<int>& shown) {
-    std::vector<MlmBatch> batches;
+    std::vector<Batch> batches;
     const size_t T = seq_len;
     for (size_t first = 0; first < starts.size(); first += batch_size) {
         const size_t rows = std::min(batch_size, starts.size() - first);
-        MlmBatch batch{rows, T, std::vector<int>(rows * T),
+        Batch batch{rows, T, std::vector<int>(rows * T),
                        std::vector<int>(rows * T, kIgnoreLabel)};
         for (size_t row = 0; row < rows; ++row) {
             const size_t start = starts[first + row];
@@ -168,7 +156,7 @@ static std::vector<MlmBatch> batches_from_starts(const std::vector<int>& tokens,
     return batches;
 }
 
-std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+std::vector<Batch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
                                               size_t n_windows, size_t batch_size,
                                               size_t vocab_size, uint64_t seed,
                                               const MaskingOptions& options) {
@@ -178,7 +166,7 @@ std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, si
                                per_position_masks(tokens, vocab_size, seed, options));
 }
 
-std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
+std::vector<Batch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
                                                size_t batch_size, size_t vocab_size, uint64_t seed,
                                                const MaskingOptions& options,
                                                size_t max_text_tokens) {

@@ -21,9 +21,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/batch.hpp"
+
 namespace rf::data {
 
-constexpr int kIgnoreLabel = -100;
 constexpr size_t kFramingTokens = 2;  // [CLS] and [SEP] in every window
 
 struct MaskingOptions {
@@ -34,17 +35,6 @@ struct MaskingOptions {
     void validate() const;             // throws std::invalid_argument naming the bad field
 };
 
-struct MlmBatch {
-    size_t batch = 0, seq_len = 0;  // B, T
-    std::vector<int> input_ids;     // [B, T] row-major, what the model embeds
-    std::vector<int> labels;        // [B, T] original id at selected positions, −100 elsewhere
-    size_t n_selected() const;      // positions with a label
-};
-
-// The seed of training batch `index` (splitmix64 of seed and index, spread over all 64 bits):
-// every sampler (this one, ClmSampler in clm.hpp) seeds batch k's Rng with it.
-uint64_t batch_seed(uint64_t seed, uint64_t index);
-
 // Writes the window starting at text token `start` into out[0..seq_len): [CLS] … [SEP].
 void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, int* out);
 
@@ -53,8 +43,8 @@ public:
     // tokens: the training split's ids. Throws if it cannot fill one window.
     MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_size, uint64_t seed,
                MaskingOptions options = {});
-    MlmBatch next(size_t batch_size);  // batch_at(drawn++, …)
-    MlmBatch batch_at(uint64_t index, size_t batch_size) const;
+    Batch next(size_t batch_size);  // batch_at(drawn++, …)
+    Batch batch_at(uint64_t index, size_t batch_size) const;
     uint64_t batches_drawn() const { return drawn_; }
     void seek(uint64_t batches_drawn) { drawn_ = batches_drawn; }
     size_t n_tokens() const { return tokens_.size(); }
@@ -75,7 +65,7 @@ std::vector<size_t> validation_window_starts(size_t n_tokens, size_t seq_len, si
 
 // The fixed validation set: windows from validation_window_starts, grouped into batches of
 // batch_size rows (the last batch may be smaller), masks fixed by `seed`.
-std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
+std::vector<Batch> make_validation_batches(const std::vector<int>& tokens, size_t seq_len,
                                               size_t n_windows, size_t batch_size,
                                               size_t vocab_size, uint64_t seed,
                                               const MaskingOptions& options = {});
@@ -84,7 +74,7 @@ std::vector<MlmBatch> make_validation_batches(const std::vector<int>& tokens, si
 // into back-to-back windows of length L (the remainder shorter than L−2 is dropped). The
 // masks are the same per-position masks as make_validation_batches with the same seed, so
 // evaluations at different L score the same tokens with different amounts of context.
-std::vector<MlmBatch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
+std::vector<Batch> make_length_eval_batches(const std::vector<int>& tokens, size_t length,
                                                size_t batch_size, size_t vocab_size, uint64_t seed,
                                                const MaskingOptions& options = {},
                                                size_t max_text_tokens = 0);

@@ -20,14 +20,14 @@ size_t framing_tokens(data::Objective objective) {
 
 // The floor any model should beat: predict every label from training frequencies.
 double unigram_entropy(const std::vector<int>& train_ids, size_t vocab_size,
-                       const std::vector<data::MlmBatch>& batches) {
+                       const std::vector<data::Batch>& batches) {
     std::vector<double> counts(vocab_size, 1.0);  // add-one smoothing
     for (int id : train_ids) counts[size_t(id)] += 1.0;
     double total = 0;
     for (double c : counts) total += c;
     double nll = 0;
     size_t n = 0;
-    for (const data::MlmBatch& b : batches)
+    for (const data::Batch& b : batches)
         for (int label : b.labels)
             if (label != data::kIgnoreLabel) {
                 nll -= std::log(counts[size_t(label)] / total);
@@ -76,7 +76,7 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
         out.validation = data::make_clm_validation_batches(out.validation_ids, config.seq_len,
                                                            config.val_windows, batch_size);
     size_t labelled = 0;
-    for (const data::MlmBatch& b : out.validation)
+    for (const data::Batch& b : out.validation)
         for (int label : b.labels) labelled += label != data::kIgnoreLabel;
     if (labelled == 0)
         throw std::runtime_error("the validation set has no token to score: data.mask_prob = " +
@@ -100,7 +100,7 @@ TrainingBatches training_batches(const DataConfig& config, data::Objective objec
     return [sampler](uint64_t step, size_t rows) { return sampler.batch_at(step, rows); };
 }
 
-std::vector<data::MlmBatch> length_eval_batches(const DataConfig& config, data::Objective objective,
+std::vector<data::Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
                                                 const std::vector<int>& validation_ids,
                                                 size_t length, size_t batch_size, size_t vocab_size,
                                                 size_t max_text_tokens) {

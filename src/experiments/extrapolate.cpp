@@ -118,7 +118,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                     continue;
                 }
                 LoadedRun scaled;
-                RoFormerMLM* model = run.model.get();
+                RoFormer* model = run.model.get();
                 if (method != "plain") {
                     const std::string key =
                         method == "ntk" ? "position.ntk_factor" : "position.interpolation_factor";

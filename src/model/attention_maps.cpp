@@ -10,15 +10,15 @@ namespace rf {
 namespace {
 
 // A parameter of the model by its checkpoint name (the embeddings are not exposed otherwise).
-const Tensor& parameter_named(const RoFormerMLM& model, const std::string& name) {
+const Tensor& parameter_named(const RoFormer& model, const std::string& name) {
     for (const NamedParameter& p : model.parameters())
         if (p.tensor.name() == name) return p.tensor;
     throw std::logic_error("attention_maps: the model has no parameter " + name);
 }
 
-// The encoder's input, as RoFormerMLM::encode builds it (no dropout):
+// The encoder's input, as RoFormer::encode builds it (no dropout):
 // LN(word_emb[ids] + type_emb[0] + absolute positions)   → [1,T,C]
-Tensor embed_sequence(RoFormerMLM& model, const std::vector<int>& ids) {
+Tensor embed_sequence(RoFormer& model, const std::vector<int>& ids) {
     const std::string p = "roformer.embeddings.";
     Tensor h =
         embedding(parameter_named(model, p + "word_embeddings.weight"), ids, {1, ids.size()});
@@ -44,7 +44,7 @@ Tensor layer_probabilities(const SelfAttention& attention, const Tensor& x,
 
 }  // namespace
 
-AttentionMaps attention_maps(RoFormerMLM& model, const std::vector<int>& ids) {
+AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids) {
     if (model.config().attention == "linear")
         throw std::invalid_argument(
             "model.attention = linear has no attention probability matrix (the weights are "
@@ -64,7 +64,7 @@ AttentionMaps attention_maps(RoFormerMLM& model, const std::vector<int>& ids) {
     for (const EncoderLayer& layer : model.layers()) {
         Tensor p = layer_probabilities(layer.attention, h, model.position());
         maps.probabilities.push_back(reshape(p, {maps.heads, maps.length, maps.length}));
-        // The layer itself (RoFormerMLM::encode without dropout) gives the next layer's input.
+        // The layer itself (RoFormer::encode without dropout) gives the next layer's input.
         Tensor a = layer.attention(h, model.position(), false, unused);
         h = layer.attention_norm(add(h, a));
         h = layer.output_norm(add(h, layer.output(gelu(layer.intermediate(h)))));

@@ -29,6 +29,6 @@ struct AttentionMaps {
 // Runs the encoder on `ids` (one sequence, batch 1) under NoGradGuard. Throws
 // std::invalid_argument for linear attention, an empty sequence, or one longer than the
 // position scheme can encode.
-AttentionMaps attention_maps(RoFormerMLM& model, const std::vector<int>& ids);
+AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids);
 
 }  // namespace rf

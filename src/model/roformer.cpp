@@ -27,7 +27,7 @@ static void validate_attention(const ModelConfig& c, const PositionConfig& posit
             "model.attention = linear (no T×T scores to bias); use rope");
 }
 
-RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& position,
+RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position,
                          uint64_t init_seed)
     : config_(config), position_config_(position), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
@@ -84,18 +84,18 @@ RoFormerMLM::RoFormerMLM(const ModelConfig& config, const PositionConfig& positi
 }
 
 // GELU: the composed op, or with model.fused its vectorised twin (same function, ~1e-6 apart)
-Tensor RoFormerMLM::activation(const Tensor& x) const {
+Tensor RoFormer::activation(const Tensor& x) const {
     return config_.fused ? gelu_vectorized(x) : gelu(x);
 }
 
 // LN(h + r): the composed add and layer_norm, or with model.fused the one op add_layer_norm
-Tensor RoFormerMLM::residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const {
+Tensor RoFormer::residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const {
     if (config_.fused) return add_layer_norm(h, r, norm.gamma, norm.beta, norm.eps);
     return norm(add(h, r));
 }
 
 // ids:[B,T] → hidden:[B·T, C]
-Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
+Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
                            bool training) {
     if (ids.size() != batch * seq_len)
         throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
@@ -115,17 +115,17 @@ Tensor RoFormerMLM::encode(const std::vector<int>& ids, size_t batch, size_t seq
 }
 
 // z = LN(gelu(x·Wtᵀ + bt)); logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
-Tensor RoFormerMLM::head(const Tensor& hidden_rows) {
+Tensor RoFormer::head(const Tensor& hidden_rows) {
     Tensor z = transform_norm(activation(transform(hidden_rows)));
     return add(matmul(z, word_embeddings, false, true), decoder_bias);
 }
 
-MlmOutput RoFormerMLM::forward(const std::vector<int>& ids, const std::vector<int>& labels,
+ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,
                                size_t batch, size_t seq_len, bool training) {
     if (labels.size() != ids.size())
         throw std::invalid_argument("forward: labels has " + std::to_string(labels.size()) +
                                     " entries but ids has " + std::to_string(ids.size()));
-    MlmOutput out;
+    ModelOutput out;
     std::vector<int> targets;
     for (size_t i = 0; i < labels.size(); ++i)
         if (labels[i] != kIgnore) {
@@ -141,17 +141,17 @@ MlmOutput RoFormerMLM::forward(const std::vector<int>& ids, const std::vector<in
     return out;
 }
 
-Tensor RoFormerMLM::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len) {
+Tensor RoFormer::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len) {
     return head(encode(ids, batch, seq_len, false));
 }
 
-size_t RoFormerMLM::num_parameters() const {
+size_t RoFormer::num_parameters() const {
     size_t n = 0;
     for (const NamedParameter& p : parameters_) n += p.tensor.numel();
     return n;
 }
 
-std::vector<Tensor> RoFormerMLM::buffers() const {
+std::vector<Tensor> RoFormer::buffers() const {
     std::vector<Tensor> out;
     for (const EncoderLayer& layer : layers_)
         if (layer.attention.feature_projection.defined())
@@ -165,7 +165,7 @@ std::vector<Tensor> RoFormerMLM::buffers() const {
 //            denominators z and q_den·z, F each per head          + 2·2·F·H
 //            favor also projects q and k: W·x̃, M·D each          + 2·2·M·C
 // The elementwise feature maps, RoPE and softmax's exp are not counted.
-double RoFormerMLM::forward_flops_per_token(size_t seq_len, double head_fraction) const {
+double RoFormer::forward_flops_per_token(size_t seq_len, double head_fraction) const {
     const double C = double(config_.hidden), F = double(config_.ffn);
     const double V = double(config_.vocab_size), T = double(seq_len);
     const double H = double(config_.num_heads);

@@ -33,20 +33,20 @@ struct EncoderLayer {
 };
 
 // The result of one forward pass.
-struct MlmOutput {
+struct ModelOutput {
     Tensor logits;          // [M, V] logits at the selected rows
     Tensor loss;            // scalar mean cross-entropy (undefined without labels)
     std::vector<int> rows;  // which of the B·T positions the logits rows are
 };
 
-class RoFormerMLM {
+class RoFormer {
 public:
-    RoFormerMLM(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed);
+    RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed);
 
     // ids, labels: row-major [B,T]; labels are −100 where no prediction is asked for.
     // The head runs only on rows whose label is not −100 (sparse prediction); the loss is
     // their mean cross-entropy.
-    MlmOutput forward(const std::vector<int>& ids, const std::vector<int>& labels, size_t batch,
+    ModelOutput forward(const std::vector<int>& ids, const std::vector<int>& labels, size_t batch,
                       size_t seq_len, bool training);
     // Logits at every position (fill-mask, inspection): [B·T, V].
     Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len);

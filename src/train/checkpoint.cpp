@@ -69,7 +69,7 @@ static std::string encode_optimizer(const AdamW& optimizer) {
         {{"step", std::to_string(state.step)}, {"format", "roformer-cpp adamw"}});
 }
 
-void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
+void save_checkpoint(const std::string& run_dir, const RoFormer& model, const Config& config,
                      size_t step, const AdamW* optimizer,
                      const std::map<std::string, std::string>& extra) {
     std::vector<NamedTensor> tensors;
@@ -94,7 +94,7 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
     return read_safetensors(path).metadata;
 }
 
-size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::string& path) {
+size_t load_model_weights(RoFormer& model, const Config& config, const std::string& path) {
     const SafetensorsFile file = read_safetensors(path);
     auto meta = [&](const std::string& key) {
         auto it = file.metadata.find(key);
@@ -197,7 +197,7 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
     run.model =
-        std::make_unique<RoFormerMLM>(model_config, run.config.position, run.config.train.seed);
+        std::make_unique<RoFormer>(model_config, run.config.position, run.config.train.seed);
     run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
     return run;
 }

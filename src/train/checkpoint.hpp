@@ -31,7 +31,7 @@ std::string run_file(const std::string& run_dir, const std::string& name);
 // Writes model.safetensors (+ optimizer.safetensors when `optimizer` is given) as one
 // checkpoint, committed with checkpoint.json (train/checkpoint_commit.hpp).
 // `extra` adds entries to the model file's __metadata__ (the trainer's resume bookkeeping).
-void save_checkpoint(const std::string& run_dir, const RoFormerMLM& model, const Config& config,
+void save_checkpoint(const std::string& run_dir, const RoFormer& model, const Config& config,
                      size_t step, const AdamW* optimizer,
                      const std::map<std::string, std::string>& extra = {});
 
@@ -41,14 +41,14 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 // Copies the weights of `path` into `model`. Refuses (std::runtime_error, one line) when the
 // checkpoint's position scheme, pairing or model config differ from the model's, or when a
 // tensor (parameter or buffer) is missing or has another shape. Returns the checkpoint's step.
-size_t load_model_weights(RoFormerMLM& model, const Config& config, const std::string& path);
+size_t load_model_weights(RoFormer& model, const Config& config, const std::string& path);
 void load_optimizer_state(AdamW& optimizer, const std::string& path);
 
 // A trained run, ready to evaluate or predict.
 struct LoadedRun {
     Config config;
     std::unique_ptr<data::Tokenizer> tokenizer;
-    std::unique_ptr<RoFormerMLM> model;
+    std::unique_ptr<RoFormer> model;
     size_t step = 0;
 };
 

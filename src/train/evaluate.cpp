@@ -8,7 +8,7 @@
 
 namespace rf {
 
-EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
+EvalResult evaluate(RoFormer& model, const std::vector<data::Batch>& batches,
                     size_t max_batches) {
     NoGradGuard no_grad;
     EvalResult result;
@@ -16,8 +16,8 @@ EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batch
     size_t correct = 0;
     const size_t n = max_batches ? std::min(max_batches, batches.size()) : batches.size();
     for (size_t b = 0; b < n; ++b) {
-        const data::MlmBatch& batch = batches[b];
-        MlmOutput out =
+        const data::Batch& batch = batches[b];
+        ModelOutput out =
             model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, false);
         const size_t M = out.rows.size(), V = out.logits.size(1);
         if (M == 0) continue;

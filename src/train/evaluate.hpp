@@ -19,7 +19,7 @@ struct EvalResult {
 
 // No gradients, no dropout. max_batches = 0: all of them. Throws std::runtime_error when
 // the batches hold no labelled position (nothing to score) or the loss is not finite.
-EvalResult evaluate(RoFormerMLM& model, const std::vector<data::MlmBatch>& batches,
+EvalResult evaluate(RoFormer& model, const std::vector<data::Batch>& batches,
                     size_t max_batches = 0);
 
 }  // namespace rf

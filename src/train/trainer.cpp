@@ -33,11 +33,11 @@ struct StepResult {
 
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
 // (With --profile, each op times itself; the phases that are not ops are timed by name.)
-StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch& batch,
+StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
                       const TrainConfig& tc, size_t step, double lr) {
     model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);  // resumable dropout
     profile::mark();
-    MlmOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+    ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     StepResult r;
     r.loss = out.loss.item();
     if (!std::isfinite(r.loss))
@@ -51,7 +51,7 @@ StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch
     out.loss.backward();
     {
         const profile::Scope timer("free graph", true);
-        out = MlmOutput{};  // free the graph before the update
+        out = ModelOutput{};  // free the graph before the update
     }
     const profile::Scope timer("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
@@ -62,7 +62,7 @@ StepResult train_step(RoFormerMLM& model, AdamW& optimizer, const data::MlmBatch
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
 // (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
 // training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
-MetricsRow untrained_row(RoFormerMLM& model, const data::MlmBatch& first_batch,
+MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch,
                          const PreparedData& data, const TrainConfig& tc) {
     MetricsRow row;
     {
@@ -77,7 +77,7 @@ MetricsRow untrained_row(RoFormerMLM& model, const data::MlmBatch& first_batch,
 }
 
 void print_run_header(std::ostream& log, const RunDirectory& run, const Config& config,
-                      const RoFormerMLM& model, const PreparedData& data, size_t vocab,
+                      const RoFormer& model, const PreparedData& data, size_t vocab,
                       double prepare_s, double flops_per_token, size_t threads) {
     const data::Objective objective = data::objective_named(config.train.objective);
     log << "run " << run.path() << ": " << model.num_parameters() << " parameters, "
@@ -109,7 +109,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
     const TrainingBatches batches =
         training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
-    RoFormerMLM model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
+    RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
                       tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
@@ -159,7 +159,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
         profile::enable(options.profile);  // the training step only, not evaluations
-        const data::MlmBatch batch = [&] {
+        const data::Batch batch = [&] {
             const profile::Scope timer("data: batch", false);
             return batches(step, tc.batch_size);
         }();

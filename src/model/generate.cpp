@@ -1,5 +1,5 @@
-// Stage 7 — train: sampling text from a causal LM (see generate.hpp).
-#include "train/generate.hpp"
+// Stage 5 — model: sampling text from a causal LM (see generate.hpp).
+#include "model/generate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,13 +12,13 @@ namespace rf {
 
 void SamplingOptions::validate() const {
     if (max_new_tokens < 1)
-        throw std::invalid_argument("--max-new-tokens must be at least 1, got " +
+        throw std::invalid_argument("max_new_tokens must be at least 1, got " +
                                     std::to_string(max_new_tokens));
     if (!(temperature >= 0) || !std::isfinite(temperature))
-        throw std::invalid_argument("--temperature must be a finite number ≥ 0 (0 = greedy), got " +
+        throw std::invalid_argument("temperature must be a finite number ≥ 0 (0 = greedy), got " +
                                     format_shortest(temperature));
     if (top_k < 0)
-        throw std::invalid_argument("--top-k must be ≥ 0 (0 = no limit, 1 = greedy), got " +
+        throw std::invalid_argument("top_k must be ≥ 0 (0 = no limit, 1 = greedy), got " +
                                     std::to_string(top_k));
 }
 
@@ -52,7 +52,7 @@ int sample_next_token(const Real* logits, size_t vocab_size, const SamplingOptio
     return int(order[k - 1]);  // u within rounding of the total
 }
 
-std::vector<int> generate(RoFormerMLM& model, const std::vector<int>& prompt, size_t context,
+std::vector<int> generate(RoFormer& model, const std::vector<int>& prompt, size_t context,
                           const SamplingOptions& options,
                           const std::function<void(int)>& on_token) {
     options.validate();
@@ -73,20 +73,6 @@ std::vector<int> generate(RoFormerMLM& model, const std::vector<int>& prompt, si
         if (on_token) on_token(next);
     }
     return fresh;
-}
-
-size_t generation_context(const Config& config, RoFormerMLM& model) {
-    return std::min(config.data.seq_len, model.position().max_length());
-}
-
-void require_objective(const Config& config, const std::string& run_dir, data::Objective needed) {
-    const data::Objective trained = data::objective_named(config.train.objective);
-    if (trained == needed) return;
-    if (needed == data::Objective::clm)
-        throw std::invalid_argument("generate needs a causal LM run (train.objective = clm); " +
-                                    run_dir + " was trained with mlm — use fill-mask");
-    throw std::invalid_argument("fill-mask needs a masked LM run (train.objective = mlm); " +
-                                run_dir + " was trained with clm — use generate");
 }
 
 }  // namespace rf

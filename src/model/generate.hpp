@@ -1,4 +1,4 @@
-// Stage 7 — train: text from a causal LM (train.objective = clm), one token at a time.
+// Stage 5 — model: text from a causal LM (train.objective = clm), one token at a time.
 //
 // Legend: V vocabulary, L context (the longest window the model reads), z logits [V].
 //   ids = prompt
@@ -22,8 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "data/objective.hpp"
 #include "model/roformer.hpp"
 #include "tensor/random.hpp"
 
@@ -34,7 +32,8 @@ struct SamplingOptions {
     double temperature = 0.8;        // τ ≥ 0; 0 = greedy
     long long top_k = 40;            // sample among the k most likely tokens; 0 = no limit
     uint64_t seed = 1;               // the sampling Rng's seed
-    // Throws std::invalid_argument naming the command-line option (--top-k, …) and the fix.
+    // Throws std::invalid_argument naming the field (top_k, …) and the fix; the command that
+    // fills these in from its flags checks them under its own flag names first.
     void validate() const;
 };
 
@@ -45,16 +44,8 @@ int sample_next_token(const Real* logits, size_t vocab_size, const SamplingOptio
 // Continues `prompt` (at least one id) by options.max_new_tokens tokens, reading at most
 // `context` tokens per step; calls on_token(id) right after each token is chosen (to print
 // it). Returns the new tokens only. No gradients, no dropout.
-std::vector<int> generate(RoFormerMLM& model, const std::vector<int>& prompt, size_t context,
+std::vector<int> generate(RoFormer& model, const std::vector<int>& prompt, size_t context,
                           const SamplingOptions& options,
                           const std::function<void(int)>& on_token = {});
-
-// The context a run generates with: its training data.seq_len, never more than the position
-// scheme can encode (a learned table has max_positions rows).
-size_t generation_context(const Config& config, RoFormerMLM& model);
-
-// Refuses (std::invalid_argument, one line naming run_dir and the command to use instead) a
-// run trained with the other objective: generate needs clm, fill-mask needs mlm.
-void require_objective(const Config& config, const std::string& run_dir, data::Objective needed);
 
 }  // namespace rf

@@ -1,0 +1,20 @@
+// Stage 6 — data: one batch of token windows (see batch.hpp).
+#include "data/batch.hpp"
+
+#include <algorithm>
+
+namespace rf::data {
+
+size_t Batch::n_selected() const {
+    return static_cast<size_t>(
+        std::count_if(labels.begin(), labels.end(), [](int l) { return l != kIgnoreLabel; }));
+}
+
+uint64_t batch_seed(uint64_t seed, uint64_t index) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+}  // namespace rf::data
