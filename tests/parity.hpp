@@ -135,14 +135,16 @@ inline Setup setup_from(const SafetensorsFile& f) {
     s.model.ffn = meta_size(f, "model.ffn");
     s.model.layer_norm_eps = meta_number(f, "model.layer_norm_eps");
     s.model.dropout = s.model.attention_dropout = 0.0;
-    s.position.scheme = meta(f, "position.scheme");
-    s.position.pairing = meta(f, "position.pairing");
+    s.position.scheme = parse_enum<PositionKind>(meta(f, "position.scheme"), "position.scheme");
+    s.position.pairing = parse_enum<RopePairing>(meta(f, "position.pairing"), "position.pairing");
     s.position.rotate_values = meta(f, "position.rotate_values") == "true";
     s.position.base = meta_number(f, "position.base");
     s.position.max_positions = meta_size(f, "position.max_positions");
     s.position.sinusoidal_scale = meta_number(f, "position.sinusoidal_scale");
-    s.model.attention = meta_or(f, "model.attention", "softmax");
-    s.model.feature_map = meta_or(f, "model.feature_map", "elu1");
+    s.model.attention =
+        parse_enum<AttentionKind>(meta_or(f, "model.attention", "softmax"), "model.attention");
+    s.model.feature_map =
+        parse_enum<FeatureMap>(meta_or(f, "model.feature_map", "elu1"), "model.feature_map");
     s.model.random_features = std::stoull(meta_or(f, "model.random_features", "64"));
     s.model.causal = meta_or(f, "model.causal", "false") == "true";
     s.adamw_tolerance_factor = std::stod(meta_or(f, "parity.adamw_tolerance_factor", "1"));
@@ -150,7 +152,7 @@ inline Setup setup_from(const SafetensorsFile& f) {
     s.train.lr = meta_number(f, "train.lr");
     s.train.min_lr_ratio = meta_number(f, "train.min_lr_ratio");
     s.train.warmup_steps = meta_size(f, "train.warmup_steps");
-    s.train.schedule = meta(f, "train.schedule");
+    s.train.schedule = parse_enum<Schedule>(meta(f, "train.schedule"), "train.schedule");
     s.train.beta1 = meta_number(f, "train.beta1");
     s.train.beta2 = meta_number(f, "train.beta2");
     s.train.eps = meta_number(f, "train.eps");

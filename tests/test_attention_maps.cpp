@@ -220,8 +220,7 @@ TEST_CASE("attention_maps: without positions, permuting the tokens permutes the 
     for (size_t i : perm) permuted.push_back(kIds[i]);
     const size_t T = kIds.size();
     auto worst_mismatch = [&](const std::string& scheme) {
-        RoFormer model =
-            random_model(config_with_layers(2), testing::tiny_position_config(scheme));
+        RoFormer model = random_model(config_with_layers(2), testing::tiny_position_config(scheme));
         const AttentionMaps a = attention_maps(model, kIds), b = attention_maps(model, permuted);
         double worst = 0;
         for (size_t l = 0; l < 2; ++l)
@@ -238,7 +237,7 @@ TEST_CASE("attention_maps: without positions, permuting the tokens permutes the 
 
 TEST_CASE("attention_maps: refused for linear attention, an empty or too long sequence") {
     ModelConfig linear = config_with_layers(1);
-    linear.attention = "linear";
+    linear.attention = AttentionKind::linear;
     RoFormer model(linear, testing::tiny_position_config("rope"), 1);
     CHECK_THROWS_WITH_AS(attention_maps(model, kIds),
                          doctest::Contains("model.attention = linear has no attention probability"),

@@ -229,10 +229,10 @@ TEST_CASE("compare: curves.csv round trip") {
 TEST_CASE("compare: scheme names and the preset's [compare] table") {
     rf::Config c = rf::default_config();
     rf::apply_comparison_scheme(c, "rope_half");
-    CHECK(c.position.scheme == "rope");
-    CHECK(c.position.pairing == "half");
+    CHECK(c.position.scheme == rf::PositionKind::rope);
+    CHECK(c.position.pairing == rf::RopePairing::half);
     rf::apply_comparison_scheme(c, "alibi");
-    CHECK(c.position.scheme == "alibi");
+    CHECK(c.position.scheme == rf::PositionKind::alibi);
     CHECK_THROWS_WITH_AS(rf::apply_comparison_scheme(c, "rotary"),
                          doctest::Contains("rope_interleaved"), std::invalid_argument);
 

@@ -36,12 +36,12 @@ TEST_CASE("compare preset: swept keys are crossed and name the runs") {
     CHECK(p.settings.schemes == expected);
     CHECK_NOTHROW(rf::check_compare_settings(p.settings));
     const rf::Config c = rf::comparison_run_config(p.base, "none_0.002", 2, p.settings.variants);
-    CHECK(c.position.scheme == "none");
+    CHECK(c.position.scheme == rf::PositionKind::none);
     CHECK(c.train.lr == 0.002);
     CHECK(c.train.seed == 2);
     // everything else is the base config
     rf::Config expected_config = p.base;
-    expected_config.position.scheme = "none";
+    expected_config.position.scheme = rf::PositionKind::none;
     expected_config.train.lr = 0.002;
     expected_config.train.seed = 2;
     CHECK(c == expected_config);
@@ -61,12 +61,12 @@ TEST_CASE("compare preset: built-in scheme names cross with swept keys; variants
     CHECK(p.settings.schemes == expected);
     const rf::Config half =
         rf::comparison_run_config(p.base, "rope_half_2", 1, p.settings.variants);
-    CHECK(half.position.scheme == "rope");
-    CHECK(half.position.pairing == "half");
+    CHECK(half.position.scheme == rf::PositionKind::rope);
+    CHECK(half.position.pairing == rf::RopePairing::half);
     CHECK(half.model.num_layers == 2);
     const rf::Config deep = rf::comparison_run_config(p.base, "deep_rope", 1, p.settings.variants);
     CHECK(deep.model.num_layers == 3);
-    CHECK(deep.position.scheme == "rope");
+    CHECK(deep.position.scheme == rf::PositionKind::rope);
 }
 
 TEST_CASE("compare preset: without sweeps the runs are the built-in schemes, as before") {

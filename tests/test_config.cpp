@@ -52,11 +52,11 @@ TEST_CASE("config: defaults are the documented values and validate") {
     CHECK(c.model.num_layers == 4);
     CHECK(c.model.ffn == 512);
     CHECK(c.model.layer_norm_eps == 1e-12);
-    CHECK(c.position.scheme == "rope");
+    CHECK(c.position.scheme == rf::PositionKind::rope);
     CHECK(c.data.path == "data/kjv.txt");
     CHECK(c.data.tokenizer == "bpe");
     CHECK(c.data.mask_prob == 0.15);
-    CHECK(c.train.schedule == "cosine");
+    CHECK(c.train.schedule == rf::Schedule::cosine);
     CHECK(c.train.weight_decay == 0.01);
     CHECK_NOTHROW(rf::validate(c));
     CHECK(rf::load_config(std::nullopt) == c);
@@ -71,7 +71,7 @@ TEST_CASE("config: a TOML file changes only its keys; --set wins over the file")
     const rf::Config c = rf::load_config(path);
     CHECK(c.model.hidden == 64);
     CHECK(c.model.num_heads == 2);
-    CHECK(c.position.scheme == "learned");
+    CHECK(c.position.scheme == rf::PositionKind::learned);
     CHECK(c.position.rotate_values);
     CHECK(c.train.lr == 3e-4);
     CHECK(c.train.steps == 50);
@@ -309,8 +309,8 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
     t.warmup_steps = 10;
     t.steps = 110;
     const double floor = 2e-4;
-    for (const char* schedule : {"cosine", "linear"}) {
-        CAPTURE(schedule);
+    for (const rf::Schedule schedule : {rf::Schedule::cosine, rf::Schedule::linear}) {
+        CAPTURE(rf::enum_name(schedule));
         t.schedule = schedule;
         CHECK(rf::lr_at(0, t) == doctest::Approx(2e-4));  // 1/10 of the peak: near zero
         for (size_t s = 0; s < 10; ++s)                   // linear: lr·(s+1)/W
@@ -323,18 +323,18 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
         CHECK(rf::lr_at(59, t) == doctest::Approx((2e-3 + floor) / 2));
     }
     // a quarter of the way: cosine is above linear (cos(π/4) ≈ 0.7071)
-    t.schedule = "cosine";
+    t.schedule = rf::Schedule::cosine;
     CHECK(rf::lr_at(34, t) == doctest::Approx(floor + (2e-3 - floor) * 0.5 * (1 + std::sqrt(0.5))));
-    t.schedule = "linear";
+    t.schedule = rf::Schedule::linear;
     CHECK(rf::lr_at(34, t) == doctest::Approx(2e-3 - (2e-3 - floor) * 0.25));
-    t.schedule = "constant";
+    t.schedule = rf::Schedule::constant;
     CHECK(rf::lr_at(4, t) == doctest::Approx(1e-3));
     for (size_t s = 9; s < 200; ++s) CHECK(rf::lr_at(s, t) == doctest::Approx(2e-3));
     // no warmup: the very first update is already (almost) at the peak
-    t.schedule = "cosine";
+    t.schedule = rf::Schedule::cosine;
     t.warmup_steps = 0;
     CHECK(rf::lr_at(0, t) ==
           doctest::Approx(floor + (2e-3 - floor) * 0.5 * (1 + std::cos(M_PI / 110))));
-    t.schedule = "step";
-    CHECK_THROWS_AS(rf::lr_at(50, t), std::invalid_argument);
+    rf::Config unknown = rf::default_config();  // an unknown schedule is refused when it is read
+    CHECK_THROWS_AS(rf::apply_override(unknown, "train.schedule=step"), std::invalid_argument);
 }

@@ -46,7 +46,8 @@ Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, siz
 double worst_gap(const Real* a, const Real* b, size_t n) {
     double worst = 0.0;
     for (size_t i = 0; i < n; ++i)
-        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])) / (1.0 + std::abs(double(b[i]))));
+        worst =
+            std::max(worst, std::abs(double(a[i]) - double(b[i])) / (1.0 + std::abs(double(b[i]))));
     return worst;
 }
 
@@ -108,14 +109,11 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         std::string scheme, pairing;
         bool rotate_values, causal;
     };
-    const std::vector<Case> cases{{"rope", "interleaved", false, false},
-                                  {"rope", "half", false, false},
-                                  {"rope", "interleaved", true, false},
-                                  {"rope", "interleaved", false, true},
-                                  {"none", "interleaved", false, false},
-                                  {"learned", "interleaved", false, false},
-                                  {"sinusoidal", "interleaved", false, false},
-                                  {"alibi", "interleaved", false, false}};
+    const std::vector<Case> cases{
+        {"rope", "interleaved", false, false},       {"rope", "half", false, false},
+        {"rope", "interleaved", true, false},        {"rope", "interleaved", false, true},
+        {"none", "interleaved", false, false},       {"learned", "interleaved", false, false},
+        {"sinusoidal", "interleaved", false, false}, {"alibi", "interleaved", false, false}};
     const size_t B = 3, T = 12, V = 40;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 11) % (V - 5));
@@ -126,7 +124,7 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         CAPTURE(c.rotate_values);
         CAPTURE(c.causal);
         PositionConfig position = testing::tiny_position_config(c.scheme);
-        position.pairing = c.pairing;
+        position.pairing = parse_enum<RopePairing>(c.pairing, "position.pairing");
         position.rotate_values = c.rotate_values;
         ModelConfig config = testing::tiny_model_config(V);
         config.causal = c.causal;
@@ -156,8 +154,8 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
                     scale = std::max(scale, std::abs(double(gc.grad().data()[j])));
                 double gap = 0.0;
                 for (size_t j = 0; j < gc.numel(); ++j)
-                    gap = std::max(gap, std::abs(double(gf.grad().data()[j]) -
-                                                 double(gc.grad().data()[j])));
+                    gap = std::max(
+                        gap, std::abs(double(gf.grad().data()[j]) - double(gc.grad().data()[j])));
                 CHECK(gap <= 1e-4 * (scale + 1e-6));
             }
             opt_f.step(1e-3);

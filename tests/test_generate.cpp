@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "data/stream_decode.hpp"
-#include "tiny_model.hpp"
 #include "cli/run_checks.hpp"
 #include "config/config.hpp"
+#include "data/stream_decode.hpp"
 #include "model/generate.hpp"
+#include "tiny_model.hpp"
 
 using namespace rf;
 
@@ -114,8 +114,8 @@ TEST_CASE("bad sampling options and the wrong objective are refused, naming the 
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(options(-0.5, 40).validate(), doctest::Contains("temperature must"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(options(std::nan(""), 40).validate(), doctest::Contains("temperature must"),
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(options(std::nan(""), 40).validate(),
+                         doctest::Contains("temperature must"), std::invalid_argument);
     CHECK_THROWS_WITH_AS(options(INFINITY, 40).validate(), doctest::Contains("finite"),
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(options(0.8, 40, 1, 0).validate(),
@@ -128,7 +128,7 @@ TEST_CASE("bad sampling options and the wrong objective are refused, naming the 
                          doctest::Contains("prompt is empty"), std::invalid_argument);
 
     Config mlm = default_config(), clm = default_config();
-    clm.train.objective = "clm";
+    clm.train.objective = data::Objective::clm;
     CHECK_THROWS_WITH_AS(
         cli::require_objective(mlm, "runs/x", data::Objective::clm),
         doctest::Contains("generate needs a causal LM run (train.objective = clm); "
@@ -150,7 +150,7 @@ TEST_CASE("the context of a run: its seq_len, capped by a learned table's rows")
     CHECK(cli::generation_context(c, rope) == 64);
     ModelConfig m = rope.config();
     PositionConfig learned;
-    learned.scheme = "learned";
+    learned.scheme = PositionKind::learned;
     learned.max_positions = 32;
     RoFormer table(m, learned, 1);
     CHECK(cli::generation_context(c, table) == 32);

@@ -28,8 +28,8 @@ ModelConfig model_config(const std::string& attention, bool causal = false) {
     // init_std 0.2: attention far from uniform, so positions and masks matter
     ModelConfig c = testing::tiny_model_config(40, 0.2);
     if (attention != "softmax") {
-        c.attention = "linear";
-        c.feature_map = attention;
+        c.attention = AttentionKind::linear;
+        c.feature_map = parse_enum<FeatureMap>(attention, "model.feature_map");
         c.random_features = 12;  // D = 8: one orthogonal block of 8 rows + 4 rows
     }
     c.causal = causal;
@@ -282,14 +282,12 @@ TEST_CASE("linear attention config errors name the key and the fix") {
     CHECK_THROWS_WITH_AS(RoFormer(favor6, half_rotary, 1),
                          doctest::Contains("model.random_features"), std::invalid_argument);
     CHECK_NOTHROW(RoFormer(model_config("favor"), half_rotary, 1));  // 12 → 6 rotary features
-    ModelConfig unknown = model_config("elu1");
-    unknown.feature_map = "relu";
-    CHECK_THROWS_WITH_AS(RoFormer(unknown, position(), 1),
+    // An unknown word never reaches the model: it is refused where the config is read.
+    Config unknown = default_config();
+    CHECK_THROWS_WITH_AS(apply_override(unknown, "model.feature_map=relu"),
                          doctest::Contains("model.feature_map"), std::invalid_argument);
-    unknown = model_config("softmax");
-    unknown.attention = "performer";
-    CHECK_THROWS_WITH_AS(RoFormer(unknown, position(), 1), doctest::Contains("model.attention"),
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(apply_override(unknown, "model.attention=performer"),
+                         doctest::Contains("model.attention"), std::invalid_argument);
     CHECK_THROWS_WITH_AS(RoFormer(model_config("elu1"), position("alibi"), 1),
                          doctest::Contains("position.scheme = alibi"), std::invalid_argument);
     ModelConfig no_features = model_config("favor");
@@ -302,8 +300,8 @@ TEST_CASE("linear attention config errors name the key and the fix") {
     wide.num_heads = 1;
     wide.ffn = 8;
     wide.num_layers = 1;
-    CHECK_THROWS_WITH_AS(RoFormer(wide, position("none"), 1),
-                         doctest::Contains("model.num_heads"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(RoFormer(wide, position("none"), 1), doctest::Contains("model.num_heads"),
+                         std::invalid_argument);
 }
 
 TEST_CASE("forward FLOPs: softmax counts T, linear counts the feature size instead") {

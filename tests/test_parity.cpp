@@ -32,8 +32,10 @@ void check_forward_backward(const std::string& scheme, bool fused) {
     s.model.fused = fused;
     auto model = build_model(s, ref);
     std::printf("parity %s (%s, %s%s%s, %s): forward + backward vs %s\n", scheme.c_str(),
-                model->position().name().c_str(), s.model.attention.c_str(),
-                s.model.attention == "linear" ? (" " + s.model.feature_map).c_str() : "",
+                model->position().name().c_str(), enum_name(s.model.attention),
+                s.model.attention == AttentionKind::linear
+                    ? (std::string(" ") + enum_name(s.model.feature_map)).c_str()
+                    : "",
                 s.model.causal ? ", causal" : "", fused ? "fused" : "composed",
                 meta(ref, "reference").c_str());
     const std::vector<Comparison> all = forward_backward_comparisons(*model, s, ref);
@@ -58,7 +60,7 @@ void check_adamw(const std::string& scheme, bool fused) {
     const Trajectory t = run_adamw(*model, s);
     std::printf("parity %s (%s): %zu AdamW steps (clip %g, lr %g, %zu warmup, %s)\n",
                 scheme.c_str(), fused ? "fused" : "composed", s.train.steps, s.train.grad_clip,
-                s.train.lr, s.train.warmup_steps, s.train.schedule.c_str());
+                s.train.lr, s.train.warmup_steps, enum_name(s.train.schedule));
     for (size_t i = 0; i < t.losses.size(); ++i)
         std::printf("    loss[%2zu]  ours %.7f  torch %.7f\n", i, t.losses[i],
                     double(ref.at("adamw.loss").data.at(i)));

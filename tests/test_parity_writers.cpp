@@ -24,7 +24,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     mc.ffn = 64;
     mc.init_std = 0.2;
     PositionConfig pc;
-    pc.scheme = "learned";
+    pc.scheme = PositionKind::learned;
     pc.max_positions = 20;  // > T: rows T … 19 must get exactly zero gradient
     const size_t B = 4, T = 16, labelled_per_row = 4;
     RoFormer model(mc, pc, seed);
@@ -109,11 +109,11 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
     mc.num_heads = meta_size(init, "model.num_heads");
     mc.num_layers = meta_size(init, "model.num_layers");
     mc.ffn = meta_size(init, "model.ffn");
-    mc.attention = "linear";
-    mc.feature_map = "favor";
+    mc.attention = AttentionKind::linear;
+    mc.feature_map = FeatureMap::favor;
     mc.random_features = 24;
     PositionConfig pc;
-    pc.scheme = "rope";
+    pc.scheme = PositionKind::rope;
     RoFormer model(mc, pc, std::stoull(meta(init, "seed")));
     std::vector<NamedTensor> tensors;
     for (const Tensor& w : model.buffers()) tensors.push_back(to_named_tensor(w));

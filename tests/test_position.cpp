@@ -19,7 +19,7 @@ namespace {
 
 PositionConfig config_for(const std::string& scheme) {
     PositionConfig c;
-    c.scheme = scheme;
+    c.scheme = parse_enum<PositionKind>(scheme, "position.scheme");
     return c;
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("position: the factory builds each scheme by name") {
     CHECK(make_position_scheme(config_for("alibi"), 16, 2, rng)->name() == "alibi");
     CHECK(make_position_scheme(config_for("rope"), 16, 2, rng)->name() == "rope_interleaved");
     PositionConfig half = config_for("rope");
-    half.pairing = "half";
+    half.pairing = RopePairing::half;
     CHECK(make_position_scheme(half, 16, 2, rng)->name() == "rope_half");
 }
 
@@ -224,11 +224,11 @@ TEST_CASE("position: validation errors name the key and the fix") {
     PositionConfig c;
     CHECK(message(c).empty());
 
-    c = config_for("rotary");
-    CHECK(contains(message(c), "position.scheme"));
-    c = config_for("rope");
-    c.pairing = "neox";
-    CHECK(contains(message(c), "position.pairing"));
+    // Unknown words are refused where they are read (once, naming the key)
+    CHECK_THROWS_WITH_AS(config_for("rotary"), doctest::Contains("position.scheme"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(parse_rope_pairing("neox"), doctest::Contains("position.pairing"),
+                         std::invalid_argument);
     c = config_for("rope");
     CHECK(contains(message(c, 60, 4), "position.scheme"));  // head size 15 is odd
     CHECK(contains(message(c, 60, 4), "15"));

@@ -29,7 +29,7 @@ Config micro_config(const std::string& scheme = "rope") {
     c.model.num_heads = 2;
     c.model.num_layers = 1;
     c.model.ffn = 64;
-    c.position.scheme = scheme;
+    c.position.scheme = parse_enum<PositionKind>(scheme, "position.scheme");
     c.position.max_positions = 64;
     c.train.batch_size = 8;
     c.train.steps = 30;
@@ -125,7 +125,7 @@ TEST_CASE("step 0: the untrained model's validation loss is logged once, resumed
     const PreparedData data = prepare_data(loaded.config.data, c.train.batch_size, loaded.tokenizer,
                                            data::Objective::mlm);
     RoFormer untrained(resolved_model_config(loaded.config, loaded.tokenizer->vocab_size()),
-                          loaded.config.position, c.train.seed);
+                       loaded.config.position, c.train.seed);
     const EvalResult fresh = evaluate(untrained, data.validation, c.train.eval_batches);
     const std::vector<double> val = validation_losses(whole);
     CHECK(std::abs(val.front() - fresh.loss) < 1e-6);
@@ -211,7 +211,7 @@ TEST_CASE("refusals: existing output, mismatched checkpoint, model-changing eval
     CHECK(fs::last_write_time(run_file(dir, "model.safetensors")) == before);
 
     Config half = short_run;
-    half.position.pairing = "half";
+    half.position.pairing = RopePairing::half;
     CHECK_THROWS_WITH_AS(run(half, dir, true), doctest::Contains("config differs"),
                          std::runtime_error);
 
@@ -230,7 +230,7 @@ TEST_CASE("refusals: existing output, mismatched checkpoint, model-changing eval
 
 TEST_CASE("clm: a short training run lowers the next-token loss below the unigram entropy") {
     Config c = micro_config();
-    c.train.objective = "clm";
+    c.train.objective = data::Objective::clm;
     c.train.steps = 60;
     const std::string dir = fresh_dir("clm_learns");
     const TrainSummary s = run(c, dir);
@@ -253,7 +253,7 @@ TEST_CASE("clm: a short training run lowers the next-token loss below the unigra
 
     // the checkpoint records the objective: loading it as an MLM is refused, naming the key
     Config as_mlm = loaded.config;
-    as_mlm.train.objective = "mlm";
+    as_mlm.train.objective = data::Objective::mlm;
     RoFormer mlm_model(resolved_model_config(as_mlm, tok->vocab_size()), as_mlm.position, 1);
     CHECK_THROWS_WITH_AS(load_model_weights(mlm_model, as_mlm, run_file(dir, "model.safetensors")),
                          doctest::Contains("train.objective"), std::runtime_error);
@@ -263,7 +263,7 @@ TEST_CASE("clm: a short training run lowers the next-token loss below the unigra
 
 TEST_CASE("clm: resume after an interruption gives the same metrics as an uninterrupted run") {
     Config c = micro_config();
-    c.train.objective = "clm";
+    c.train.objective = data::Objective::clm;
     const std::string whole = fresh_dir("clm_resume_whole"), parts = fresh_dir("clm_resume_parts");
     run(c, whole);
     run(c, parts, false, 13);  // stop mid-way (between evaluations)
@@ -272,7 +272,7 @@ TEST_CASE("clm: resume after an interruption gives the same metrics as an uninte
     CHECK(metrics_without_timing(whole) == metrics_without_timing(parts));
     // and the objective matters: the same config as mlm trains differently
     Config mlm = c;
-    mlm.train.objective = "mlm";
+    mlm.train.objective = data::Objective::mlm;
     const std::string other = fresh_dir("clm_resume_mlm");
     run(mlm, other);
     CHECK(metrics_without_timing(other) != metrics_without_timing(whole));

@@ -22,7 +22,7 @@ inline ModelConfig tiny_model_config(size_t vocab_size, double init_std = 0.02) 
 
 inline PositionConfig tiny_position_config(const std::string& scheme = "rope") {
     PositionConfig p;
-    p.scheme = scheme;
+    p.scheme = parse_enum<PositionKind>(scheme, "position.scheme");
     p.max_positions = 32;
     return p;
 }

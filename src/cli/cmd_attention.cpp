@@ -113,7 +113,7 @@ void run_attention(const AttentionOptions& o) {
         throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    if (run.config.model.attention == "linear")
+    if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
             o.run_dir +
             " was trained with model.attention = linear, which never forms the T×T "
@@ -123,7 +123,7 @@ void run_attention(const AttentionOptions& o) {
     const std::vector<size_t> layers = selected(o.layer, model.num_layers, "--layer", "layers");
     const std::vector<size_t> heads = selected(o.head, model.num_heads, "--head", "heads");
     rf::set_num_threads(run.config.train.threads, run.config.model.fused);
-    const bool causal = run.config.train.objective == "clm";
+    const bool causal = run.config.train.objective == rf::data::Objective::clm;
     const std::vector<int> ids =
         causal ? run.tokenizer->encode(o.text) : run.tokenizer->encode_for_model(o.text);
     const rf::AttentionMaps maps = rf::attention_maps(*run.model, ids);

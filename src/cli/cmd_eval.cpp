@@ -36,15 +36,15 @@ void run_eval(const EvalOptions& o) {
                                         std::to_string(kMaxEvalLength));
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::set_num_threads(run.config.train.threads, run.config.model.fused);
-    const rf::data::Objective objective = rf::data::objective_named(run.config.train.objective);
+    const rf::data::Objective objective = run.config.train.objective;
     rf::PreparedData data =
         rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer, objective);
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf(
         "%s (step %zu, %s, %s): validation loss %.4f, accuracy %.4f on %zu %s at seq_len %zu; "
         "unigram entropy %.4f\n",
-        o.run_dir.c_str(), run.step, rf::data::objective_name(objective),
-        run.config.position.scheme.c_str(), r.loss, r.accuracy, r.predictions,
+        o.run_dir.c_str(), run.step, rf::enum_name(objective),
+        rf::enum_name(run.config.position.scheme), r.loss, r.accuracy, r.predictions,
         rf::data::labelled_tokens(objective), run.config.data.seq_len, data.unigram_entropy);
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");

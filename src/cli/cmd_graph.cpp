@@ -57,7 +57,7 @@ void run_graph(const GraphOptions& o) {
     rf::Tensor h = layer.attention_norm(rf::add(x, a));
     const std::string title = "layer " + std::to_string(o.layer) +
                               ": LayerNorm(x + attention(x)), " + model.position().name() + ", " +
-                              config.model.attention +
+                              rf::enum_name(config.model.attention) +
                               " attention, T = " + std::to_string(o.seq_len);
     const rf::DotGraph graph = rf::graph_to_dot(h, title);
     if (o.out.empty()) {

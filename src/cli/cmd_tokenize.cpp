@@ -57,7 +57,7 @@ bool run_is_causal(const TokenizeOptions& o) {
     if (o.run_dir.empty()) return false;
     const std::string config = (std::filesystem::path(o.run_dir) / "config.toml").string();
     return std::filesystem::is_regular_file(config) &&
-           rf::load_config(config).train.objective == "clm";
+           rf::load_config(config).train.objective == rf::data::Objective::clm;
 }
 
 void run_tokenize(const TokenizeOptions& o) {

@@ -66,8 +66,7 @@ void run_train(const TrainCommandOptions& o) {
                   << "; continue with --resume --out " << options.out_dir << "\n";
         return;
     }
-    const char* labelled =
-        rf::data::labelled_tokens(rf::data::objective_named(config.train.objective));
+    const char* labelled = rf::data::labelled_tokens(config.train.objective);
     std::printf(
         "final validation: loss %.4f nats, accuracy %.4f on %zu %s "
         "(unigram entropy of the %s: %.4f nats)\n",

@@ -7,7 +7,7 @@
 namespace rf::cli {
 
 void require_objective(const Config& config, const std::string& run_dir, data::Objective needed) {
-    const data::Objective trained = data::objective_named(config.train.objective);
+    const data::Objective trained = config.train.objective;
     if (trained == needed) return;
     if (needed == data::Objective::clm)
         throw std::invalid_argument("generate needs a causal LM run (train.objective = clm); " +

@@ -27,6 +27,15 @@ namespace {
 // ---- the key table ------------------------------------------------------------------------
 using Field = ConfigField;
 
+template <class E>
+EnumField enum_field(E* member) {
+    return {[member] { return std::string(enum_name(*member)); },
+            [member](const std::string& word, const std::string& key) {
+                *member = parse_enum<E>(word, key);
+            },
+            [] { return enum_choices<E>(); }};
+}
+
 std::vector<Field> fields_of(Config& c) {
     //  table       key           eval_time  member
     ModelConfig& m = c.model;
@@ -43,12 +52,12 @@ std::vector<Field> fields_of(Config& c) {
         {"model", "attention_dropout", true, &m.attention_dropout},
         {"model", "layer_norm_eps", false, &m.layer_norm_eps},
         {"model", "init_std", false, &m.init_std},
-        {"model", "attention", false, &m.attention},
-        {"model", "feature_map", false, &m.feature_map},
+        {"model", "attention", false, enum_field(&m.attention)},
+        {"model", "feature_map", false, enum_field(&m.feature_map)},
         {"model", "random_features", false, &m.random_features},
         {"model", "fused", true, &m.fused},
-        {"position", "scheme", false, &p.scheme},
-        {"position", "pairing", false, &p.pairing},
+        {"position", "scheme", false, enum_field(&p.scheme)},
+        {"position", "pairing", false, enum_field(&p.pairing)},
         {"position", "base", false, &p.base},
         {"position", "rotary_fraction", false, &p.rotary_fraction},
         {"position", "rotate_values", false, &p.rotate_values},
@@ -63,14 +72,14 @@ std::vector<Field> fields_of(Config& c) {
         {"data", "validation_fraction", true, &d.validation_fraction},
         {"data", "val_windows", true, &d.val_windows},
         {"data", "mask_prob", true, &d.mask_prob},
-        {"train", "objective", false, &t.objective},
+        {"train", "objective", false, enum_field(&t.objective)},
         {"train", "seed", true, &t.seed},
         {"train", "batch_size", true, &t.batch_size},
         {"train", "steps", true, &t.steps},
         {"train", "lr", true, &t.lr},
         {"train", "min_lr_ratio", true, &t.min_lr_ratio},
         {"train", "warmup_steps", true, &t.warmup_steps},
-        {"train", "schedule", true, &t.schedule},
+        {"train", "schedule", true, enum_field(&t.schedule)},
         {"train", "beta1", true, &t.beta1},
         {"train", "beta2", true, &t.beta2},
         {"train", "eps", true, &t.eps},
@@ -169,10 +178,18 @@ void assign(const Field& field, const toml::node& node, const std::string& where
         return std::invalid_argument(key + " must be " + expected + ", got " + describe(node) +
                                      where);
     };
+    if (const EnumField* choice = std::get_if<EnumField>(&field.value)) {
+        if (!node.is_string()) throw wrong(("one of " + choice->choices()).c_str());
+        try {
+            choice->set(node.as_string()->get(), key);
+        } catch (const std::invalid_argument& e) { throw std::invalid_argument(e.what() + where); }
+        return;
+    }
     std::visit(
-        [&](auto* member) {
+        [&](auto member) {
             using T = std::remove_pointer_t<decltype(member)>;
-            if constexpr (std::is_same_v<T, size_t>) {
+            if constexpr (std::is_same_v<T, EnumField>) {
+            } else if constexpr (std::is_same_v<T, size_t>) {
                 if (!node.is_integer()) throw wrong("an integer");
                 const int64_t v = node.as_integer()->get();
                 if (v < 0) throw wrong("a non-negative integer");
@@ -197,9 +214,11 @@ void assign(const Field& field, const toml::node& node, const std::string& where
 
 std::string render(const ConfigValue& member) {
     return std::visit(
-        [](auto* value) -> std::string {
+        [](auto value) -> std::string {
             using T = std::remove_pointer_t<decltype(value)>;
-            if constexpr (std::is_same_v<T, size_t>)
+            if constexpr (std::is_same_v<T, EnumField>)
+                return quote_toml(value.get());
+            else if constexpr (std::is_same_v<T, size_t>)
                 return std::to_string(*value);
             else if constexpr (std::is_same_v<T, double>)
                 return format_shortest(*value);
@@ -304,10 +323,17 @@ void apply_override(Config& config, const std::string& assignment) {
     const std::string where = " in --set " + name;
     Field& field = find_field(fields, name.substr(0, dot), name.substr(dot + 1), " in --set");
 
-    // Strings may be written bare (data.path=data/x.txt) or quoted as in TOML.
-    if (std::holds_alternative<std::string*>(field.value) &&
-        (value.empty() || (value.front() != '"' && value.front() != '\''))) {
+    // Strings and enum words may be written bare (data.path=data/x.txt, model.attention=linear)
+    // or quoted as in TOML.
+    const bool bare = value.empty() || (value.front() != '"' && value.front() != '\'');
+    if (bare && std::holds_alternative<std::string*>(field.value)) {
         *std::get<std::string*>(field.value) = value;
+        return;
+    }
+    if (bare && std::holds_alternative<EnumField>(field.value)) {
+        try {
+            std::get<EnumField>(field.value).set(value, name);
+        } catch (const std::invalid_argument& e) { throw std::invalid_argument(e.what() + where); }
         return;
     }
     toml::table parsed;
@@ -315,9 +341,11 @@ void apply_override(Config& config, const std::string& assignment) {
         parsed = toml::parse("value = " + value);
     } catch (const toml::parse_error&) {
         const char* expected = std::visit(
-            [](auto* member) {
+            [](auto member) {
                 using T = std::remove_pointer_t<decltype(member)>;
-                if constexpr (std::is_same_v<T, size_t>)
+                if constexpr (std::is_same_v<T, EnumField>)
+                    return "one of its words";
+                else if constexpr (std::is_same_v<T, size_t>)
                     return "an integer";
                 else if constexpr (std::is_same_v<T, double>)
                     return "a number";
@@ -364,9 +392,12 @@ bool operator==(const Config& a, const Config& b) {
     const std::vector<Field> fa = fields_of(ca), fb = fields_of(cb);
     for (size_t i = 0; i < fa.size(); ++i) {
         const bool same = std::visit(
-            [&](auto* x) {
+            [&](auto x) {
                 using P = decltype(x);
-                return *x == *std::get<P>(fb[i].value);
+                if constexpr (std::is_same_v<P, EnumField>)
+                    return x.get() == std::get<P>(fb[i].value).get();
+                else
+                    return *x == *std::get<P>(fb[i].value);
             },
             fa[i].value);
         if (!same) return false;

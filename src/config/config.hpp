@@ -11,8 +11,10 @@
 // Keys are `table.key` (e.g. "train.lr"); the tables are [model], [position], [data], [train].
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "data/data_config.hpp"
+#include "data/objective.hpp"
 #include "model/model_config.hpp"
 #include "position/position.hpp"
 
@@ -29,33 +32,43 @@ namespace rf {
 // [position] — the position scheme: rf::PositionConfig in position/position.hpp.
 // [data] — the corpus, the tokenizer and the MLM windows: rf::DataConfig in data/data_config.hpp.
 
+// train.schedule, the learning rate after warm-up (train/schedule.hpp)
+enum class Schedule { cosine, linear, constant };
+constexpr std::array<NamedValue<Schedule>, 3> named_values(Schedule) {
+    return {{{Schedule::cosine, "cosine"},
+             {Schedule::linear, "linear"},
+             {Schedule::constant, "constant"}}};
+}
+
 // [train] — optimisation and bookkeeping.
 struct TrainConfig {
-    std::string objective = "mlm";    // mlm: masked-language modelling (BERT), bidirectional;
-                                      // clm: predict token t+1 from tokens ≤ t, causal attention
-    size_t seed = 1;                  // seeds init, masking and batch order (same seed →
-                                      // bit-identical run on the same machine and threads)
-    size_t batch_size = 32;           // B: windows per step
-    size_t steps = 2000;              // optimizer updates in the run
-    double lr = 1e-3;                 // peak learning rate (reached at the end of warmup)
-    double min_lr_ratio = 0.1;        // the decay ends at min_lr_ratio · lr
-    size_t warmup_steps = 100;        // linear warmup from lr/warmup_steps up to lr
-    std::string schedule = "cosine";  // after warmup: cosine | linear | constant
-    double beta1 = 0.9;               // AdamW first-moment decay
-    double beta2 = 0.98;              // AdamW second-moment decay (BERT/RoBERTa-style 0.98)
-    double eps = 1e-6;                // AdamW denominator ε
-    double weight_decay = 0.01;       // decoupled decay on 2-D weights (incl. embeddings);
-                                      // never on biases or LayerNorm
-    double grad_clip = 1.0;           // clip the global gradient norm to this; 0 = no clipping
-    size_t eval_every = 100;          // evaluate every N steps; 0 = only the final evaluation
-    size_t eval_batches = 0;          // validation batches per evaluation; 0 = all windows
-    size_t log_every = 10;            // log / write a metrics row every N steps
-    size_t threads = 1;               // worker threads (OpenMP + OpenBLAS); 0 = all cores.
-                                      // 1 by default, so that runs side by side (roformer
-                                      // compare, notebooks, tests) never share a core; a run
-                                      // alone on 2 free cores is 1.5× faster with 2 (README,
-                                      // Performance)
-    size_t checkpoint_every = 0;      // save a checkpoint every N steps; 0 = only at the end
+    data::Objective objective =
+        data::Objective::mlm;   // mlm: masked-language modelling (BERT),
+                                // bidirectional; clm: predict token t+1 from tokens ≤ t,
+                                // causal attention (data/objective.hpp)
+    size_t seed = 1;            // seeds init, masking and batch order (same seed →
+                                // bit-identical run on the same machine and threads)
+    size_t batch_size = 32;     // B: windows per step
+    size_t steps = 2000;        // optimizer updates in the run
+    double lr = 1e-3;           // peak learning rate (reached at the end of warmup)
+    double min_lr_ratio = 0.1;  // the decay ends at min_lr_ratio · lr
+    size_t warmup_steps = 100;  // linear warmup from lr/warmup_steps up to lr
+    Schedule schedule = Schedule::cosine;  // after warmup: cosine | linear | constant
+    double beta1 = 0.9;                    // AdamW first-moment decay
+    double beta2 = 0.98;                   // AdamW second-moment decay (BERT/RoBERTa-style 0.98)
+    double eps = 1e-6;                     // AdamW denominator ε
+    double weight_decay = 0.01;            // decoupled decay on 2-D weights (incl. embeddings);
+                                           // never on biases or LayerNorm
+    double grad_clip = 1.0;                // clip the global gradient norm to this; 0 = no clipping
+    size_t eval_every = 100;               // evaluate every N steps; 0 = only the final evaluation
+    size_t eval_batches = 0;               // validation batches per evaluation; 0 = all windows
+    size_t log_every = 10;                 // log / write a metrics row every N steps
+    size_t threads = 1;                    // worker threads (OpenMP + OpenBLAS); 0 = all cores.
+                                           // 1 by default, so that runs side by side (roformer
+                                           // compare, notebooks, tests) never share a core; a run
+                                           // alone on 2 free cores is 1.5× faster with 2 (README,
+                                           // Performance)
+    size_t checkpoint_every = 0;           // save a checkpoint every N steps; 0 = only at the end
 };
 
 struct Config {
@@ -72,7 +85,15 @@ Config default_config();
 // TOML files, --set overrides, to_toml, operator==, checkpoint compatibility and the
 // comparison's per-run overrides all walk it, so a new knob is added in two places only: its
 // member (with default and comment) in its struct and its row in config_fields().
-using ConfigValue = std::variant<size_t*, double*, bool*, std::string*>;
+// An enum member (model.attention, position.scheme, …): read and written as its word, parsed
+// once when the config is read (tensor/named_enum.hpp); a word that is not one of the enum's
+// is refused there, naming the key and the allowed words.
+struct EnumField {
+    std::function<std::string()> get;                                          // "linear"
+    std::function<void(const std::string& word, const std::string& key)> set;  // throws
+    std::function<std::string()> choices;                                      // "softmax, linear"
+};
+using ConfigValue = std::variant<size_t*, double*, bool*, std::string*, EnumField>;
 struct ConfigField {
     const char* table;  // "model", "position", "data", "train"
     const char* key;    // "hidden", ...

@@ -51,8 +51,8 @@ double estimated_training_bytes(const Config& c) {
     const double T = double(c.data.seq_len), B = double(c.train.batch_size);
     const double P = double(c.position.max_positions);
     const double layer_params = 4 * (C * C + C) + 2 * C * F + F + 5 * C;
-    const double params =
-        V * C + (c.position.scheme == "learned" ? P * C : 0) + L * layer_params + C * C + 3 * C + V;
+    const double params = V * C + (c.position.scheme == PositionKind::learned ? P * C : 0) +
+                          L * layer_params + C * C + 3 * C + V;
     // Per layer the graph keeps ~16 vectors of C, 3 of F and 3 T×T score maps per head; the
     // head's logits (all positions, the worst case) twice.
     const double activations = B * T * (L * (16 * C + 3 * F + 3 * H * T) + 2 * V);

@@ -61,20 +61,7 @@ void validate(const Config& c) {
     require_positive("model.layer_norm_eps", m.layer_norm_eps);
     require_positive("model.init_std", m.init_std);
 
-    require_one_of("model.attention", m.attention, {"softmax", "linear"});
-    require_one_of("model.feature_map", m.feature_map, {"elu1", "favor"});
-    if (m.attention == "linear" && m.feature_map == "favor") {
-        require_positive("model.random_features", m.random_features);
-        if (c.position.scheme == "rope" && m.random_features % 2 != 0)
-            invalid("model.random_features", "= " + std::to_string(m.random_features) +
-                                                 " must be even with position.scheme = rope (RoPE "
-                                                 "rotates pairs of features in linear attention)");
-    }
-    if (m.attention == "linear" && c.position.scheme == "alibi")
-        invalid("position.scheme",
-                "= alibi cannot be combined with model.attention = linear: "
-                "ALiBi adds to the T×T scores, which linear attention never "
-                "forms; use rope, learned, sinusoidal or none");
+    validate_model_options(m, c.position);  // the model's rules, written in model/
     validate_position_config(c.position, m.hidden, m.num_heads);
 
     const DataConfig& d = c.data;
@@ -85,7 +72,7 @@ void validate(const Config& c) {
                 "must be larger than the 5 special tokens, got " + std::to_string(d.vocab_size));
     if (d.seq_len < 2)
         invalid("data.seq_len", "must be at least 2, got " + std::to_string(d.seq_len));
-    if (c.position.scheme == "learned" && d.seq_len > c.position.max_positions)
+    if (c.position.scheme == PositionKind::learned && d.seq_len > c.position.max_positions)
         invalid("data.seq_len", "= " + std::to_string(d.seq_len) +
                                     " exceeds position.max_positions = " +
                                     std::to_string(c.position.max_positions) +
@@ -96,12 +83,10 @@ void validate(const Config& c) {
     require_range("data.mask_prob", d.mask_prob, 0.0, 1.0, true);
 
     const TrainConfig& t = c.train;
-    require_one_of("train.objective", t.objective, {"mlm", "clm"});
     require_positive("train.batch_size", t.batch_size);
     require_positive("train.steps", t.steps);
     require_positive("train.lr", t.lr);
     require_range("train.min_lr_ratio", t.min_lr_ratio, 0.0, 1.0, false, true);
-    require_one_of("train.schedule", t.schedule, {"cosine", "linear", "constant"});
     require_range("train.beta1", t.beta1, 0.0, 1.0, false);
     require_range("train.beta2", t.beta2, 0.0, 1.0, false);
     require_positive("train.eps", t.eps);

@@ -5,28 +5,20 @@
 //        the tokens is hidden and labelled, attention sees the whole window      (mlm.hpp)
 //   clm  causal language modelling (GPT): plain windows x[0..T), labels[t] = x[t+1] at every
 //        position but the last, attention sees only positions ≤ t                  (clm.hpp)
-// Both produce data::Batch {input_ids, labels (−100 = no prediction)}, so the model's
+// Both produce a data::Batch (batch.hpp) {input_ids, labels (−100 = no prediction)}, so the model's
 // forward(), evaluate() and the trainer serve both unchanged.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include <array>
 
 #include "data/data_config.hpp"
+#include "tensor/named_enum.hpp"
 
 namespace rf::data {
 
 enum class Objective { mlm, clm };
-
-// The config value ("mlm" | "clm") as an Objective; anything else is refused naming the key.
-inline Objective objective_named(const std::string& name) {
-    if (name == "mlm") return Objective::mlm;
-    if (name == "clm") return Objective::clm;
-    throw std::invalid_argument("train.objective must be one of mlm, clm, got '" + name + "'");
-}
-
-inline const char* objective_name(Objective objective) {
-    return objective == Objective::mlm ? "mlm" : "clm";
+constexpr std::array<NamedValue<Objective>, 2> named_values(Objective) {
+    return {{{Objective::mlm, "mlm"}, {Objective::clm, "clm"}}};
 }
 
 // What the labelled positions are, for printed lines: "… on 4768 masked tokens".

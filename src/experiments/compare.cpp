@@ -115,7 +115,7 @@ static std::string summary_header(const ComparePreset& preset, const CompareOpti
                ? std::string("characters")
                : c.data.tokenizer + " vocab " + std::to_string(c.data.vocab_size))
        << ", seq_len " << c.data.seq_len << "; training: " << c.train.steps << " steps of "
-       << c.train.batch_size << " windows, lr " << c.train.lr << " (" << c.train.schedule
+       << c.train.batch_size << " windows, lr " << c.train.lr << " (" << enum_name(c.train.schedule)
        << ", warmup " << c.train.warmup_steps << "), validation every " << c.train.eval_every
        << " steps on " << c.data.val_windows << " fixed windows.\n\n"
        << "Runs of one seed share the tokenizer, training windows, masks, batch order, validation "

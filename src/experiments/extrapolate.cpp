@@ -90,8 +90,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         set_num_threads(run.config.train.threads, run.config.model.fused);
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
-        const bool rope = c.position.scheme == "rope";
-        const data::Objective objective = data::objective_named(c.train.objective);
+        const bool rope = c.position.scheme == PositionKind::rope;
+        const data::Objective objective = c.train.objective;
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";
         for (size_t k : options.factors) {

@@ -24,8 +24,9 @@ Tensor merge_heads(const Tensor& x) {
 }
 
 size_t attention_feature_size(const ModelConfig& config) {
-    return config.feature_map == "favor" ? config.random_features
-                                         : attention_head_size(config.hidden, config.num_heads);
+    return config.feature_map == FeatureMap::favor
+               ? config.random_features
+               : attention_head_size(config.hidden, config.num_heads);
 }
 
 // Causal FAVOR keys are not stabilised (see operator() below); their exponent is bounded by
@@ -42,8 +43,8 @@ SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_r
       output(config.hidden, config.hidden, config.init_std, rng, prefix + ".output.dense"),
       num_heads(config.num_heads),
       attention_dropout(config.attention_dropout),
-      linear(config.attention == "linear"),
-      favor(linear && config.feature_map == "favor"),
+      linear(config.attention == AttentionKind::linear),
+      favor(linear && config.feature_map == FeatureMap::favor),
       causal(config.causal),
       fused(config.fused) {
     if (!favor) return;

@@ -45,7 +45,7 @@ Tensor layer_probabilities(const SelfAttention& attention, const Tensor& x,
 }  // namespace
 
 AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids) {
-    if (model.config().attention == "linear")
+    if (model.config().attention == AttentionKind::linear)
         throw std::invalid_argument(
             "model.attention = linear has no attention probability matrix (the weights are "
             "never formed: φ(q)ᵀS / φ(q)ᵀz, docs/linear_attention.md); attention maps need a "

@@ -1,10 +1,26 @@
 // Stage 5 — model: the encoder's size, the [model] table of a config file.
 #pragma once
 
+#include <array>
 #include <cstddef>
-#include <string>
+
+#include "tensor/named_enum.hpp"
 
 namespace rf {
+
+// model.attention: softmax — p = softmax(q·kᵀ/√D), T×T weights; linear — kernelised,
+// φ(q)ᵀ(Σ φ(k) vᵀ) / φ(q)ᵀ(Σ φ(k)), O(T) (docs/linear_attention.md)
+enum class AttentionKind { softmax, linear };
+constexpr std::array<NamedValue<AttentionKind>, 2> named_values(AttentionKind) {
+    return {{{AttentionKind::softmax, "softmax"}, {AttentionKind::linear, "linear"}}};
+}
+
+// model.feature_map, linear attention's φ: elu1 — elu(x) + 1; favor — Performer's FAVOR+
+// positive random features (an unbiased estimate of softmax attention)
+enum class FeatureMap { elu1, favor };
+constexpr std::array<NamedValue<FeatureMap>, 2> named_values(FeatureMap) {
+    return {{{FeatureMap::elu1, "elu1"}, {FeatureMap::favor, "favor"}}};
+}
 
 // [model] — the encoder's size (BERT-style post-LN RoFormer encoder + MLM head).
 struct ModelConfig {
@@ -18,16 +34,23 @@ struct ModelConfig {
     double attention_dropout = 0.0;  // on the attention probabilities
     double layer_norm_eps = 1e-12;   // ε inside every LayerNorm (BERT / RoFormer value)
     double init_std = 0.02;          // weights drawn from normal(0, init_std²); biases zero
-    std::string attention = "softmax";   // softmax | linear (kernelised, O(T), docs/linear_attention.md)
-    std::string feature_map = "elu1";    // linear: elu1 (elu + 1) | favor (Performer's FAVOR+)
-    size_t random_features = 64;         // favor: M random features per head (even for RoPE);
-                                         // drawn once from the seed, saved, never trained
-    bool fused = true;  // softmax attention as one op per (batch, head) tile
-                        // (src/model/fused_attention.hpp); false runs the composed ops
-                        // (split_heads, rope, matmul, softmax, …) a student reads first
+    AttentionKind attention = AttentionKind::softmax;  // softmax | linear (kernelised, O(T))
+    FeatureMap feature_map = FeatureMap::elu1;         // linear: elu1 | favor (FAVOR+)
+    size_t random_features = 64;  // favor: M random features per head (even for RoPE);
+                                  // drawn once from the seed, saved, never trained
+    bool fused = true;            // softmax attention as one op per (batch, head) tile
+                                  // (src/model/fused_attention.hpp); false runs the composed ops
+                                  // (split_heads, rope, matmul, softmax, …) a student reads first
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;
 };
+
+struct PositionConfig;
+// The rules between the model's options, written once (config validation and the model's
+// constructor both call it): favor needs random features (an even number with RoPE, which
+// rotates pairs of them); ALiBi cannot bias linear attention's never-formed T×T scores.
+// Throws std::invalid_argument naming the key and the fix.
+void validate_model_options(const ModelConfig& model, const PositionConfig& position);
 
 }  // namespace rf

@@ -7,32 +7,11 @@ namespace rf {
 
 static constexpr int kIgnore = -100;
 
-// The attention keys' values (validate() in src/config checks them too; a model can be built
-// without a Config, so an unknown value must not fall back to softmax silently).
-static void validate_attention(const ModelConfig& c, const PositionConfig& position) {
-    if (c.attention != "softmax" && c.attention != "linear")
-        throw std::invalid_argument("model.attention = \"" + c.attention +
-                                    "\" is unknown; use softmax or linear");
-    if (c.attention != "linear") return;
-    if (c.feature_map != "elu1" && c.feature_map != "favor")
-        throw std::invalid_argument("model.feature_map = \"" + c.feature_map +
-                                    "\" is unknown; use elu1 or favor");
-    if (c.feature_map == "favor" && c.random_features == 0)
-        throw std::invalid_argument(
-            "model.random_features = 0: favor needs at least one random "
-            "feature per head (e.g. 64)");
-    if (position.scheme == "alibi")
-        throw std::invalid_argument(
-            "position.scheme = alibi cannot be combined with "
-            "model.attention = linear (no T×T scores to bias); use rope");
-}
-
-RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position,
-                         uint64_t init_seed)
+RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed)
     : config_(config), position_config_(position), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     validate_position_config(position, config.hidden, config.num_heads);
-    validate_attention(config, position);
+    validate_model_options(config, position);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
     const double std = config.init_std, eps = config.layer_norm_eps;
     Rng rng(init_seed);
@@ -47,7 +26,7 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position,
     // other weight is the same draw whatever the scheme: within a seed, runs of different
     // schemes start from identical encoders.
     Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
-    const bool linear = config.attention == "linear";
+    const bool linear = config.attention == AttentionKind::linear;
     position_ = make_position_scheme(position, C, config.num_heads, position_rng,
                                      linear ? attention_feature_size(config) : 0);
     // FAVOR's fixed projections (one W per layer, drawn in layer order) likewise: softmax and
@@ -95,8 +74,7 @@ Tensor RoFormer::residual_norm(const LayerNorm& norm, const Tensor& h, const Ten
 }
 
 // ids:[B,T] → hidden:[B·T, C]
-Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len,
-                           bool training) {
+Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training) {
     if (ids.size() != batch * seq_len)
         throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
                                     std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
@@ -121,7 +99,7 @@ Tensor RoFormer::head(const Tensor& hidden_rows) {
 }
 
 ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,
-                               size_t batch, size_t seq_len, bool training) {
+                              size_t batch, size_t seq_len, bool training) {
     if (labels.size() != ids.size())
         throw std::invalid_argument("forward: labels has " + std::to_string(labels.size()) +
                                     " entries but ids has " + std::to_string(ids.size()));
@@ -170,10 +148,10 @@ double RoFormer::forward_flops_per_token(size_t seq_len, double head_fraction) c
     const double V = double(config_.vocab_size), T = double(seq_len);
     const double H = double(config_.num_heads);
     double attention = 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
-    if (config_.attention == "linear") {
+    if (config_.attention == AttentionKind::linear) {
         const double features = double(attention_feature_size(config_));
         attention = 2.0 * 2.0 * features * C + 2.0 * 2.0 * features * H;
-        if (config_.feature_map == "favor") attention += 2.0 * 2.0 * features * C;
+        if (config_.feature_map == FeatureMap::favor) attention += 2.0 * 2.0 * features * C;
     }
     const double per_layer = 2.0 * 4.0 * C * C    // q, k, v, output projections
                              + 2.0 * 2.0 * C * F  // FFN up and down

@@ -25,11 +25,6 @@ size_t attention_head_size(size_t hidden, size_t num_heads) {
 // The checks that need the config itself; everything a RoPE table needs is checked by
 // validate_rope_knobs / validate_rope_options (rope.cpp), once.
 void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
-    const std::string& s = c.scheme;
-    if (s != "none" && s != "learned" && s != "sinusoidal" && s != "rope" && s != "alibi")
-        fail("position.scheme = \"" + s +
-             "\" is unknown; use one of none, learned, sinusoidal, rope, alibi");
-    parse_rope_pairing(c.pairing);  // throws naming position.pairing
     validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);  // base: sinusoidal too
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
         fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) +
@@ -40,7 +35,7 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (c.max_positions == 0)
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
     const size_t D = attention_head_size(hidden, num_heads);
-    if (s != "rope") return;
+    if (c.scheme != PositionKind::rope) return;
 
     const double exact = c.rotary_fraction * static_cast<double>(D);
     const size_t r = rope_rotary_dims(c.rotary_fraction, D);
@@ -56,17 +51,21 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
                                                      size_t num_heads, Rng& init_rng,
                                                      size_t feature_size) {
     validate_position_config(config, hidden, num_heads);
-    const std::string& s = config.scheme;
-    if (s == "learned")
-        return std::make_unique<LearnedPosition>(config.max_positions, hidden, init_rng);
-    if (s == "sinusoidal")
-        return std::make_unique<SinusoidalPosition>(
-            hidden, config.base, sinusoidal_amplitude(config.sinusoidal_scale, hidden));
-    if (s == "alibi") return std::make_unique<AlibiPosition>(num_heads);
-    if (s == "rope")
-        return std::make_unique<RopePosition>(rope_options_from_config(config, hidden / num_heads),
-                                              config.rotate_values, config.rotary_fraction,
-                                              feature_size);
+    switch (config.scheme) {
+        case PositionKind::learned:
+            return std::make_unique<LearnedPosition>(config.max_positions, hidden, init_rng);
+        case PositionKind::sinusoidal:
+            return std::make_unique<SinusoidalPosition>(
+                hidden, config.base, sinusoidal_amplitude(config.sinusoidal_scale, hidden));
+        case PositionKind::alibi:
+            return std::make_unique<AlibiPosition>(num_heads);
+        case PositionKind::rope:
+            return std::make_unique<RopePosition>(
+                rope_options_from_config(config, hidden / num_heads), config.rotate_values,
+                config.rotary_fraction, feature_size);
+        case PositionKind::none:
+            break;
+    }
     return std::make_unique<NoPosition>();
 }
 

@@ -10,11 +10,13 @@
 // Schemes that do nothing at a place return their input unchanged.
 #pragma once
 
+#include <array>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tensor/named_enum.hpp"
 #include "tensor/random.hpp"
 #include "tensor/tensor.hpp"
 
@@ -22,19 +24,37 @@ namespace rf {
 
 class RopeTable;
 
+// position.scheme: where the encoder learns where a token is (docs/rope.md, position.hpp's
+// three places below)
+enum class PositionKind { none, learned, sinusoidal, rope, alibi };
+constexpr std::array<NamedValue<PositionKind>, 5> named_values(PositionKind) {
+    return {{{PositionKind::none, "none"},
+             {PositionKind::learned, "learned"},
+             {PositionKind::sinusoidal, "sinusoidal"},
+             {PositionKind::rope, "rope"},
+             {PositionKind::alibi, "alibi"}}};
+}
+
+// position.pairing, which dims RoPE rotates together (rope.hpp): interleaved (2i, 2i+1), the
+// paper's; half (i, i + r/2), GPT-NeoX's rotate_half
+enum class RopePairing { interleaved, half };
+constexpr std::array<NamedValue<RopePairing>, 2> named_values(RopePairing) {
+    return {{{RopePairing::interleaved, "interleaved"}, {RopePairing::half, "half"}}};
+}
+
 // Every knob of every scheme; the config file's [position] table maps onto it 1:1.
 struct PositionConfig {
-    std::string scheme = "rope";          // none | learned | sinusoidal | rope | alibi
-    std::string pairing = "interleaved";  // rope: interleaved (2i, 2i+1) | half (i, i + r/2)
-    double base = 10000.0;                // rope / sinusoidal: θ_i = base^(−2i/d)
-    double rotary_fraction = 1.0;         // rope: rotate the first r = fraction·D dims (r even)
-    bool rotate_values = false;           // rope: also rotate v (RoFormer's rotary_value)
-    double interpolation_factor = 1.0;    // rope: position interpolation, m → m / factor
-    double ntk_factor = 1.0;              // rope: NTK-aware base scaling, base·factor^(r/(r−2))
-    size_t max_positions = 512;           // learned: rows in the table (longest allowed T)
-    double sinusoidal_scale = 0.0;        // sinusoidal: amplitude of the added table;
-                                          // 0 = 1/sqrt(C), which under the embedding LayerNorm
-                                          // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
+    PositionKind scheme = PositionKind::rope;        // none | learned | sinusoidal | rope | alibi
+    RopePairing pairing = RopePairing::interleaved;  // rope: interleaved | half
+    double base = 10000.0;                           // rope / sinusoidal: θ_i = base^(−2i/d)
+    double rotary_fraction = 1.0;       // rope: rotate the first r = fraction·D dims (r even)
+    bool rotate_values = false;         // rope: also rotate v (RoFormer's rotary_value)
+    double interpolation_factor = 1.0;  // rope: position interpolation, m → m / factor
+    double ntk_factor = 1.0;            // rope: NTK-aware base scaling, base·factor^(r/(r−2))
+    size_t max_positions = 512;         // learned: rows in the table (longest allowed T)
+    double sinusoidal_scale = 0.0;      // sinusoidal: amplitude of the added table;
+                                        // 0 = 1/sqrt(C), which under the embedding LayerNorm
+                                        // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
 };
 
 // D = hidden / num_heads, the head size that the attention splits into and every position

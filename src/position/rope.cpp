@@ -14,16 +14,10 @@
 namespace rf {
 
 RopePairing parse_rope_pairing(const std::string& name) {
-    if (name == "interleaved") return RopePairing::interleaved;
-    if (name == "half") return RopePairing::half;
-    throw std::invalid_argument("position.pairing = \"" + name +
-                                "\" is unknown; use \"interleaved\" (pairs (2i, 2i+1), the "
-                                "paper's) or \"half\" (pairs (i, i + r/2), GPT-NeoX style)");
+    return parse_enum<RopePairing>(name, "position.pairing");
 }
 
-const char* rope_pairing_name(RopePairing pairing) {
-    return pairing == RopePairing::interleaved ? "interleaved" : "half";
-}
+const char* rope_pairing_name(RopePairing pairing) { return enum_name(pairing); }
 
 size_t rope_rotary_dims(double rotary_fraction, size_t head_dim) {
     return static_cast<size_t>(std::llround(rotary_fraction * static_cast<double>(head_dim)));
@@ -31,7 +25,7 @@ size_t rope_rotary_dims(double rotary_fraction, size_t head_dim) {
 
 RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim) {
     RopeOptions o;
-    o.pairing = parse_rope_pairing(config.pairing);
+    o.pairing = config.pairing;
     o.head_dim = head_dim;
     o.rotary_dims = rope_rotary_dims(config.rotary_fraction, head_dim);
     o.base = config.base;

@@ -14,14 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "position/position.hpp"  // PositionConfig, RopePairing
 #include "tensor/tensor.hpp"
 
 namespace rf {
 
-struct PositionConfig;
-
-enum class RopePairing { interleaved, half };
-
+// RopePairing (interleaved | half) is declared with PositionConfig in position.hpp.
 // "interleaved" | "half" → enum; anything else throws naming position.pairing.
 RopePairing parse_rope_pairing(const std::string& name);
 const char* rope_pairing_name(RopePairing pairing);

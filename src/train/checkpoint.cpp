@@ -22,7 +22,7 @@ std::string run_file(const std::string& run_dir, const std::string& name) {
 ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_size) {
     ModelConfig m = config.model;
     if (m.vocab_size == 0) m.vocab_size = tokenizer_vocab_size;
-    m.causal = config.train.objective == "clm";
+    m.causal = config.train.objective == data::Objective::clm;
     if (m.vocab_size < tokenizer_vocab_size)
         throw std::invalid_argument("model.vocab_size=" + std::to_string(m.vocab_size) +
                                     " is smaller than the tokenizer's " +
@@ -78,8 +78,9 @@ void save_checkpoint(const std::string& run_dir, const RoFormer& model, const Co
     std::map<std::string, std::string> meta = extra;
     meta["format"] = "roformer-cpp";
     meta["step"] = std::to_string(step);
-    meta["position_scheme"] = config.position.scheme;
-    meta["pairing"] = config.position.scheme == "rope" ? config.position.pairing : "";
+    const bool rope = config.position.scheme == PositionKind::rope;
+    meta["position_scheme"] = enum_name(config.position.scheme);
+    meta["pairing"] = rope ? enum_name(config.position.pairing) : "";
     meta["config"] = to_toml(config);
     meta["vocab_size"] = std::to_string(model.config().vocab_size);
     for (const auto& [key, value] : model_signature(config)) meta["model." + key] = value;
@@ -103,13 +104,15 @@ size_t load_model_weights(RoFormer& model, const Config& config, const std::stri
     if (meta("format") != "roformer-cpp")
         throw std::runtime_error(path + " is not a roformer-cpp model checkpoint (no format tag)");
     // Scheme and pairing first: a pairing mismatch would run silently and predict garbage.
-    if (meta("position_scheme") != config.position.scheme)
-        throw std::runtime_error(
-            path + " was trained with position.scheme=" + meta("position_scheme") +
-            " but the model uses " + config.position.scheme + "; load it with its own config");
-    if (config.position.scheme == "rope" && meta("pairing") != config.position.pairing)
+    const std::string scheme = enum_name(config.position.scheme);
+    const std::string pairing = enum_name(config.position.pairing);
+    if (meta("position_scheme") != scheme)
+        throw std::runtime_error(path +
+                                 " was trained with position.scheme=" + meta("position_scheme") +
+                                 " but the model uses " + scheme + "; load it with its own config");
+    if (config.position.scheme == PositionKind::rope && meta("pairing") != pairing)
         throw std::runtime_error(path + " was trained with position.pairing=" + meta("pairing") +
-                                 " but the model uses " + config.position.pairing +
+                                 " but the model uses " + pairing +
                                  "; the two pairings are not interchangeable without permuting "
                                  "Wq/Wk rows");
     // A key the checkpoint does not record is older than the key: it was trained with the default.

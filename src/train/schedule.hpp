@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <stdexcept>
 
 #include "config/config.hpp"
 
@@ -26,14 +25,12 @@ inline double lr_at(size_t step, const TrainConfig& train) {
     const double t = static_cast<double>(step) + 1.0;
     const double warmup = static_cast<double>(train.warmup_steps);
     if (t <= warmup) return peak * t / warmup;
-    if (train.schedule == "constant") return peak;
+    if (train.schedule == Schedule::constant) return peak;
     const double decay_steps = static_cast<double>(train.steps) - warmup;
     const double progress = decay_steps > 0 ? std::min(1.0, (t - warmup) / decay_steps) : 1.0;
-    if (train.schedule == "cosine")
+    if (train.schedule == Schedule::cosine)
         return floor + (peak - floor) * 0.5 * (1.0 + std::cos(M_PI * progress));
-    if (train.schedule == "linear") return peak - (peak - floor) * progress;
-    throw std::invalid_argument("train.schedule must be one of cosine, linear, constant, got '" +
-                                train.schedule + "'");
+    return peak - (peak - floor) * progress;  // Schedule::linear
 }
 
 }  // namespace rf

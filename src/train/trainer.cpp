@@ -37,7 +37,8 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batc
                       const TrainConfig& tc, size_t step, double lr) {
     model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);  // resumable dropout
     profile::mark();
-    ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+    ModelOutput out =
+        model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     StepResult r;
     r.loss = out.loss.item();
     if (!std::isfinite(r.loss))
@@ -62,8 +63,8 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batc
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
 // (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
 // training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
-MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch,
-                         const PreparedData& data, const TrainConfig& tc) {
+MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch, const PreparedData& data,
+                         const TrainConfig& tc) {
     MetricsRow row;
     {
         NoGradGuard no_grad;
@@ -79,11 +80,13 @@ MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch,
 void print_run_header(std::ostream& log, const RunDirectory& run, const Config& config,
                       const RoFormer& model, const PreparedData& data, size_t vocab,
                       double prepare_s, double flops_per_token, size_t threads) {
-    const data::Objective objective = data::objective_named(config.train.objective);
+    const data::Objective objective = config.train.objective;
     log << "run " << run.path() << ": " << model.num_parameters() << " parameters, "
         << (objective == data::Objective::clm ? "causal LM, " : "") << "scheme "
-        << config.position.scheme
-        << (config.position.scheme == "rope" ? " (" + config.position.pairing + ")" : "")
+        << enum_name(config.position.scheme)
+        << (config.position.scheme == PositionKind::rope
+                ? std::string(" (") + enum_name(config.position.pairing) + ")"
+                : std::string())
         << ", vocab " << vocab << ", " << data.train_ids.size() << " train / "
         << data.validation_ids.size() << " validation tokens (" << format_fixed(prepare_s, 1)
         << " s to prepare)\n"
@@ -105,12 +108,12 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                                       : RunDirectory::fresh(options.out_dir);
     const auto t_prepare = Clock::now();
     std::unique_ptr<data::Tokenizer> tokenizer = run.take_tokenizer();
-    const data::Objective objective = data::objective_named(tc.objective);  // mlm | clm
+    const data::Objective objective = tc.objective;  // mlm | clm
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
     const TrainingBatches batches =
         training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
-                      tc.seed);
+                   tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
     LossWindow window;  // the train-loss average of a logging window an interruption cut in two

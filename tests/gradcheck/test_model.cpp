@@ -21,8 +21,8 @@ TinySetup tiny_config(const std::string& scheme, const std::string& pairing = "i
     c.num_heads = 2;
     c.num_layers = 2;
     c.ffn = 12;
-    s.position.scheme = scheme;
-    s.position.pairing = pairing;
+    s.position.scheme = parse_enum<PositionKind>(scheme, "position.scheme");
+    s.position.pairing = parse_enum<RopePairing>(pairing, "position.pairing");
     s.position.max_positions = 8;
     return s;
 }
@@ -74,8 +74,8 @@ namespace {
 TinySetup attention_config(const std::string& scheme, const std::string& attention, bool causal) {
     TinySetup s = tiny_config(scheme);
     if (attention != "softmax") {
-        s.model.attention = "linear";
-        s.model.feature_map = attention;
+        s.model.attention = AttentionKind::linear;
+        s.model.feature_map = parse_enum<FeatureMap>(attention, "model.feature_map");
         s.model.random_features = 6;  // D = 4: one orthogonal block of 4 rows + 2 rows
     }
     s.model.causal = causal;
@@ -100,7 +100,7 @@ TEST_CASE("gradcheck whole model: linear favor, rope / none, bidirectional / cau
 }
 TEST_CASE("gradcheck whole model: linear elu1 + rope half with rotate_values, causal") {
     TinySetup c = attention_config("rope", "elu1", true);
-    c.position.pairing = "half";
+    c.position.pairing = RopePairing::half;
     c.position.rotate_values = true;
     check_model(c);
 }

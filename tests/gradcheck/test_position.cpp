@@ -14,7 +14,7 @@ using Inputs = std::vector<Tensor>;
 TEST_CASE("learned position gradient: x and the table rows used (offset 2)") {
     rf::Rng rng(1);
     rf::PositionConfig config;
-    config.scheme = "learned";
+    config.scheme = rf::PositionKind::learned;
     config.max_positions = 7;
     auto scheme = rf::make_position_scheme(config, 4, 2, rng);
     Tensor table = scheme->parameters().at(0);  // same storage the scheme reads
@@ -25,7 +25,7 @@ TEST_CASE("learned position gradient: x and the table rows used (offset 2)") {
 TEST_CASE("sinusoidal position gradient: identity on x") {
     rf::Rng rng(2);
     rf::PositionConfig config;
-    config.scheme = "sinusoidal";
+    config.scheme = rf::PositionKind::sinusoidal;
     config.base = 50.0;
     auto scheme = rf::make_position_scheme(config, 6, 2, rng);
     gradcheck([&](const Inputs& in) { return scheme->embed(in[0], 4); }, {randn({2, 3, 6}, rng)});
@@ -34,7 +34,7 @@ TEST_CASE("sinusoidal position gradient: identity on x") {
 TEST_CASE("alibi gradient: identity on the scores (5 heads, not a power of two)") {
     rf::Rng rng(3);
     rf::PositionConfig config;
-    config.scheme = "alibi";
+    config.scheme = rf::PositionKind::alibi;
     auto scheme = rf::make_position_scheme(config, 10, 5, rng);
     gradcheck([&](const Inputs& in) { return scheme->bias_scores(in[0]); },
               {randn({2, 5, 4, 4}, rng)});

@@ -40,11 +40,11 @@ TEST_CASE("rope gradient: explicit position ids, interpolation and NTK scaling")
 
 TEST_CASE("rope gradient through the scheme's rotate with rotate_values") {
     rf::PositionConfig config;
-    config.scheme = "rope";
+    config.scheme = rf::PositionKind::rope;
     config.base = 300.0;
     config.rotary_fraction = 0.75;  // D = 8 → r = 6
     config.rotate_values = true;
-    for (const char* pairing : {"interleaved", "half"}) {
+    for (const rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
         config.pairing = pairing;
         rf::Rng rng(3);
         auto scheme = rf::make_position_scheme(config, 16, 2, rng);

@@ -1,0 +1,30 @@
+// Stage 5 — model: the rules between the model's options (see model_config.hpp).
+#include "model/model_config.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "position/position.hpp"
+
+namespace rf {
+
+void validate_model_options(const ModelConfig& m, const PositionConfig& position) {
+    if (m.attention != AttentionKind::linear) return;
+    if (position.scheme == PositionKind::alibi)
+        throw std::invalid_argument(
+            "position.scheme = alibi cannot be combined with model.attention = linear: ALiBi "
+            "adds to the T×T scores, which linear attention never forms; use rope, learned, "
+            "sinusoidal or none");
+    if (m.feature_map != FeatureMap::favor) return;
+    if (m.random_features == 0)
+        throw std::invalid_argument(
+            "model.random_features must be positive, got 0: favor needs at least one random "
+            "feature per head (e.g. 64)");
+    if (position.scheme == PositionKind::rope && m.random_features % 2 != 0)
+        throw std::invalid_argument(
+            "model.random_features = " + std::to_string(m.random_features) +
+            " must be even with position.scheme = rope (RoPE rotates pairs of features in "
+            "linear attention)");
+}
+
+}  // namespace rf
