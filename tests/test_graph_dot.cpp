@@ -44,8 +44,7 @@ DotGraph attention_layer_graph(bool fused) {
     Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
     x.set_name("x");
     Rng rng(1);
-    return graph_to_dot(
-        layer.attention_norm(add(x, layer.attention(x, model.position(), false, rng))));
+    return graph_to_dot(layer.attention_block(x, model.position(), model.plan(), false, 0, rng));
 }
 
 }  // namespace

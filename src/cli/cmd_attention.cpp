@@ -122,7 +122,7 @@ void run_attention(const AttentionOptions& o) {
     const rf::ModelConfig& model = run.model->config();
     const std::vector<size_t> layers = selected(o.layer, model.num_layers, "--layer", "layers");
     const std::vector<size_t> heads = selected(o.head, model.num_heads, "--head", "heads");
-    rf::set_num_threads(run.config.train.threads, run.config.model.fused);
+    rf::apply_threading(run.config);
     const bool causal = run.config.train.objective == rf::data::Objective::clm;
     const std::vector<int> ids =
         causal ? run.tokenizer->encode(o.text) : run.tokenizer->encode_for_model(o.text);

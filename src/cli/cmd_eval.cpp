@@ -35,7 +35,7 @@ void run_eval(const EvalOptions& o) {
             throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
                                         std::to_string(kMaxEvalLength));
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
-    rf::set_num_threads(run.config.train.threads, run.config.model.fused);
+    rf::apply_threading(run.config);
     const rf::data::Objective objective = run.config.train.objective;
     rf::PreparedData data =
         rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer, objective);

@@ -11,8 +11,8 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
-#include "train/checkpoint.hpp"
 #include "cli/run_checks.hpp"
+#include "train/checkpoint.hpp"
 #include "train/threads.hpp"
 
 namespace {
@@ -29,7 +29,7 @@ void run_fill_mask(const FillMaskOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
-    rf::set_num_threads(run.config.train.threads, run.config.model.fused);
+    rf::apply_threading(run.config);
     const std::vector<int> ids = run.tokenizer->encode_for_model(o.text);
     std::vector<size_t> masks;
     for (size_t i = 0; i < ids.size(); ++i)

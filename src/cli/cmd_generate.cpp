@@ -7,17 +7,17 @@
 // src/model/generate.hpp.
 #include <algorithm>
 #include <cstdio>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
-#include "data/stream_decode.hpp"
-#include "tensor/format.hpp"
 #include "cli/run_checks.hpp"
-#include "train/checkpoint.hpp"
+#include "data/stream_decode.hpp"
 #include "model/generate.hpp"
+#include "tensor/format.hpp"
+#include "train/checkpoint.hpp"
 #include "train/threads.hpp"
 
 namespace {
@@ -56,7 +56,7 @@ void run_generate(const GenerateOptions& o) {
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
-    rf::set_num_threads(run.config.train.threads, run.config.model.fused);
+    rf::apply_threading(run.config);
     const std::vector<int> prompt = run.tokenizer->encode(o.prompt);
     if (prompt.empty())
         throw std::invalid_argument(

@@ -53,8 +53,7 @@ void run_graph(const GraphOptions& o) {
     rf::Tensor x = rf::Tensor::zeros({1, o.seq_len, C});
     for (size_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<rf::Real>(rng.normal());
     x.set_name("x (layer input)");
-    rf::Tensor a = layer.attention(x, model.position(), false, rng);
-    rf::Tensor h = layer.attention_norm(rf::add(x, a));
+    rf::Tensor h = layer.attention_block(x, model.position(), model.plan(), false, 0, rng);
     const std::string title = "layer " + std::to_string(o.layer) +
                               ": LayerNorm(x + attention(x)), " + model.position().name() + ", " +
                               rf::enum_name(config.model.attention) +

@@ -87,7 +87,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     std::vector<ExtrapolationRow> rows;
     for (const FoundRun& found : runs) {
         LoadedRun run = load_run(found.dir);
-        set_num_threads(run.config.train.threads, run.config.model.fused);
+        apply_threading(run.config);
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
         const bool rope = c.position.scheme == PositionKind::rope;

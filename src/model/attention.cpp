@@ -45,8 +45,7 @@ SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_r
       attention_dropout(config.attention_dropout),
       linear(config.attention == AttentionKind::linear),
       favor(linear && config.feature_map == FeatureMap::favor),
-      causal(config.causal),
-      fused(config.fused) {
+      causal(config.causal) {
     if (!favor) return;
     const size_t D = attention_head_size(config.hidden, config.num_heads);
     feature_projection = orthogonal_random_features(config.random_features, D, feature_rng);
@@ -69,23 +68,36 @@ SelfAttention::SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_r
             "model.feature_map = elu1");
 }
 
-Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
-                                 Rng& rng) const {
+SelfAttention::Heads SelfAttention::project(const Tensor& x) const {
+    Heads h;
+    h.q = split_heads(query(x), num_heads);  // [B,H,T,D]
+    h.k = split_heads(key(x), num_heads);
+    h.v = split_heads(value(x), num_heads);
+    return h;
+}
+
+Tensor SelfAttention::softmax_probabilities(Heads& h, PositionScheme& position) const {
+    position.rotate(h.q, h.k, h.v);
+    const size_t D = h.q.size(3);
+    Tensor scores = mul_scalar(matmul(h.q, h.k, false, true), Real(1.0 / std::sqrt(double(D))));
+    // ALiBi's symmetric −slope·|m − n| also serves a causal model: the future is masked.
+    scores = position.bias_scores(scores);  // [B,H,T,T]
+    return causal ? causal_softmax(scores) : softmax(scores);
+}
+
+Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position,
+                                 const ExecutionPlan& plan, bool training, Rng& rng) const {
     RopeTable* table = nullptr;
     const bool dropping = training && attention_dropout > 0;
-    if (fused && !linear && !dropping && position.rotation_only(&table))
+    if (!linear && use_fused_attention(plan, position, dropping, &table))
         return output(fused_attention(query(x), key(x), value(x), num_heads, table, causal));
-    Tensor q = split_heads(query(x), num_heads);  // [B,H,T,D]
-    Tensor k = split_heads(key(x), num_heads);
-    Tensor v = split_heads(value(x), num_heads);
+    Heads h = project(x);
+    Tensor& q = h.q;
+    Tensor& k = h.k;
+    Tensor& v = h.v;
     Tensor context;  // [B,H,T,D]
     if (!linear) {
-        position.rotate(q, k, v);
-        const size_t D = q.size(3);
-        Tensor scores = mul_scalar(matmul(q, k, false, true), Real(1.0 / std::sqrt(double(D))));
-        // ALiBi's symmetric −slope·|m − n| also serves a causal model: the future is masked.
-        scores = position.bias_scores(scores);  // [B,H,T,T]
-        Tensor probs = causal ? causal_softmax(scores) : softmax(scores);
+        Tensor probs = softmax_probabilities(h, position);
         probs = dropout(probs, static_cast<Real>(attention_dropout), training, rng);
         context = matmul(probs, v);
     } else {

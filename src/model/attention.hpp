@@ -17,15 +17,16 @@
 //   ctx_m = Σ_n (φq_num_m·φk_num_n) v_n / Σ_n φq_m·φk_n,  n over all T or n ≤ m (causal)
 //   No attention dropout here: there is no probability matrix to drop entries of.
 // merge heads, out = ctx·Woᵀ + bo                  [B,T,C]
-// model.fused = true (the default) runs softmax attention's middle — split heads to merge
-// heads — as one op, fused_attention (src/model/fused_attention.hpp), whenever the scheme
-// only rotates q and k (rope, none, learned, sinusoidal) and no attention dropout is active;
+// The execution plan (src/model/execution_plan.hpp; model.fused) may run softmax attention's
+// middle — split heads to merge heads — as one op, fused_attention, where the scheme consents
+// (rotation_only: rope, none, learned, sinusoidal) and no attention dropout is active;
 // ALiBi, rotate_values and linear attention always take the composed ops above.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "model/execution_plan.hpp"
 #include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
@@ -46,7 +47,6 @@ struct SelfAttention {
     bool linear = false;             // model.attention = linear
     bool favor = false;              // linear with model.feature_map = favor (else elu1)
     bool causal = false;             // ModelConfig::causal: position m sees n ≤ m only
-    bool fused = true;               // model.fused: fused_attention where it applies
     // favor: W:[M, D], drawn once, never trained (no grad, not a parameter), saved as
     // "<prefix>.self.feature_projection". Undefined otherwise.
     Tensor feature_projection;
@@ -55,8 +55,21 @@ struct SelfAttention {
     // Draws Wq, Wk, Wv, Wo from `rng` (in that order, exactly as softmax attention always
     // has) and, for favor only, W from `feature_rng`.
     SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_rng, const std::string& prefix);
-    // x:[B,T,C] → [B,T,C] (before the output dropout and residual)
-    Tensor operator()(const Tensor& x, PositionScheme& position, bool training, Rng& rng) const;
+    // x:[B,T,C] → [B,T,C] (before the output dropout and residual); `plan` may route softmax
+    // attention through fused_attention (use_fused_attention in execution_plan.hpp).
+    Tensor operator()(const Tensor& x, PositionScheme& position, const ExecutionPlan& plan,
+                      bool training, Rng& rng) const;
+
+    // The composed path's pieces, which operator() runs (and attention_maps.hpp reads):
+    struct Heads {
+        Tensor q, k, v;  // [B,H,T,D]
+    };
+    // q, k, v = split_heads(x·Wqᵀ + bq, …)   x:[B,T,C] → [B,H,T,D] each
+    Heads project(const Tensor& x) const;
+    // Softmax attention's weights: q, k (, v) ← scheme.rotate(q, k, v) (in place of the
+    // handles), s = q·kᵀ/√D, s ← scheme.bias_scores(s), p = softmax(s) or causal_softmax(s).
+    // → p:[B,H,T,T], row m sums to 1 (before attention dropout)
+    Tensor softmax_probabilities(Heads& heads, PositionScheme& position) const;
     void collect(std::vector<NamedParameter>& params) const;
 };
 

@@ -1,13 +1,14 @@
 // Stage 5 — model: the softmax attention weights of a model, for looking at (roformer attention).
 //
 // Legend: L layers, H heads, T tokens, D head size; m a query position, n a key position.
-// For one sequence, every layer's probabilities p_mn, recomputed from that layer's input x
-// with the layer's own pieces, exactly as SelfAttention::operator() does (attention.hpp):
-//   q, k, v = split_heads(x·Wqᵀ + bq, …)        [1,H,T,D]
-//   q, k (, v) ← scheme.rotate(q, k, v)        (RoPE; identity for other schemes)
-//   s = q·kᵀ/√D, then scheme.bias_scores(s)    (ALiBi)
-//   p = softmax(s), or causal_softmax(s)       [1,H,T,T]; row m sums to 1
-// and then the layer itself runs to give the next layer's input (no dropout: evaluation).
+// For one sequence, every layer's probabilities p_mn, from that layer's input x by the two
+// functions SelfAttention's composed forward runs (attention.hpp):
+//   q, k, v = project(x)                        split_heads(x·Wqᵀ + bq, …)  [1,H,T,D]
+//   p = softmax_probabilities(q, k, v)         rotate, q·kᵀ/√D, bias, softmax  [1,H,T,T]
+// and then the layer's own forward (EncoderLayer::forward, no dropout) gives the next
+// layer's input — on the fast path too, so the maps come from the code that trains.
+// (The fused kernel computes the same probabilities inside its tiles; the fused-vs-composed
+// tests hold the two together.)
 // Linear attention has no T×T probability matrix; it is refused.
 #pragma once
 

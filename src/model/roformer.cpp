@@ -8,7 +8,10 @@ namespace rf {
 static constexpr int kIgnore = -100;
 
 RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed)
-    : config_(config), position_config_(position), dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
+    : config_(config),
+      position_config_(position),
+      plan_(execution_plan(config)),
+      dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     validate_position_config(position, config.hidden, config.num_heads);
     validate_model_options(config, position);
@@ -62,39 +65,50 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     parameters_.emplace_back(decoder_bias);
 }
 
-// GELU: the composed op, or with model.fused its vectorised twin (same function, ~1e-6 apart)
-Tensor RoFormer::activation(const Tensor& x) const {
-    return config_.fused ? gelu_vectorized(x) : gelu(x);
+// ---- one encoder block (post-LN) ---------------------------------------------------------
+Tensor EncoderLayer::attention_block(const Tensor& h, PositionScheme& position,
+                                     const ExecutionPlan& plan, bool training, Real dropout_p,
+                                     Rng& rng) const {
+    Tensor a = attention(h, position, plan, training, rng);
+    return residual_norm(plan, attention_norm, h, dropout(a, dropout_p, training, rng));
 }
 
-// LN(h + r): the composed add and layer_norm, or with model.fused the one op add_layer_norm
-Tensor RoFormer::residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const {
-    if (config_.fused) return add_layer_norm(h, r, norm.gamma, norm.beta, norm.eps);
-    return norm(add(h, r));
+Tensor EncoderLayer::feed_forward_block(const Tensor& h, const ExecutionPlan& plan, bool training,
+                                        Real dropout_p, Rng& rng) const {
+    Tensor f = output(activation(plan, intermediate(h)));
+    return residual_norm(plan, output_norm, h, dropout(f, dropout_p, training, rng));
+}
+
+Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
+                             bool training, Real dropout_p, Rng& rng) const {
+    return feed_forward_block(attention_block(h, position, plan, training, dropout_p, rng), plan,
+                              training, dropout_p, rng);
+}
+
+// ---- the encoder --------------------------------------------------------------------------
+// ids:[B,T] → dropout(LN(word_emb[ids] + type_emb[0] + positions)):[B,T,C]
+Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training) {
+    if (ids.size() != batch * seq_len)
+        throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
+                                    std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
+    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,C]
+    h = add(h, slice(token_type_embeddings, 0, 0, 1));             // + type_emb[0]
+    h = position_->embed(h);                                       // + absolute pos
+    return dropout(embedding_norm(h), static_cast<Real>(config_.dropout), training, dropout_rng_);
 }
 
 // ids:[B,T] → hidden:[B·T, C]
 Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training) {
-    if (ids.size() != batch * seq_len)
-        throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
-                                    std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
     const Real p = static_cast<Real>(config_.dropout);
-    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,C]
-    h = add(h, slice(token_type_embeddings, 0, 0, 1));             // + type_emb[0]
-    h = position_->embed(h);                                       // + absolute pos
-    h = dropout(embedding_norm(h), p, training, dropout_rng_);
-    for (const EncoderLayer& layer : layers_) {
-        Tensor a = layer.attention(h, *position_, training, dropout_rng_);
-        h = residual_norm(layer.attention_norm, h, dropout(a, p, training, dropout_rng_));
-        Tensor f = layer.output(activation(layer.intermediate(h)));
-        h = residual_norm(layer.output_norm, h, dropout(f, p, training, dropout_rng_));
-    }
+    Tensor h = embed(ids, batch, seq_len, training);
+    for (const EncoderLayer& layer : layers_)
+        h = layer.forward(h, *position_, plan_, training, p, dropout_rng_);
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 
 // z = LN(gelu(x·Wtᵀ + bt)); logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
 Tensor RoFormer::head(const Tensor& hidden_rows) {
-    Tensor z = transform_norm(activation(transform(hidden_rows)));
+    Tensor z = transform_norm(activation(plan_, transform(hidden_rows)));
     return add(matmul(z, word_embeddings, false, true), decoder_bias);
 }
 

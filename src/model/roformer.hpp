@@ -18,18 +18,31 @@
 #include <vector>
 
 #include "model/attention.hpp"
+#include "model/execution_plan.hpp"
 #include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
 
 namespace rf {
 
+// One encoder block, post-LN (BERT, RoFormer). Its forward is written here and nowhere else:
+// training, evaluation, attention maps and the graph drawing all run these two functions.
 struct EncoderLayer {
     SelfAttention attention;
     LayerNorm attention_norm;  // attention.output.LayerNorm
     Linear intermediate;       // intermediate.dense  [F, C]
     Linear output;             // output.dense        [C, F]
     LayerNorm output_norm;     // output.LayerNorm
+
+    // h:[B,T,C] → LN(h + dropout(SelfAttention(h)))
+    Tensor attention_block(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
+                           bool training, Real dropout_p, Rng& rng) const;
+    // h:[B,T,C] → LN(h + dropout(W2·gelu(W1·h + b1) + b2))
+    Tensor feed_forward_block(const Tensor& h, const ExecutionPlan& plan, bool training,
+                              Real dropout_p, Rng& rng) const;
+    // the whole block: feed_forward_block(attention_block(h))
+    Tensor forward(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
+                   bool training, Real dropout_p, Rng& rng) const;
 };
 
 // The result of one forward pass.
@@ -47,14 +60,19 @@ public:
     // The head runs only on rows whose label is not −100 (sparse prediction); the loss is
     // their mean cross-entropy.
     ModelOutput forward(const std::vector<int>& ids, const std::vector<int>& labels, size_t batch,
-                      size_t seq_len, bool training);
+                        size_t seq_len, bool training);
     // Logits at every position (fill-mask, inspection): [B·T, V].
     Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len);
-    // The encoder's last hidden states [B·T, C].
+    // The encoder's last hidden states [B·T, C]: embed, then every layer's forward.
     Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
+    // The encoder's input: dropout(LN(word_emb[ids] + type_emb[0] + absolute positions)),
+    // ids:[B,T] → [B,T,C].
+    Tensor embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
+    // What model.fused switches (execution_plan.hpp), decided once from the config.
+    const ExecutionPlan& plan() const { return plan_; }
     PositionScheme& position() { return *position_; }
     // The encoder layers, in order (attention_maps.hpp reads their attention).
     const std::vector<EncoderLayer>& layers() const { return layers_; }
@@ -73,12 +91,10 @@ public:
 
 private:
     Tensor head(const Tensor& hidden_rows);  // [M,C] → [M,V]
-    Tensor activation(const Tensor& x) const;  // gelu, or gelu_vectorized when model.fused
-    // LN(h + r) for the post-LN residual: add + layer_norm, or add_layer_norm when model.fused
-    Tensor residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const;
 
     ModelConfig config_;
     PositionConfig position_config_;
+    ExecutionPlan plan_;
     Tensor word_embeddings;        // [V, C]
     Tensor token_type_embeddings;  // [2, C]: HF keeps a token-type table; we use type 0
     LayerNorm embedding_norm;

@@ -63,7 +63,8 @@ template <class Real>
 void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const Real* A,
                         size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
     const size_t threads = size_t(std::max(1, omp_get_max_threads()));
-    if (!split_products() || threads == 1 || M < 2 * threads || 2 * M * N * K < (size_t(1) << 22)) {
+    if (!threading().split_products || threads == 1 || M < 2 * threads ||
+        2 * M * N * K < (size_t(1) << 22)) {
         gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
         return;
     }

@@ -88,11 +88,6 @@ void accumulate_grad_b(const ProductShape& p, size_t M, const Real* A, size_t ld
 
 }  // namespace
 
-// ---- the threading of large products ------------------------------------------------------
-static bool g_split_products = true;
-void set_split_products(bool split) { g_split_products = split; }
-bool split_products() { return g_split_products; }
-
 // ---- matmul -------------------------------------------------------------------------------
 // C = op(A)·op(B)   A:[...,M,K] (ᵀ: [...,K,M])  B:[...,K,N] or [K,N] (ᵀ: [N,K])  → C:[...,M,N]
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
@@ -109,8 +104,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
     const size_t a_step = p.M * p.K, b_step = p.shared_b ? 0 : p.K * p.N, c_step = p.M * p.N;
     if (p.shared_b && !trans_a) {
         // [batch·M, K]·op(B): the batch folds into the rows of one large product.
-        gemm_rows_parallel(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0),
-                           C, p.N);
+        gemm_rows_parallel(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C,
+                           p.N);
     } else {
         for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
             gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step, p.ldb(),

@@ -21,12 +21,24 @@ namespace rf {
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 // y = x·Wᵀ + b   x:[..., in] W:[out, in] b:[out] (b may be undefined) → y:[..., out]
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
-// How one large product (linear, a matmul whose B is shared by the batch) uses several
-// threads: true (the default; model.fused) splits its rows over our OpenMP threads with
-// single-threaded BLAS in each (gemm_rows_parallel in gemm.hpp); false lets OpenBLAS thread it.
-// Process-wide, like the thread count (set_num_threads in src/train/threads.hpp sets both).
-void set_split_products(bool split);
-bool split_products();
+
+// ---- threading.cpp: the process's one threading setting --------------------------------
+// How many threads our OpenMP loops and OpenBLAS use, and how one large product (linear, a
+// matmul whose B is shared by the batch) uses them. Process-wide, as OpenMP's and OpenBLAS's
+// pools are; the model's execution plan (src/model/execution_plan.hpp) says which setting a
+// run wants, and set_threading applies it.
+struct Threading {
+    size_t threads = 0;  // 0 = whatever OpenMP / OpenBLAS chose at start-up (every core)
+    // true: a large product's rows are split over our OpenMP threads, BLAS single-threaded
+    // in each block (gemm_rows_parallel in gemm.hpp) — the fast path's choice, and the
+    // library's default; false: OpenBLAS threads each product itself — the composed path's
+    // choice, so model.fused = false reproduces its numbers bit for bit.
+    bool split_products = true;
+};
+// Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split;
+// returns the setting now in force (threads resolved to a count).
+Threading set_threading(Threading setting);
+const Threading& threading();  // the setting in force
 
 // ---- elementwise.cpp: broadcasting binary ops, scalar ops, unary math ------------------
 Tensor add(const Tensor& a, const Tensor& b);

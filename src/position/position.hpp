@@ -84,14 +84,15 @@ public:
     virtual void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                                  size_t offset = 0) {}
 
-    // The fused attention kernel (model.fused; src/model/fused_attention.hpp) rotates q and k
-    // itself, tile by tile. True when that is all the scheme does to softmax attention, with
-    // *table = the RoPE table to rotate with (RoPE without rotate_values) or nullptr (none,
-    // learned, sinusoidal: they act in embed only); false when it does more (ALiBi's score
-    // bias, rotated values), and the model runs the composed ops instead.
+    // The fused attention kernel (model.fused; src/model/execution_plan.hpp) rotates q and k
+    // itself, tile by tile, and does nothing else a scheme might want. A scheme opts in by
+    // overriding this to return true when that is all it does to softmax attention, with
+    // *table = the RoPE table to rotate with, or nullptr when it acts in embed() only (none,
+    // learned, sinusoidal). The default is false — the composed ops run, which call every
+    // method above — so a new scheme is never silently skipped by the kernel.
     virtual bool rotation_only(RopeTable** table) {
         *table = nullptr;
-        return true;
+        return false;
     }
 
     // The longest sequence (offset + T) the scheme can encode: unlimited for every scheme

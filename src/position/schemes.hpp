@@ -28,6 +28,11 @@ public:
     Tensor embed(const Tensor& x, size_t offset = 0) override;  // throws past max_length()
     size_t max_length() const override { return table_.size(0); }
     std::vector<Tensor> parameters() override { return {table_}; }
+    // Acts in embed() only: the fused kernel may run its attention (no rotation).
+    bool rotation_only(RopeTable** table) override {
+        *table = nullptr;
+        return true;
+    }
     Tensor& table() { return table_; }
 
 private:
@@ -48,6 +53,11 @@ public:
     std::string name() const override { return "sinusoidal"; }
     Tensor embed(const Tensor& x, size_t offset = 0) override;
     size_t capacity() const { return table_.defined() ? table_.size(0) : 0; }
+    // Acts in embed() only: the fused kernel may run its attention (no rotation).
+    bool rotation_only(RopeTable** table) override {
+        *table = nullptr;
+        return true;
+    }
 
 private:
     size_t hidden_;
@@ -107,11 +117,7 @@ public:
     std::string name() const override { return "alibi"; }
     // scores + alibi_bias(slopes, T), the bias kept for the last T seen
     Tensor bias_scores(const Tensor& scores) override;
-    // A score bias: the fused kernel does not add one, the composed ops run instead.
-    bool rotation_only(RopeTable** table) override {
-        *table = nullptr;
-        return false;
-    }
+    // (rotation_only stays false: the fused kernel adds no score bias, the composed ops run.)
     const std::vector<double>& slopes() const { return slopes_; }
 
 private:
@@ -122,6 +128,11 @@ private:
 class NoPosition : public PositionScheme {
 public:
     std::string name() const override { return "none"; }
+    // Nothing to do anywhere: the fused kernel may run its attention.
+    bool rotation_only(RopeTable** table) override {
+        *table = nullptr;
+        return true;
+    }
 };
 
 }  // namespace rf

@@ -1,24 +1,15 @@
-// Stage 7 — train: thread count for OpenMP and OpenBLAS. Kept in its own file because
-// <cblas.h> must not meet xtensor-blas's prototypes in one translation unit.
+// Stage 7 — train: a run's threads (see threads.hpp).
 #include "train/threads.hpp"
 
-#include <cblas.h>
-#include <omp.h>
-
-#include <algorithm>
 #include <cstdlib>
-#include <thread>
 
+#include "model/execution_plan.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
 
-size_t set_num_threads(size_t n, bool split_products) {
-    if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
-    omp_set_num_threads(static_cast<int>(n));
-    openblas_set_num_threads(static_cast<int>(n));
-    set_split_products(split_products);
-    return n;
+size_t apply_threading(const Config& config) {
+    return set_threading(execution_plan(config.model).threading(config.train.threads)).threads;
 }
 
 std::string openmp_wait_policy() {

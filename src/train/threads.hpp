@@ -1,17 +1,18 @@
-// Stage 7 — train: how many threads OpenMP (our loops) and OpenBLAS (products) may use.
+// Stage 7 — train: a run's threads, and what idle OpenMP threads do.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "config/config.hpp"
+
 namespace rf {
 
-// n = 0 means every core. Sets both OpenMP's and OpenBLAS's pool; returns the count used.
+// Applies the run's threading setting (ops.hpp, Threading): train.threads threads (0 = every
+// core) for OpenMP and OpenBLAS, and the product split that its execution plan wants
+// (model.fused; src/model/execution_plan.hpp). Returns the thread count in force.
 // Same count → same results: no reduction in the library is split across threads by chance.
-// split_products (model.fused): large products split their rows over our threads
-// (set_split_products in src/ops); false leaves their threading to OpenBLAS, as the composed
-// path always has, so model.fused = false reproduces its numbers bit for bit.
-size_t set_num_threads(size_t n, bool split_products);
+size_t apply_threading(const Config& config);
 
 // What idle OpenMP workers do: $OMP_WAIT_POLICY as libgomp read it at start-up, or
 // "active (libgomp's default)" when unset. The roformer binary sets it to passive for itself

@@ -100,7 +100,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
-    const size_t threads = set_num_threads(tc.threads, config.model.fused);
+    const size_t threads = apply_threading(config);
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
 
     // 1. The run directory, the data, the model and its optimizer; resume from the checkpoint.
