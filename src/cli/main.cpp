@@ -37,8 +37,9 @@ int register_command(int order, const char* name, CommandAdder add) {
 // Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
 // products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default libgomp's
 // workers spin for a while after every parallel loop, on the very cores the BLAS workers need
-// next, and two threads on two cores ran 2× slower than one (README, Performance). With
-// OMP_WAIT_POLICY=passive they ran 1.5× faster than one. libgomp reads the variable once, when
+// next, and two threads on two cores ran 1.4× slower than one; with OMP_WAIT_POLICY=passive
+// they ran 1.4–1.5× faster than one (README, Performance, "Threads": 10 700 tokens/s on one
+// thread, 7 600 and 15 100–15 800 on two). libgomp reads the variable once, when
 // it is loaded — before main — so the only way to choose it for the user is to set it and
 // start this program again, once. A value the user set is left alone; if the restart fails,
 // we simply carry on with the default policy. execv keeps the process id, so the pid a shell
