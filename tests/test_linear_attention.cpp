@@ -3,7 +3,7 @@
 // RoFormer); causality bit for bit; RoPE weights depending on n − m only; causal_softmax;
 // 1 vs 2 OpenMP threads bit for bit; the shape errors. FAVOR+ (unbiasedness, the stabiliser,
 // the orthogonal random features) is tests/test_favor_features.cpp; gradients are checked in
-// tests/gradcheck/test_linear_attention.cpp.
+// tests/gradcheck/test_linear_attention_grad.cpp.
 //
 // Legend: B batch, H heads, T tokens, D head size, F feature size, M random features.
 #include <doctest/doctest.h>
