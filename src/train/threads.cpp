@@ -1,5 +1,4 @@
-// Stage 7 — train: thread count for OpenMP and OpenBLAS. Kept in its own file because
-// <cblas.h> must not meet xtensor-blas's prototypes in one translation unit.
+// Stage 7 — train: thread count for OpenMP and OpenBLAS.
 #include "train/threads.hpp"
 
 #include <cblas.h>
