@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config
           time  # /usr/bin/time: the peak memory column of scripts/bench.sh
-          libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
+          libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+          libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           graphviz  # notebook 02 draws the autograd graph with dot
           clang libclang-rt-14-dev libomp-14-dev)  # the sanitizer + fuzz build (scripts/fuzz.sh)

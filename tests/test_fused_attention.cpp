@@ -1,7 +1,7 @@
 // model.fused: the fused attention op (src/model/fused_attention.cpp) against the composed ops
 // a student reads (split_heads, rope, matmul, mul_scalar, softmax, matmul, merge_heads) —
 // values and every gradient, at the op and for whole models trained a few steps both ways.
-// The per-element double-precision gradient check is tests/gradcheck/test_fused_attention.cpp.
+// The per-element double-precision gradient check is tests/gradcheck/test_fused_attention_grad.cpp.
 //
 // Legend: B batch, T length, C hidden = H·D.
 #include <doctest/doctest.h>

@@ -1,9 +1,9 @@
 // Forward values (float32) of src/ops/linear_attention.cpp and src/ops/random_features.cpp:
 // linear attention against the explicit T×T weight matrix (RoPE on the numerator, eq. 19 of
-// RoFormer); causality bit for bit; RoPE weights depending on n − m only; causal_softmax;
-// 1 vs 2 OpenMP threads bit for bit; the shape errors. FAVOR+ (unbiasedness, the stabiliser,
+// RoFormer); causality bit for bit, against causal_softmax too; RoPE weights depending on n − m
+// only; 1 vs 2 OpenMP threads bit for bit; the shape errors. FAVOR+ (unbiasedness, the stabiliser,
 // the orthogonal random features) is tests/test_favor_features.cpp; gradients are checked in
-// tests/gradcheck/test_linear_attention.cpp.
+// tests/gradcheck/test_linear_attention_grad.cpp.
 //
 // Legend: B batch, H heads, T tokens, D head size, F feature size, M random features.
 #include <doctest/doctest.h>
@@ -218,40 +218,6 @@ TEST_CASE("linear_attention with RoPE: weights depend on n − m only") {
     for (size_t i = 0; i < a.numel(); ++i)
         largest = std::max(largest, std::abs(double(a.data()[i]) - shifted.data()[i]));
     CHECK(largest > 1e-2);
-}
-
-TEST_CASE("causal_softmax: rows sum to 1, the future is exactly 0, the past is a softmax") {
-    const size_t T = 5;
-    rf::Rng rng(17);
-    Tensor x = randn({2, 3, T, T}, rng, 3.0);
-    for (size_t j = 0; j < T; ++j) x.data()[T * 3 + j] += Real(80);  // one row of large values
-    Tensor y = rf::causal_softmax(x);
-    REQUIRE(y.shape() == x.shape());
-    for (size_t r = 0; r < 6 * T; ++r) {
-        const size_t i = r % T;
-        const Real* xr = x.data() + r * T;
-        const Real* yr = y.data() + r * T;
-        double m = xr[0], total = 0.0, probabilities = 0.0;  // naive, in double, over j ≤ i
-        for (size_t j = 0; j <= i; ++j) m = std::max(m, double(xr[j]));
-        for (size_t j = 0; j <= i; ++j) total += std::exp(double(xr[j]) - m);
-        for (size_t j = 0; j < T; ++j) {
-            if (j > i) {
-                CHECK(yr[j] == Real(0));
-            } else {
-                CHECK(yr[j] == doctest::Approx(std::exp(double(xr[j]) - m) / total).epsilon(1e-5));
-                probabilities += yr[j];
-            }
-        }
-        CHECK(probabilities == doctest::Approx(1.0).epsilon(1e-6));
-    }
-    // masked entries get no gradient
-    Tensor xs = x.detach();
-    xs.set_requires_grad(true);
-    Array upstream = Array::from_shape(xs.value().shape());
-    for (auto& g : upstream) g = Real(rng.normal());
-    rf::causal_softmax(xs).backward(upstream);
-    for (size_t r = 0; r < 6 * T; ++r)
-        for (size_t j = r % T + 1; j < T; ++j) CHECK(xs.grad().data()[r * T + j] == Real(0));
 }
 
 TEST_CASE("linear attention ops are deterministic: 1 and 2 OpenMP threads agree bit for bit") {

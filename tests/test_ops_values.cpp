@@ -1,5 +1,6 @@
-// Forward values (float32) of the ops in matmul.cpp, softmax.cpp, layernorm.cpp, embedding.cpp
-// and dropout.cpp, against cases worked out by hand and against naive reference loops; plus
+// Forward values (float32) of the ops in matmul.cpp, softmax.cpp (causal_softmax included),
+// layernorm.cpp, embedding.cpp and dropout.cpp, against cases worked out by hand and against
+// naive reference loops; plus
 // the error messages for bad shapes, targets and ids.
 #include <doctest/doctest.h>
 
@@ -21,6 +22,12 @@ Tensor from_values(const Shape& shape, const std::vector<Real>& values) {
     Tensor t = Tensor::zeros(shape);
     REQUIRE(t.numel() == values.size());
     for (size_t i = 0; i < values.size(); ++i) t.data()[i] = values[i];
+    return t;
+}
+
+Tensor randn(const Shape& shape, rf::Rng& rng, double scale) {
+    Tensor t = Tensor::zeros(shape);
+    for (size_t i = 0; i < t.numel(); ++i) t.data()[i] = Real(scale * rng.normal());
     return t;
 }
 
@@ -75,6 +82,40 @@ TEST_CASE("softmax and log_softmax of [1000, 1001] are finite and exact (max-sub
         CHECK(l.data()[2 * row] == doctest::Approx(-std::log1p(M_E)));       // −1.31326169
         CHECK(l.data()[2 * row + 1] == doctest::Approx(1.0 - std::log1p(M_E)));
     }
+}
+
+TEST_CASE("causal_softmax: rows sum to 1, the future is exactly 0, the past is a softmax") {
+    const size_t T = 5;
+    rf::Rng rng(17);
+    Tensor x = randn({2, 3, T, T}, rng, 3.0);
+    for (size_t j = 0; j < T; ++j) x.data()[T * 3 + j] += Real(80);  // one row of large values
+    Tensor y = rf::causal_softmax(x);
+    REQUIRE(y.shape() == x.shape());
+    for (size_t r = 0; r < 6 * T; ++r) {
+        const size_t i = r % T;
+        const Real* xr = x.data() + r * T;
+        const Real* yr = y.data() + r * T;
+        double m = xr[0], total = 0.0, probabilities = 0.0;  // naive, in double, over j ≤ i
+        for (size_t j = 0; j <= i; ++j) m = std::max(m, double(xr[j]));
+        for (size_t j = 0; j <= i; ++j) total += std::exp(double(xr[j]) - m);
+        for (size_t j = 0; j < T; ++j) {
+            if (j > i) {
+                CHECK(yr[j] == Real(0));
+            } else {
+                CHECK(yr[j] == doctest::Approx(std::exp(double(xr[j]) - m) / total).epsilon(1e-5));
+                probabilities += yr[j];
+            }
+        }
+        CHECK(probabilities == doctest::Approx(1.0).epsilon(1e-6));
+    }
+    // masked entries get no gradient
+    Tensor xs = x.detach();
+    xs.set_requires_grad(true);
+    rf::Array upstream = rf::Array::from_shape(xs.value().shape());
+    for (auto& g : upstream) g = Real(rng.normal());
+    rf::causal_softmax(xs).backward(upstream);
+    for (size_t r = 0; r < 6 * T; ++r)
+        for (size_t j = r % T + 1; j < T; ++j) CHECK(xs.grad().data()[r * T + j] == Real(0));
 }
 
 // ---- cross_entropy ------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Stage 4 tests — the position schemes behind one interface: values checked against hand
-// computations, config validation, the factory. Gradients are in gradcheck/test_position.cpp.
+// computations, config validation, the factory. Gradients are in gradcheck/test_position_grad.cpp.
 //
 // Legend: B batch, T length, C hidden, H heads, D = C / H head size.
 #include <doctest/doctest.h>

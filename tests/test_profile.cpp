@@ -1,9 +1,12 @@
 // The op profiler (src/tensor/profile.hpp, `roformer train --profile`): off, it records
 // nothing; on, every op of a forward gets a forward call and every node of the backward a
-// backward call, under the op's name.
+// backward call, under the op's name; the time between two ops is the later op's forward, and
+// no time is counted twice.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "ops/ops.hpp"
 #include "tensor/profile.hpp"
@@ -17,9 +20,12 @@ const profile::Row* find_row(const std::vector<profile::Row>& rows, const std::s
     return nullptr;
 }
 
-Tensor small_graph() {  // sum(gelu(a·b)): three ops
+// sum(gelu(a·b)): three ops; `pause` is spent between matmul and gelu.
+Tensor small_graph(std::chrono::milliseconds pause = std::chrono::milliseconds(0)) {
     Tensor a = Tensor::full({4, 3}, Real(0.5), true), b = Tensor::full({3, 2}, Real(0.25), true);
-    return sum(gelu(matmul(a, b)));
+    Tensor product = matmul(a, b);
+    std::this_thread::sleep_for(pause);
+    return sum(gelu(product));
 }
 }  // namespace
 
@@ -28,10 +34,15 @@ TEST_CASE("profile: off records nothing; on times each op's forward and backward
     small_graph().backward();
     CHECK(profile::rows().empty());
 
+    const std::chrono::milliseconds pause(20);
+    const double pause_s = std::chrono::duration<double>(pause).count();
+    const auto start = std::chrono::steady_clock::now();
     profile::enable(true);
-    Tensor y = small_graph();
+    Tensor y = small_graph(pause);
     y.backward();
     profile::enable(false);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::vector<profile::Row> rows = profile::rows();
     for (const char* op : {"matmul", "gelu", "sum"}) {
         CAPTURE(op);
@@ -39,9 +50,14 @@ TEST_CASE("profile: off records nothing; on times each op's forward and backward
         REQUIRE(r != nullptr);
         CHECK(r->forward_calls == 1);
         CHECK(r->backward_calls == 1);
-        CHECK(r->forward_s >= 0.0);
-        CHECK(r->backward_s >= 0.0);
     }
+    // An op's forward is the time since the previous op: the pause is gelu's, in seconds.
+    CHECK(find_row(rows, "gelu")->forward_s >= pause_s);
+    // Every row times its own interval of the step: together they fit inside its wall time.
+    double profiled = 0;
+    for (const profile::Row& r : rows) profiled += r.forward_s + r.backward_s;
+    CHECK(profiled >= pause_s);
+    CHECK(profiled <= wall);
     REQUIRE(find_row(rows, "graph: sort") != nullptr);
     CHECK(find_row(rows, "graph: sort")->backward_calls == 1);
     const std::string table = profile::report(1, 1.0);

@@ -60,8 +60,11 @@ bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
+// Bit for bit (NaN and −0 included). An empty vector's data() may be null, and memcmp with a
+// null pointer is undefined even for 0 bytes, so two empty vectors compare equal first.
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), 4 * a.size()) == 0;
+    if (a.size() != b.size()) return false;
+    return a.empty() || std::memcmp(a.data(), b.data(), 4 * a.size()) == 0;
 }
 
 std::vector<rf::NamedTensor> sample_tensors() {

@@ -162,4 +162,4 @@ void add_attention(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(38, "attention", add_attention);
+RF_COMMAND("attention", add_attention);

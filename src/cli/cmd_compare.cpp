@@ -80,4 +80,4 @@ void add_compare(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(50, "compare", add_compare);
+RF_COMMAND("compare", add_compare);

@@ -84,4 +84,4 @@ void add_eval(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(20, "eval", add_eval);
+RF_COMMAND("eval", add_eval);

@@ -40,4 +40,4 @@ void add_extrapolate(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(55, "extrapolate", add_extrapolate);
+RF_COMMAND("extrapolate", add_extrapolate);

@@ -75,4 +75,4 @@ void add_fill_mask(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(30, "fill-mask", add_fill_mask);
+RF_COMMAND("fill-mask", add_fill_mask);

@@ -101,4 +101,4 @@ void add_generate(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(35, "generate", add_generate);
+RF_COMMAND("generate", add_generate);

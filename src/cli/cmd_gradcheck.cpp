@@ -265,4 +265,4 @@ void add_gradcheck(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(85, "gradcheck", add_gradcheck);
+RF_COMMAND("gradcheck", add_gradcheck);

@@ -89,4 +89,4 @@ void add_graph(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(82, "graph", add_graph);
+RF_COMMAND("graph", add_graph);

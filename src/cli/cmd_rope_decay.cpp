@@ -70,4 +70,4 @@ void add_rope_decay(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(80, "rope-decay", add_rope_decay);
+RF_COMMAND("rope-decay", add_rope_decay);

@@ -96,4 +96,4 @@ void add_tokenize(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(40, "tokenize", add_tokenize);
+RF_COMMAND("tokenize", add_tokenize);

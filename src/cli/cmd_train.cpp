@@ -102,4 +102,4 @@ void add_train(CLI::App& app) {
 
 }  // namespace
 
-RF_COMMAND(10, "train", add_train);
+RF_COMMAND("train", add_train);

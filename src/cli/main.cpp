@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -24,21 +24,46 @@ static std::string library_context(const std::string& what, const std::string& c
            "the checkpoint, or train again";
 }
 
-static std::vector<std::tuple<int, const char*, CommandAdder>>& registry() {
-    static std::vector<std::tuple<int, const char*, CommandAdder>> commands;
+// The order `roformer --help` and the error messages list the subcommands in: a run's life
+// (train, evaluate, use it, look inside it), then the experiments, then the teaching tools.
+// Each cmd_*.cpp registers itself; a registered command missing here is listed after these.
+static const char* const kCommandOrder[] = {
+    "train",   "eval",        "fill-mask",  "generate", "attention", "tokenize",
+    "compare", "extrapolate", "rope-decay", "graph",    "gradcheck",
+};
+
+static std::vector<std::pair<const char*, CommandAdder>>& registry() {
+    static std::vector<std::pair<const char*, CommandAdder>> commands;
     return commands;
 }
 
-int register_command(int order, const char* name, CommandAdder add) {
-    registry().emplace_back(order, name, add);
+int register_command(const char* name, CommandAdder add) {
+    registry().emplace_back(name, add);
     return static_cast<int>(registry().size());
+}
+
+// The registered commands in kCommandOrder's order (registration order across files is
+// unspecified); those not on the list follow, by name.
+static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
+    const auto rank = [](const char* name) {  // its place in kCommandOrder, or past the end
+        const auto listed = std::find_if(std::begin(kCommandOrder), std::end(kCommandOrder),
+                                         [&](const char* n) { return std::string(n) == name; });
+        return listed - std::begin(kCommandOrder);
+    };
+    auto commands = registry();
+    std::sort(commands.begin(), commands.end(), [&](const auto& a, const auto& b) {
+        const auto ra = rank(a.first), rb = rank(b.first);
+        return ra != rb ? ra < rb : std::string(a.first) < std::string(b.first);
+    });
+    return commands;
 }
 
 // Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
 // products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default libgomp's
 // workers spin for a while after every parallel loop, on the very cores the BLAS workers need
-// next, and two threads on two cores ran 2× slower than one (README, Performance). With
-// OMP_WAIT_POLICY=passive they ran 1.5× faster than one. libgomp reads the variable once, when
+// next, and two threads on two cores ran 1.4× slower than one; with OMP_WAIT_POLICY=passive
+// they ran 1.4–1.5× faster than one (README, Performance, "Threads": 10 700 tokens/s on one
+// thread, 7 600 and 15 100–15 800 on two). libgomp reads the variable once, when
 // it is loaded — before main — so the only way to choose it for the user is to set it and
 // start this program again, once. A value the user set is left alone; if the restart fails,
 // we simply carry on with the default policy. execv keeps the process id, so the pid a shell
@@ -86,12 +111,9 @@ int main(int argc, char** argv) {
     std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"roformer — train and study RoFormer (rotary position embedding) MLMs on a CPU"};
     app.require_subcommand(1);
-    auto commands = rf::cli::registry();
-    std::sort(commands.begin(), commands.end(),
-              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
     std::string names;
     bool known = argc < 2 || argv[1][0] == '-';
-    for (const auto& [order, name, add] : commands) {
+    for (const auto& [name, add] : rf::cli::commands_in_order()) {
         add(app);
         names += (names.empty() ? "" : ", ") + std::string(name);
         known = known || std::string(argv[1]) == name;

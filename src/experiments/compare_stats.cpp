@@ -1,4 +1,4 @@
-// Stage 8 — experiments: Student t, paired tests and per-scheme summaries (see compare_stats.hpp).
+// Stage 8 — experiments: paired tests and per-scheme summaries (see compare_stats.hpp).
 #include "experiments/compare_stats.hpp"
 
 #include <algorithm>
@@ -9,56 +9,29 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include "tensor/format.hpp"
 
 namespace rf {
 
-// ---- the regularized incomplete beta function ---------------------------------------------
-// I_x(a,b) = x^a (1−x)^b / (a·B(a,b)) · 1 / (1 + d₁/(1 + d₂/(1 + …)))   with
-//   d_{2m+1} = −(a+m)(a+b+m)·x / ((a+2m)(a+2m+1)),   d_{2m} = m(b−m)·x / ((a+2m−1)(a+2m)).
-// The fraction converges fast for x < (a+1)/(a+b+2); above that, I_x(a,b) = 1 − I_{1−x}(b,a).
-// Evaluated left to right with the modified Lentz recurrence.
-static double beta_continued_fraction(double a, double b, double x) {
-    const double tiny = 1e-300, eps = 1e-15;
-    auto guard = [&](double v) { return std::abs(v) < tiny ? tiny : v; };
-    double f = 1.0, c = 1.0, d = 0.0;  // f = b₀ = 1
-    for (int j = 1; j <= 2000; ++j) {
-        const int m = j / 2;
-        const double dj = (j % 2 == 1)
-                              ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-                              : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
-        d = 1.0 / guard(1.0 + dj * d);
-        c = guard(1.0 + dj / c);
-        f *= c * d;
-        if (std::abs(c * d - 1.0) < eps) return f;
-    }
-    throw std::runtime_error(
-        "regularized_incomplete_beta: no convergence for a=" + std::to_string(a) +
-        " b=" + std::to_string(b) + " x=" + std::to_string(x));
+// ---- Student's t: Boost.Math ----------------------------------------------------------------
+// The distribution is a library's job; these two only check their arguments, so a bad one is
+// our one-line std::invalid_argument, not Boost's domain error.
+double student_t_quantile(double p, double df) {
+    if (!(p > 0 && p < 1) || !(df > 0))
+        throw std::invalid_argument("student_t_quantile: needs 0 < p < 1 and df > 0");
+    return boost::math::quantile(boost::math::students_t(df), p);
 }
 
-double regularized_incomplete_beta(double a, double b, double x) {
-    if (!(a > 0) || !(b > 0))
-        throw std::invalid_argument("regularized_incomplete_beta: a and b must be > 0, got a=" +
-                                    std::to_string(a) + " b=" + std::to_string(b));
-    if (!(x >= 0 && x <= 1))
-        throw std::invalid_argument("regularized_incomplete_beta: x must be in [0, 1], got " +
-                                    std::to_string(x));
-    if (x == 0 || x == 1) return x;
-    if (x > (a + 1) / (a + b + 2)) return 1.0 - regularized_incomplete_beta(b, a, 1.0 - x);
-    const double log_front =
-        a * std::log(x) + b * std::log1p(-x) + std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
-    return std::exp(log_front) / a / beta_continued_fraction(a, b, x);
-}
-
-double student_t_cdf(double t, double df) {
+double student_t_two_sided_p(double t, double df) {
     if (!(df > 0))
-        throw std::invalid_argument("student_t_cdf: df must be > 0, got " + std::to_string(df));
+        throw std::invalid_argument("student_t_two_sided_p: df must be > 0, got " +
+                                    std::to_string(df));
     if (std::isnan(t)) return t;
-    if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
-    // P(|T| > |t|) = I_{ν/(ν+t²)}(ν/2, ½)
-    const double tail = regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
-    return t >= 0 ? 1.0 - tail / 2 : tail / 2;
+    // the upper tail as Boost's complement: no 1 − F cancellation when p is tiny
+    return 2.0 *
+           boost::math::cdf(boost::math::complement(boost::math::students_t(df), std::abs(t)));
 }
 
 // ---- sample statistics ----------------------------------------------------------------------
@@ -73,19 +46,6 @@ MeanStd mean_std(const std::vector<double>& values) {
     for (double v : values) ss += (v - r.mean) * (v - r.mean);
     r.std = std::sqrt(ss / double(r.n - 1));
     return r;
-}
-
-double student_t_quantile(double p, double df) {
-    if (!(p > 0 && p < 1) || !(df > 0))
-        throw std::invalid_argument("student_t_quantile: needs 0 < p < 1 and df > 0");
-    double lo = -1.0, hi = 1.0;
-    while (student_t_cdf(lo, df) > p) lo *= 2;
-    while (student_t_cdf(hi, df) < p) hi *= 2;
-    for (int i = 0; i < 200 && hi - lo > 1e-12 * std::max(1.0, std::abs(hi)); ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (student_t_cdf(mid, df) < p ? lo : hi) = mid;
-    }
-    return 0.5 * (lo + hi);
 }
 
 PairedTTest paired_t_test(const std::vector<double>& a, const std::vector<double>& b) {
@@ -112,7 +72,7 @@ PairedTTest paired_t_test(const std::vector<double>& a, const std::vector<double
         return r;
     }
     r.t = m.mean / se;
-    r.p = 2.0 * (1.0 - student_t_cdf(std::abs(r.t), double(r.pairs - 1)));
+    r.p = student_t_two_sided_p(r.t, double(r.pairs - 1));
     return r;
 }
 

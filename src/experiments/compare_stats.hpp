@@ -1,8 +1,7 @@
 // Stage 8 — experiments: the statistics behind the comparison's summary.md.
 //
-// Legend: S seeds (paired samples), ν = S − 1 degrees of freedom.
-//   Student t CDF:  F_ν(t) = 1 − ½ I_{ν/(ν+t²)}(ν/2, ½)  for t ≥ 0,  F_ν(−t) = 1 − F_ν(t)
-//     where I_x(a, b) is the regularized incomplete beta function.
+// Legend: S seeds (paired samples), ν = S − 1 degrees of freedom, F_ν Student's t CDF
+//   (from Boost.Math, boost::math::students_t: a library where one is made for the job).
 //   Paired t-test:  d_s = a_s − b_s,  t = mean(d) / (sd(d) / √S),  p = 2 (1 − F_ν(|t|)).
 //   Steps to a threshold: the first validation point at or below it, linearly interpolated
 //     with the point before (so "crossed between 300 and 400" reads as e.g. 342).
@@ -14,13 +13,11 @@
 
 namespace rf {
 
-// I_x(a, b) for a, b > 0, x in [0, 1] (continued fraction, ~1e-14 relative accuracy).
-double regularized_incomplete_beta(double a, double b, double x);
-
-// P(T ≤ t) for Student's t with `df` > 0 degrees of freedom.
-double student_t_cdf(double t, double df);
-// Its inverse: the t with P(T ≤ t) = p, for 0 < p < 1 (bisection on student_t_cdf).
+// Student's t with `df` > 0 degrees of freedom (Boost.Math; std::invalid_argument on bad
+// arguments). The quantile: the t with P(T ≤ t) = p, for 0 < p < 1.
 double student_t_quantile(double p, double df);
+// The two-sided p-value P(|T| ≥ |t|) = 2 (1 − F_ν(|t|)); NaN for a NaN t, 0 for an infinite one.
+double student_t_two_sided_p(double t, double df);
 
 struct MeanStd {
     double mean = 0, std = 0;  // std: sample standard deviation (n − 1); 0 for n < 2

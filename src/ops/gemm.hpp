@@ -1,7 +1,6 @@
 // Stage 2 — ops: the one way this library calls BLAS (float → sgemm, double → dgemm), and the
 // one loop that runs many small products on several threads. matmul.cpp and the fused
 // attention kernel (src/model/fused_attention.cpp) both use it.
-// (Never include xtensor-blas next to this header: its cblas prototypes conflict with <cblas.h>.)
 #pragma once
 
 #include <cblas.h>
@@ -55,8 +54,9 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 
 // The same product as gemm(), with C's rows split into one contiguous block per OpenMP thread
 // and BLAS held to one thread inside each block. For this library's products (thousands of
-// rows, 128–512 columns) OpenBLAS's own threading gains little on two cores (measured: the
-// [4096×128]·[128×128] projection 106 → 104 GFLOP/s), a row split nearly doubles it. Every
+// rows, 128–512 columns) OpenBLAS's own threading gained nothing from a second core on one
+// machine and did better on another, where the row split gained only 4 % over it
+// (docs/performance.md, "What the fast path does", item 2, has both measurements). Every
 // element of C is still one dot product over all K, in BLAS's order: the split changes who
 // computes a row, not how. Below ~4 MFLOP, or on one thread, it is a plain gemm().
 template <class Real>

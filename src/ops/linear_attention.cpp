@@ -1,5 +1,5 @@
-// Stage 2 — ops: kernelised (linear) attention, RoFormer §3.3 eq. (19), its two feature maps
-// (elu + 1 and FAVOR+) and, for comparison, softmax with the future masked.
+// Stage 2 — ops: kernelised (linear) attention, RoFormer §3.3 eq. (19), and its two feature
+// maps (elu + 1 and FAVOR+). Its softmax counterpart, causal_softmax, is in softmax.cpp.
 //
 // Legend:  B batch, H heads — the leading dims "...", flattened into N = B·H rows
 //          T tokens   D head size (of v)   F feature size (of φ(q), φ(k))   M random features
@@ -331,51 +331,6 @@ Tensor favor_features(const Tensor& x, const Tensor& projection, bool is_query, 
                                for (size_t d = 0; d < D; ++d)
                                    dX[size_t(r) * D + d] +=
                                        Real(scale * (acc[d] - scale * xt[d] * gphi_sum));
-                           }
-                       });
-}
-
-// ---- causal_softmax -----------------------------------------------------------------------
-// y_ij = exp(x_ij − max_{j'≤i} x_ij') / Σ_{j'≤i} exp(x_ij' − max) for j ≤ i, y_ij = 0 for j > i
-// x:[..., T, T] → y:[..., T, T]   (i the query position, j the key position)
-Tensor causal_softmax(const Tensor& scores) {
-    if (scores.dim() < 2 || scores.size(-1) != scores.size(-2))
-        throw std::invalid_argument("causal_softmax: scores must be [..., T, T], got " +
-                                    shape_str(scores.shape()));
-    const size_t T = scores.size(-1), R = T ? scores.numel() / T : 0;
-    Array y = Array::from_shape(scores.value().shape());
-    const Real* X = scores.data();
-    Real* Y = y.data();
-#pragma omp parallel for schedule(static) if (R * T > 16384)
-    for (long r = 0; r < long(R); ++r) {
-        const size_t i = size_t(r) % T, off = size_t(r) * T;  // row r is query position i
-        const Real m = *std::max_element(X + off, X + off + i + 1);
-        double total = 0.0;
-        for (size_t j = 0; j <= i; ++j) {
-            Y[off + j] = std::exp(X[off + j] - m);
-            total += Y[off + j];
-        }
-        const Real inv = Real(1.0 / total);
-        for (size_t j = 0; j <= i; ++j) Y[off + j] *= inv;
-        for (size_t j = i + 1; j < T; ++j) Y[off + j] = Real(0);
-    }
-    return make_result(std::move(y), {scores}, "causal_softmax",
-                       [scores = scores, R, T](TensorImpl& o) mutable {
-                           // causal_softmax backward: dx_ij += y_ij·(dy_ij − Σ_{j'≤i} dy_ij'·y_ij')
-                           // for j ≤ i, nothing for j > i (y is constant 0 there)   [..., T, T]
-                           Array* g = grad_of(scores);
-                           if (!g) return;
-                           const Real* Y = o.data.data();
-                           const Real* dY = o.grad.data();
-                           Real* dX = g->data();
-#pragma omp parallel for schedule(static) if (R * T > 16384)
-                           for (long r = 0; r < long(R); ++r) {
-                               const size_t i = size_t(r) % T, off = size_t(r) * T;
-                               double dot = 0.0;
-                               for (size_t j = 0; j <= i; ++j)
-                                   dot += double(dY[off + j]) * Y[off + j];
-                               for (size_t j = 0; j <= i; ++j)
-                                   dX[off + j] += Y[off + j] * (dY[off + j] - Real(dot));
                            }
                        });
 }

@@ -7,7 +7,6 @@
 // Every backward product is one more gemm that ACCUMULATES into the gradient buffer
 // (beta = 1), so fan-out needs no temporary. Batched products run the batch loop under
 // OpenMP: each iteration writes its own slice, so results do not depend on scheduling.
-// (Do not include xtensor-blas here: its cblas prototypes conflict with <cblas.h>.)
 #include <algorithm>
 #include <stdexcept>
 #include <string>

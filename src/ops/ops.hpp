@@ -51,7 +51,7 @@ Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
-Tensor tanh(const Tensor& x);
+Tensor tanh(const Tensor& x);  // for tests and teaching: the MLP of tests/test_mlp.cpp
 Tensor gelu(const Tensor& x);  // x·Φ(x) = ½x(1 + erf(x/√2)), the exact form
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -75,8 +75,10 @@ Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, con
 // ---- shape.cpp: views are always materialised (contiguous copies) ----------------------
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be size_t(-1)
 Tensor permute(const Tensor& x, const std::vector<size_t>& axes);
-Tensor transpose(const Tensor& x, int axis0, int axis1);
 Tensor slice(const Tensor& x, int axis, size_t start, size_t end);  // [start, end)
+// For tests: the model never calls these two. The gradchecks use transpose to feed ops an
+// input that came out of another op, and concat to check several outputs as one.
+Tensor transpose(const Tensor& x, int axis0, int axis1);
 Tensor concat(const std::vector<Tensor>& xs, int axis);
 
 // ---- reduce.cpp ------------------------------------------------------------------------
@@ -87,6 +89,11 @@ Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims = false
 
 // ---- softmax.cpp: over the last axis, max-subtracted for stability ---------------------
 Tensor softmax(const Tensor& x);
+// Softmax over the last axis with the future masked: y_ij = 0 exactly for j > i (i the
+// second-to-last index).   scores:[..., T, T] → [..., T, T]
+Tensor causal_softmax(const Tensor& scores);
+// For tests and teaching: the model never calls it (cross_entropy computes the same
+// log-sum-exp inside its fused loss); it is the readable form of that loss's first half.
 Tensor log_softmax(const Tensor& x);
 // Mean negative log-likelihood over positions whose target != ignore_index.
 // logits:[N, V] targets:[N] → scalar. All positions ignored → 0 with zero gradient.
@@ -136,9 +143,5 @@ Tensor favor_features(const Tensor& x, const Tensor& projection, bool is_query,
 // in double), every row rescaled to the norm of an independent D-dim standard Gaussian vector
 // (chi distribution); the last block keeps its first M − D·⌊M/D⌋ rows. Same Rng state → same W.
 Tensor orthogonal_random_features(size_t M, size_t D, Rng& rng);
-
-// Softmax over the last axis with the future masked: y_ij = 0 exactly for j > i (i the
-// second-to-last index).   scores:[..., T, T] → [..., T, T]
-Tensor causal_softmax(const Tensor& scores);
 
 }  // namespace rf

@@ -1,11 +1,15 @@
-// Stage 2 — ops: softmax, log-softmax and the fused cross-entropy loss, over the last axis.
+// Stage 2 — ops: softmax (and its causal form, the future masked), log-softmax and the fused
+// cross-entropy loss, over the last axis.
 //
 // Legend:  R  rows = product of all dims but the last     C  size of the last axis
 //          N  positions (rows of logits)                   V  vocabulary (classes)
+//          T  tokens (causal_softmax: scores [..., T, T], row i is query position i)
 //
 // Every row is shifted by its maximum before exponentiating, so exp never overflows
 // (softmax([1000, 1001]) is as exact as softmax([0, 1])). Rows are independent, so the row
 // loops run under OpenMP with no cross-thread sums. Sums are accumulated in double.
+// softmax and causal_softmax share one row kernel, forward and backward: causal row i is a
+// softmax of its first i + 1 entries.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -31,6 +35,25 @@ double row_logsumexp(const Real* x, size_t C) {
     return double(m) + std::log(total);
 }
 
+// For one row of n entries: y = exp(x − max) / Σ exp(x − max), exp in Real, the sum in double.
+void softmax_row(const Real* x, Real* y, size_t n) {
+    const Real m = *std::max_element(x, x + n);
+    double total = 0.0;
+    for (size_t j = 0; j < n; ++j) {
+        y[j] = std::exp(x[j] - m);
+        total += y[j];
+    }
+    const Real inv = Real(1.0 / total);
+    for (size_t j = 0; j < n; ++j) y[j] *= inv;
+}
+
+// Its backward, for one row of n entries: dx += y ⊙ (dy − Σ_j dy_j·y_j), the dot in double.
+void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n) {
+    double dot = 0.0;
+    for (size_t j = 0; j < n; ++j) dot += double(dy[j]) * y[j];
+    for (size_t j = 0; j < n; ++j) dx[j] += y[j] * (dy[j] - Real(dot));
+}
+
 }  // namespace
 
 // ---- softmax ------------------------------------------------------------------------------
@@ -42,18 +65,7 @@ Tensor softmax(const Tensor& x) {
     const Real* X = x.data();
     Real* Y = y.data();
 #pragma omp parallel for schedule(static) if (R * C > 16384)
-    for (long r = 0; r < long(R); ++r) {
-        const Real* xr = X + size_t(r) * C;
-        Real* yr = Y + size_t(r) * C;
-        const Real m = *std::max_element(xr, xr + C);
-        double total = 0.0;
-        for (size_t j = 0; j < C; ++j) {
-            yr[j] = std::exp(xr[j] - m);
-            total += yr[j];
-        }
-        const Real inv = Real(1.0 / total);
-        for (size_t j = 0; j < C; ++j) yr[j] *= inv;
-    }
+    for (long r = 0; r < long(R); ++r) softmax_row(X + size_t(r) * C, Y + size_t(r) * C, C);
     return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
         // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
         Array* gx = grad_of(x);
@@ -64,11 +76,43 @@ Tensor softmax(const Tensor& x) {
 #pragma omp parallel for schedule(static) if (R * C > 16384)
         for (long r = 0; r < long(R); ++r) {
             const size_t off = size_t(r) * C;
-            double dot = 0.0;
-            for (size_t j = 0; j < C; ++j) dot += double(dY[off + j]) * Y[off + j];
-            for (size_t j = 0; j < C; ++j) dX[off + j] += Y[off + j] * (dY[off + j] - Real(dot));
+            softmax_row_backward(Y + off, dY + off, dX + off, C);
         }
     });
+}
+
+// ---- causal_softmax -----------------------------------------------------------------------
+// y_ij = exp(x_ij − max_{j'≤i} x_ij') / Σ_{j'≤i} exp(x_ij' − max) for j ≤ i, y_ij = 0 for j > i
+// x:[..., T, T] → y:[..., T, T]   (i the query position, j the key position)
+Tensor causal_softmax(const Tensor& scores) {
+    if (scores.dim() < 2 || scores.size(-1) != scores.size(-2))
+        throw std::invalid_argument("causal_softmax: scores must be [..., T, T], got " +
+                                    shape_str(scores.shape()));
+    const size_t T = scores.size(-1), R = T ? scores.numel() / T : 0;
+    Array y = Array::from_shape(scores.value().shape());
+    const Real* X = scores.data();
+    Real* Y = y.data();
+#pragma omp parallel for schedule(static) if (R * T > 16384)
+    for (long r = 0; r < long(R); ++r) {
+        const size_t i = size_t(r) % T, off = size_t(r) * T;  // row r is query position i
+        softmax_row(X + off, Y + off, i + 1);
+        for (size_t j = i + 1; j < T; ++j) Y[off + j] = Real(0);
+    }
+    return make_result(std::move(y), {scores}, "causal_softmax",
+                       [scores = scores, R, T](TensorImpl& o) mutable {
+                           // causal_softmax backward: dx_ij += y_ij·(dy_ij − Σ_{j'≤i} dy_ij'·y_ij')
+                           // for j ≤ i, nothing for j > i (y is constant 0 there)   [..., T, T]
+                           Array* g = grad_of(scores);
+                           if (!g) return;
+                           const Real* Y = o.data.data();  // the saved output
+                           const Real* dY = o.grad.data();
+                           Real* dX = g->data();
+#pragma omp parallel for schedule(static) if (R * T > 16384)
+                           for (long r = 0; r < long(R); ++r) {
+                               const size_t i = size_t(r) % T, off = size_t(r) * T;
+                               softmax_row_backward(Y + off, dY + off, dX + off, i + 1);
+                           }
+                       });
 }
 
 // ---- log_softmax --------------------------------------------------------------------------

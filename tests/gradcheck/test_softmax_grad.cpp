@@ -1,6 +1,6 @@
-// Gradient checks (Real = double) for src/ops/softmax.cpp: softmax and log_softmax over the
-// last axis of 2-D and 3-D inputs (including a row of large values), and the fused
-// cross-entropy with some rows ignored, all rows ignored, and a custom ignore_index.
+// Gradient checks (Real = double) for src/ops/softmax.cpp: softmax, causal_softmax and
+// log_softmax over the last axis of 2-D, 3-D and 4-D inputs (including a row of large values), and
+// the fused cross-entropy with some rows ignored, all rows ignored, and a custom ignore_index.
 #include "gradcheck/gradcheck.hpp"
 
 using rf::Tensor;
@@ -14,6 +14,15 @@ TEST_CASE("softmax gradient, 2-D and 3-D, with a row of large values") {
     for (size_t j = 0; j < 5; ++j) x.data()[5 + j] += 500.0;  // row 1 near 500
     gradcheck([](const Inputs& in) { return rf::softmax(in[0]); }, {x});
     gradcheck([](const Inputs& in) { return rf::softmax(in[0]); }, {randn({2, 3, 4}, rng)});
+}
+
+TEST_CASE("causal_softmax gradient, 3-D and 4-D, with a row of large values") {
+    rf::Rng rng(7);
+    Tensor x = randn({2, 4, 4}, rng, 2.0);
+    for (size_t j = 0; j < 4; ++j) x.data()[4 * 6 + j] += 400.0;  // batch 1, row 2 near 400
+    gradcheck([](const Inputs& in) { return rf::causal_softmax(in[0]); }, {x});
+    gradcheck([](const Inputs& in) { return rf::causal_softmax(in[0]); },
+              {randn({2, 2, 3, 3}, rng)});
 }
 
 TEST_CASE("log_softmax gradient, 2-D and 3-D, with a row of large values") {
