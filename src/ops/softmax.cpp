@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/backward_kernels.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
@@ -56,18 +57,8 @@ Tensor softmax(const Tensor& x) {
     }
     return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
         // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
-        Array* gx = grad_of(x);
-        if (!gx) return;
-        const Real* Y = o.data.data();  // the saved output
-        const Real* dY = o.grad.data();
-        Real* dX = gx->data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
-        for (long r = 0; r < long(R); ++r) {
-            const size_t off = size_t(r) * C;
-            double dot = 0.0;
-            for (size_t j = 0; j < C; ++j) dot += double(dY[off + j]) * Y[off + j];
-            for (size_t j = 0; j < C; ++j) dX[off + j] += Y[off + j] * (dY[off + j] - Real(dot));
-        }
+        // (softmax_backward.cpp)
+        if (Array* gx = grad_of(x)) softmax_backward(o.data.data(), o.grad.data(), gx->data(), R, C);
     });
 }
 
