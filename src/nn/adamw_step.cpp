@@ -7,7 +7,8 @@
 
 namespace rf {
 
-// θ ← θ(1 − lr·wd);  m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²;  θ ← θ − lr·m̂/(√v̂ + ε)
+// w ← w(1 − lr·wd);  m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²;  w ← w − lr·m̂/(√v̂ + ε)
+// (w: a weight, `theta` below)
 void AdamW::step(double lr) {
     ++step_;
     const double b1 = options_.beta1, b2 = options_.beta2, eps = options_.eps;
