@@ -58,7 +58,8 @@ Tensor softmax(const Tensor& x) {
     return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
         // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
         // (softmax_backward.cpp)
-        if (Array* gx = grad_of(x)) softmax_backward(o.data.data(), o.grad.data(), gx->data(), R, C);
+        if (Array* gx = grad_of(x))
+            softmax_backward(o.data.data(), o.grad.data(), gx->data(), R, C);
     });
 }
 

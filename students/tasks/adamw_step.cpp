@@ -2,7 +2,8 @@
 // Grade it:  scripts/grade.sh adamw_step    (tests: tests/test_adamw.cpp — several steps
 //                                            against a loop in double, decoupled decay, resume)
 //
-// Write AdamW::step(lr), declared in src/nn/adamw.hpp (read the formulas there; w is a weight). Members:
+// Write AdamW::step(lr), declared in src/nn/adamw.hpp (read the formulas there; w is a weight).
+// Members:
 //   params_[i].tensor   a parameter (p.data(), p.grad().data(), p.numel(), p.has_grad())
 //   params_[i].decay    whether weight decay applies to it
 //   m_[i], v_[i]        its first/second moment buffers (std::vector<Real>, start at 0)

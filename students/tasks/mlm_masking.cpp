@@ -24,7 +24,8 @@ namespace rf::data {
 int masked_token_for(int original, double action, size_t vocab_size, const MaskingOptions& options,
                      Rng& rng) {
     // TODO(student)
-    throw std::logic_error("masked_token_for: not implemented yet (students/tasks/mlm_masking.cpp)");
+    throw std::logic_error(
+        "masked_token_for: not implemented yet (students/tasks/mlm_masking.cpp)");
 }
 
 }  // namespace rf::data
