@@ -5,7 +5,9 @@
 #      fatal): the fast unit tests (no training runs, no comparisons) and the bad-input table
 #      against the sanitized binary;
 #   3. the fuzzers: one libFuzzer target per loader, 20 s each (scripts/fuzz.sh, build-fuzz/).
-# SKIP_SANITIZERS=1 stops after 1.
+# Between 1 and 2, the graded tasks (scripts/grade.sh --check, build-student/): every stub of
+# students/tasks/ compiles and fails its tests, our implementation passes them.
+# SKIP_SANITIZERS=1 stops after 1 and the graded tasks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -14,6 +16,7 @@ JOBS="${JOBS:-$(nproc)}"
 # The closing line (ctest's count, read from its own summary), printed again at the very end.
 passed=$(sed -n 's/^100% tests passed, 0 tests failed out of \([0-9]*\)$/\1/p' build/ctest.log)
 summary() { echo "ctest: ${passed:-0} passed, 0 failed"; }
+JOBS="$JOBS" scripts/grade.sh --check
 [ "${SKIP_SANITIZERS:-0}" = 1 ] && { summary; exit 0; }
 
 ASAN="${ASAN_BUILD_DIR:-build-asan}"

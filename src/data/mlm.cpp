@@ -28,14 +28,7 @@ void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, 
     out[seq_len - 1] = kSepId;
 }
 
-// The token that a selected position shows the model: [MASK], a random token or itself.
-static int replacement_for(int original, double action, size_t vocab_size,
-                           const MaskingOptions& options, Rng& rng) {
-    if (action < options.mask_share) return kMaskId;
-    if (action < options.mask_share + options.random_share)
-        return kNumSpecialTokens + static_cast<int>(rng.below(vocab_size - kNumSpecialTokens));
-    return original;
-}
+// masked_token_for (the 80/10/10 rule) is in mlm_masking.cpp.
 
 static void check_common(size_t seq_len, size_t vocab_size, size_t batch_size,
                          const MaskingOptions& options) {
@@ -91,7 +84,7 @@ Batch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {
         }
         for (size_t t = 0; t < T; ++t)
             if (labels[t] != kIgnoreLabel)
-                ids[t] = replacement_for(ids[t], rng.uniform(), vocab_size_, options_, rng);
+                ids[t] = masked_token_for(ids[t], rng.uniform(), vocab_size_, options_, rng);
     }
     return out;
 }
@@ -125,7 +118,7 @@ static std::vector<int> per_position_masks(const std::vector<int>& tokens, size_
         const bool selected =
             rng.uniform() < options.select_probability;  // drawn for every position
         if (selected && !Tokenizer::is_special(tokens[p]))
-            shown[p] = replacement_for(tokens[p], rng.uniform(), vocab_size, options, rng);
+            shown[p] = masked_token_for(tokens[p], rng.uniform(), vocab_size, options, rng);
     }
     return shown;
 }

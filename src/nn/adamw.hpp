@@ -1,11 +1,11 @@
 // Stage 3 — nn: AdamW, the optimizer, plus global-norm gradient clipping.
 //
-// For every parameter θ with gradient g (element-wise), at update t = 1, 2, …:
-//   θ ← θ − lr·wd·θ                       decoupled weight decay (only when decay is on)
+// For every parameter w with gradient g (element-wise), at update t = 1, 2, …:
+//   w ← w − lr·wd·w                       decoupled weight decay (only when decay is on)
 //   m ← β1·m + (1−β1)·g                   first moment
 //   v ← β2·v + (1−β2)·g²                  second moment
 //   m̂ = m / (1−β1ᵗ),  v̂ = v / (1−β2ᵗ)    bias correction (moments start at 0)
-//   θ ← θ − lr · m̂ / (√v̂ + ε)
+//   w ← w − lr · m̂ / (√v̂ + ε)
 // (PyTorch's torch.optim.AdamW, Loshchilov & Hutter 2019.) Which parameters decay is the
 // caller's choice, carried by NamedParameter::decay: this project decays every 2-D weight,
 // including the token embeddings (as BERT does), and never biases or LayerNorm γ/β (1-D).

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/backward_kernels.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
@@ -66,27 +67,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
             const Real* dY = o.grad.data();
             const std::vector<Real>& M = mean;
             const std::vector<Real>& S = rstd;
-            if (Array* gx = grad_of(x)) {
-                Real* dX = gx->data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
-                for (long r = 0; r < long(R); ++r) {
-                    const size_t off = size_t(r) * C;
-                    const Real m = M[size_t(r)], s = S[size_t(r)];
-                    double g_mean = 0.0, gx_mean = 0.0;
-                    for (size_t j = 0; j < C; ++j) {
-                        const double g = double(dY[off + j]) * G[j];
-                        g_mean += g;
-                        gx_mean += g * double((X[off + j] - m) * s);
-                    }
-                    g_mean /= double(C);
-                    gx_mean /= double(C);
-                    for (size_t j = 0; j < C; ++j) {
-                        const double xhat = double((X[off + j] - m) * s);
-                        const double g = double(dY[off + j]) * G[j];
-                        dX[off + j] += Real(double(s) * (g - g_mean - xhat * gx_mean));
-                    }
-                }
-            }
+            if (Array* gx = grad_of(x))  // layernorm_backward.cpp
+                layer_norm_backward_x(X, G, dY, M.data(), S.data(), gx->data(), R, C);
             Array* ggamma = grad_of(gamma);
             Array* gbeta = grad_of(beta);
             if (!ggamma && !gbeta) return;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/backward_kernels.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
@@ -47,12 +48,7 @@ void softmax_row(const Real* x, Real* y, size_t n) {
     for (size_t j = 0; j < n; ++j) y[j] *= inv;
 }
 
-// Its backward, for one row of n entries: dx += y ⊙ (dy − Σ_j dy_j·y_j), the dot in double.
-void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n) {
-    double dot = 0.0;
-    for (size_t j = 0; j < n; ++j) dot += double(dy[j]) * y[j];
-    for (size_t j = 0; j < n; ++j) dx[j] += y[j] * (dy[j] - Real(dot));
-}
+// Its backward, softmax_row_backward, is in softmax_backward.cpp (backward_kernels.hpp).
 
 }  // namespace
 

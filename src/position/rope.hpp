@@ -84,6 +84,11 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate);
 
+// The backward of the op: dx += R_mᵀ dy for every row (n, t), with the forward's cos/sin
+// table. dy, dx: [N, T, D]. R_m is a rotation, so R_mᵀ = R_m⁻¹ = R_{−m} (rope_backward.cpp).
+void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
+                   RopePairing pairing, const Real* cos, const Real* sin);
+
 // x:[..., T, D] → y:[..., T, D] with y[..., t, :] = R_{offset+t} x[..., t, :].
 // Grows the table when offset + T exceeds it. Backward: dx += R_mᵀ dy (same kernel, sign −1).
 Tensor rope(const Tensor& x, RopeTable& table, size_t offset = 0);
