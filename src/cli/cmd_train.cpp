@@ -12,6 +12,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
+#include "train/distributed.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -54,6 +55,10 @@ void run_train(const TrainCommandOptions& o) {
     options.quiet = o.quiet;
     options.profile = o.profile;
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
+    if (!rf::dist::is_root()) {  // mpirun: rank 0 reports for every rank (train/distributed.hpp)
+        if (s.interrupted_by) std::exit(128 + s.interrupted_by);
+        return;
+    }
     if (s.interrupted_by) {
         // The checkpoint is written; exit as the shell would report death by that signal.
         std::cerr << "interrupted at step " << s.steps

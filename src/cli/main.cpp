@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "train/distributed.hpp"
 
 namespace rf::cli {
 
@@ -73,6 +74,9 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const std::out_of_range& e) {
         std::cerr << "error: " << library_context(e.what(), command) << "\n";
     } catch (const std::exception& e) { std::cerr << "error: " << e.what() << "\n"; }
+    // Under mpirun the other ranks may be waiting for this one in a collective: end them all.
+    std::cerr.flush();
+    dist::abort_job(2);
     return 2;
 }
 
@@ -84,6 +88,11 @@ int main(int argc, char** argv) {
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.
     std::signal(SIGXFSZ, SIG_IGN);
+    // mpirun / srun: MPI first (src/train/distributed.hpp); a build without it refuses P > 1.
+    if (const std::string refusal = rf::dist::start(&argc, &argv); !refusal.empty()) {
+        std::cerr << "error: " << refusal << "\n";
+        return 2;
+    }
     CLI::App app{"roformer — train and study RoFormer (rotary position embedding) MLMs on a CPU"};
     app.require_subcommand(1);
     auto commands = rf::cli::registry();
