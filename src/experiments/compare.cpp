@@ -258,10 +258,11 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
             runs.push_back({run->scheme, run->seed, run->state == RunState::resume, run->dir});
         const std::vector<RankRunResult> results = train_across_ranks(preset, runs);
         for (size_t i = 0; i < todo.size(); ++i)
-            if (!results[i].ok)
+            if (!results[i].ok && !results[i].error.empty())  // (not run: after a failure)
                 throw std::runtime_error("compare: " + todo[i]->dir + ": " + results[i].error +
                                          "; fix it and run the same command again to continue");
-        for (size_t i = 0; i < todo.size(); ++i) done(*todo[i], results[i].seconds);
+        for (size_t i = 0; i < todo.size(); ++i)
+            if (results[i].ok) done(*todo[i], results[i].seconds);
     } else if (settings.jobs <= 1) {
         for (const PlannedRun* run : todo) {
             const auto started = std::chrono::steady_clock::now();

@@ -56,9 +56,12 @@ std::string train_my_share(const ComparePreset& preset, const std::vector<RankRu
             options.resume = run.resume;
             options.quiet = true;
             std::ostringstream quiet;
-            train(comparison_run_config(preset.base, run.scheme, run.seed,
-                                        preset.settings.variants),
-                  options, quiet);
+            const TrainSummary summary = train(
+                comparison_run_config(preset.base, run.scheme, run.seed, preset.settings.variants),
+                options, quiet);
+            if (summary.interrupted_by)  // checkpointed; the same command resumes it
+                error = "interrupted by signal " + std::to_string(summary.interrupted_by) +
+                        " at step " + std::to_string(summary.steps);
         } catch (const std::exception& e) { error = e.what(); }
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -67,6 +70,7 @@ std::string train_my_share(const ComparePreset& preset, const std::vector<RankRu
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%.3f", s);
         report << i << '\t' << int(error.empty()) << '\t' << seconds << '\t' << error << '\n';
+        if (!error.empty()) break;  // a failed or interrupted rank takes no further run
     }
     return report.str();
 }

@@ -227,6 +227,11 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         summary.tokens_per_s =
             double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
+    if (dist::size() > 1 && !quiet && step_seconds > 0)  // docs/distributed.md's measurements
+        log << dist::size() << " ranks: " << format_fixed(dist::allreduce_seconds(), 3)
+            << " s of the " << format_fixed(step_seconds, 3)
+            << " s of training steps in the gradient all-reduce ("
+            << format_fixed(100 * dist::allreduce_seconds() / step_seconds, 1) << "%)\n";
     if (options.profile) log << profile::report(summary.steps - start_step, step_seconds);
     summary.elapsed_s = elapsed();
     return summary;
