@@ -33,6 +33,8 @@ std::string resume_command(const TrainCommandOptions& o, const std::string& out_
         return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
     };
     std::string command = "roformer train";
+    if (rf::dist::size() > 1)  // the same launch again (train/distributed.hpp)
+        command = "mpirun -np " + std::to_string(rf::dist::size()) + " " + command;
     if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
     for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
     return command + " --resume --out " + quoted(out_dir);
