@@ -5,8 +5,8 @@
 #            grad norms, and the final weights, agree within the tolerances below; the 2-rank
 #            checkpoint evaluates in a 1-process `roformer eval` to the numbers the run logged;
 #            a batch of 5 rows on 2 ranks (3 + 2) is handled and agrees with 1 process too;
-#            a batch smaller than P is refused; a 2-rank run stopped and resumed is
-#            bit-identical to an uninterrupted 2-rank run
+#            a batch smaller than P is refused; ranks that read different corpora are refused;
+#            a 2-rank run stopped and resumed is bit-identical to an uninterrupted 2-rank run
 #   signals: SIGINT to rank 1 stops both ranks at one step, exit 130, one checkpoint at that
 #            step, and --resume ends bit-identical to an uninterrupted 2-rank run; SIGKILL of
 #            rank 1 ends rank 0 and mpirun non-zero within seconds, the checkpoint intact
@@ -129,7 +129,18 @@ if [ "$WHAT" = train ]; then
     [ $code -ne 0 ] || fail "batch_size 1 on 2 ranks exited 0"
     echo "$msg" | grep -q "^error: train.batch_size = 1 is smaller than the 2 ranks" ||
         fail "batch_size 1 on 2 ranks: $msg"
-    # 5. Stop after 8, resume to 20 (2 ranks both times) = one uninterrupted 2-rank run.
+    # 5. Ranks that read different corpora (an MPMD launch: rank 1 gets another data.path)
+    #    are refused on every rank, before any step.
+    tr 'ae' 'ea' <data/kjv.txt >"$WORK/other.txt"
+    msg=$(mpirun --oversubscribe -np 1 "$BIN" train "${TINY[@]}" --out "$WORK/mixed" : \
+          -np 1 "$BIN" train "${TINY[@]}" --set data.path="$WORK/other.txt" --out "$WORK/mixed" 2>&1)
+    code=$?
+    [ $code -ne 0 ] || fail "ranks on different corpora exited 0"
+    echo "$msg" | grep -q "^error: the ranks prepared different data" ||
+        fail "ranks on different corpora: $(echo "$msg" | head -3)"
+    [ -f "$WORK/mixed/metrics.csv" ] && [ "$(wc -l <"$WORK/mixed/metrics.csv")" -gt 1 ] &&
+        fail "ranks on different corpora trained"
+    # 6. Stop after 8, resume to 20 (2 ranks both times) = one uninterrupted 2-rank run.
     "${MPI[@]}" "$BIN" train "${TINY[@]}" "${S[@]}" --stop-after 8 --out "$WORK/resumed" >/dev/null 2>&1 ||
         fail "2-rank run stopped after 8"
     "${MPI[@]}" "$BIN" train "${TINY[@]}" "${S[@]}" --resume --out "$WORK/resumed" >/dev/null 2>&1 ||

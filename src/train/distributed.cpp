@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "io/durable_file.hpp"
+
 #ifdef RF_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -190,6 +192,31 @@ std::unique_ptr<data::Tokenizer> share_tokenizer(std::unique_ptr<data::Tokenizer
     return data::parse_tokenizer(json, "rank 0's tokenizer");
 }
 
+void check_same_data(const data::Tokenizer& tokenizer, const std::vector<int>& train_ids,
+                     const std::vector<int>& validation_ids) {
+#ifdef RF_HAVE_MPI
+    if (size() == 1) return;
+    auto bytes = [](const std::vector<int>& ids) {
+        return std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(int));
+    };
+    const uint64_t mine = fnv1a64(tokenizer.to_json()) ^ (fnv1a64(bytes(train_ids)) * 3) ^
+                          fnv1a64(bytes(validation_ids));
+    uint64_t root_hash = mine;
+    bcast_bytes(&root_hash, sizeof root_hash, g_group);
+    int differs = root_hash != mine;
+    check(MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_MAX, g_group),
+          "MPI_Allreduce (data check)");
+    if (differs)
+        throw std::runtime_error(
+            "the ranks prepared different data (tokenizer or token ids differ from rank 0's); "
+            "every rank must read the same data.path — put it on a filesystem all nodes share");
+#else
+    (void)tokenizer;
+    (void)train_ids;
+    (void)validation_ids;
+#endif
+}
+
 RowRange shard_rows(size_t batch_rows, size_t rank, size_t ranks) {
     // The first B % P ranks take ⌈B/P⌉ rows, the rest ⌊B/P⌋: contiguous, disjoint, complete.
     const size_t base = batch_rows / ranks, extra = batch_rows % ranks;
@@ -206,15 +233,20 @@ ShardedBatch shard(const data::Batch& global) {
         s.local = global;
         return s;
     }
-    const RowRange rows = shard_rows(global.batch, rank(), size());
-    const size_t T = global.seq_len;
-    s.local.batch = rows.count;
-    s.local.seq_len = T;
-    s.local.input_ids.assign(global.input_ids.begin() + long(rows.first * T),
-                             global.input_ids.begin() + long((rows.first + rows.count) * T));
-    s.local.labels.assign(global.labels.begin() + long(rows.first * T),
-                          global.labels.begin() + long((rows.first + rows.count) * T));
+    s.local = take_rows(global, shard_rows(global.batch, rank(), size()));
     return s;
+}
+
+data::Batch take_rows(const data::Batch& batch, RowRange rows) {
+    const size_t T = batch.seq_len;
+    data::Batch out;
+    out.batch = rows.count;
+    out.seq_len = T;
+    out.input_ids.assign(batch.input_ids.begin() + long(rows.first * T),
+                         batch.input_ids.begin() + long((rows.first + rows.count) * T));
+    out.labels.assign(batch.labels.begin() + long(rows.first * T),
+                      batch.labels.begin() + long((rows.first + rows.count) * T));
+    return out;
 }
 
 uint64_t dropout_seed(uint64_t seed) {
@@ -406,8 +438,8 @@ std::vector<std::string> gather_world(const std::string& text) {
         }
         all.resize(size_t(total));
     }
-    check(MPI_Gatherv(text.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(),
-                      MPI_CHAR, 0, MPI_COMM_WORLD),
+    check(MPI_Gatherv(text.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
+                      0, MPI_COMM_WORLD),
           "MPI_Gatherv");
     std::vector<std::string> out;
     if (world_rank() == 0)

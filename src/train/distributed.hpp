@@ -76,11 +76,20 @@ RunDirectory open_run_directory(const std::string& dir, bool resume, const Confi
 // Rank 0's tokenizer (the run's own on a resume; null on a fresh run) on every rank.
 std::unique_ptr<data::Tokenizer> share_tokenizer(std::unique_ptr<data::Tokenizer> tokenizer);
 
+// Every rank prepared its own data and (fresh run) trained its own tokenizer, from the same
+// file and config: refuses (std::runtime_error, on every rank) when any rank's tokenizer or
+// token ids differ from rank 0's — say, a node that sees another corpus file.
+void check_same_data(const data::Tokenizer& tokenizer, const std::vector<int>& train_ids,
+                     const std::vector<int>& validation_ids);
+
 // Rows [first, first + count) of a B-row batch are this rank's.
 struct RowRange {
     size_t first = 0, count = 0;
 };
 RowRange shard_rows(size_t batch_rows, size_t rank, size_t ranks);
+
+// Rows `rows` of `batch`, as a batch of their own.
+data::Batch take_rows(const data::Batch& batch, RowRange rows);
 
 // One rank's share of a global batch, and the global batch's labelled-position count N.
 struct ShardedBatch {

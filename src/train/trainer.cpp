@@ -119,6 +119,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     std::unique_ptr<data::Tokenizer> tokenizer = dist::share_tokenizer(run.take_tokenizer());
     const data::Objective objective = data::objective_named(tc.objective);  // mlm | clm
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
+    dist::check_same_data(*tokenizer, data.train_ids, data.validation_ids);
     const TrainingBatches batches =
         training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
@@ -232,7 +233,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             << " s of the " << format_fixed(step_seconds, 3)
             << " s of training steps in the gradient all-reduce ("
             << format_fixed(100 * dist::allreduce_seconds() / step_seconds, 1) << "%)\n";
-    if (options.profile) log << profile::report(summary.steps - start_step, step_seconds);
+    if (options.profile && root) log << profile::report(summary.steps - start_step, step_seconds);
     summary.elapsed_s = elapsed();
     return summary;
 }
