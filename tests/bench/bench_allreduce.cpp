@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#if __has_include(<mpi.h>)
+#ifdef RF_HAVE_MPI
 #include <mpi.h>
 
 int main(int argc, char** argv) {
