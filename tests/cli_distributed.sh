@@ -9,7 +9,8 @@
 #            a 2-rank run stopped and resumed is bit-identical to an uninterrupted 2-rank run
 #   signals: SIGINT to rank 1 stops both ranks at one step, exit 130, one checkpoint at that
 #            step, and --resume ends bit-identical to an uninterrupted 2-rank run; SIGKILL of
-#            rank 1 ends rank 0 and mpirun non-zero within seconds, the checkpoint intact
+#            rank 1 ends rank 0 and mpirun non-zero within seconds, the checkpoint intact; a
+#            second job on the same directory is refused, naming rank 0's pid
 #   compare: `mpirun -np 2 roformer compare` writes the same curves.csv as a local compare
 # Run from the source directory (configs/tiny.toml). A binary built without MPI is only checked
 # to refuse `mpirun -np 2` in one line; a missing mpirun fails (scripts/setup.sh installs it).
@@ -180,6 +181,12 @@ elif [ "$WHAT" = signals ]; then
     mpi=$!
     wait_rows 12  # a checkpoint at step 5 or 10 exists
     rank0=$(rank_pid $mpi 0)
+    # (A second job on the same directory meanwhile: refused, naming rank 0, the lock holder.)
+    msg=$("${MPI[@]}" "$BIN" train "${TINY[@]}" --resume --out "$dir" 2>&1)
+    code=$?
+    [ $code -ne 0 ] || fail "a second 2-rank job on a locked directory exited 0"
+    echo "$msg" | grep -q "run directory $dir is in use by pid $rank0" ||
+        fail "second job on a locked directory: $(echo "$msg" | head -2)"
     kill -KILL "$(rank_pid $mpi 1)" || fail "no rank 1 to kill"
     for _ in $(seq 150); do kill -0 $mpi 2>/dev/null || break; sleep 0.1; done
     if kill -0 $mpi 2>/dev/null; then
