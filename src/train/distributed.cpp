@@ -69,9 +69,18 @@ void bcast_bytes(void* data, size_t bytes, MPI_Comm comm) {
 
 }  // namespace
 
+bool under_launcher() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"})
+        if (std::getenv(name) != nullptr) return true;
+    return false;
+}
+
 size_t launched_size() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
         if (const size_t n = env_size(name)) return n;
+    // srun --mpi=pmix sets PMIX_RANK but no size; the step's task count is Slurm's.
+    if (std::getenv("PMIX_RANK") != nullptr)
+        if (const size_t n = env_size("SLURM_STEP_NUM_TASKS")) return n;
     return 1;
 }
 
@@ -86,7 +95,7 @@ bool built_with_mpi() {
 std::string start(int* argc, char*** argv) {
     const size_t launched = launched_size();
 #ifdef RF_HAVE_MPI
-    if (launched > 1 || std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE")) {
+    if (under_launcher()) {
         int provided = 0;
         // FUNNELED: only the main thread calls MPI (OpenMP and OpenBLAS threads never do).
         if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)

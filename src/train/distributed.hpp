@@ -36,8 +36,11 @@
 namespace rf::dist {
 
 // ---- the process (cli/main.cpp) -----------------------------------------------------------
-// The number of processes a launcher (mpirun, srun) started, from its environment
-// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE); 1 when none did.
+// Whether a launcher started this process: mpirun (OMPI_COMM_WORLD_SIZE) or a PMI / PMIx
+// launcher such as srun (PMI_SIZE, PMI_RANK, PMIX_RANK) — then MPI is initialized, even for 1.
+bool under_launcher();
+// How many processes it started (OMPI_COMM_WORLD_SIZE, PMI_SIZE; with PMIx,
+// SLURM_STEP_NUM_TASKS); 1 when none did.
 size_t launched_size();
 // Initializes MPI when a launcher started us (and this build has it); registers the
 // finalization at exit. Returns an error line when P > 1 and the build has no MPI.
