@@ -5,174 +5,21 @@
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
-#include <thread>
 
 #include "io/durable_file.hpp"
-
-#ifdef RF_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "train/mpi_job.hpp"
 
 namespace rf::dist {
 
+#ifdef RF_HAVE_MPI
+using detail::bcast_bytes;
+using detail::check;
+using detail::real_type;
+#endif
+
 namespace {
-
-size_t env_size(const char* name) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return 0;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    return (end && *end == '\0') ? size_t(n) : 0;
-}
-
 double g_allreduce_seconds = 0;
-
-#ifdef RF_HAVE_MPI
-bool g_mpi = false;  // MPI_Init ran (a launcher started us)
-MPI_Comm g_group = MPI_COMM_NULL;
-size_t g_rank = 0, g_size = 1;
-
-void set_group(MPI_Comm comm) {
-    g_group = comm;
-    int r = 0, s = 1;
-    MPI_Comm_rank(comm, &r);
-    MPI_Comm_size(comm, &s);
-    g_rank = size_t(r);
-    g_size = size_t(s);
-}
-
-void finish() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (g_mpi && !finalized) MPI_Finalize();
-}
-
-// MPI_FLOAT or MPI_DOUBLE, whichever Real is.
-MPI_Datatype real_type() { return sizeof(Real) == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE; }
-
-// An MPI call that failed: the job cannot go on (MPI's default handler aborts already; this
-// names the call if a handler returned instead).
-void check(int rc, const char* what) {
-    if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
-}
-
-void bcast_bytes(void* data, size_t bytes, MPI_Comm comm) {
-    char* p = static_cast<char*>(data);
-    while (bytes > 0) {  // counts are int: large buffers in pieces
-        const int n = int(std::min<size_t>(bytes, size_t(1) << 30));
-        check(MPI_Bcast(p, n, MPI_BYTE, 0, comm), "MPI_Bcast");
-        p += n;
-        bytes -= size_t(n);
-    }
-}
-#endif
-
 }  // namespace
-
-bool under_launcher() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK"})
-        if (std::getenv(name) != nullptr) return true;
-    return false;
-}
-
-size_t launched_size() {
-    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-        if (const size_t n = env_size(name)) return n;
-    // srun --mpi=pmix sets PMIX_RANK but no size; the step's task count is Slurm's.
-    if (std::getenv("PMIX_RANK") != nullptr)
-        if (const size_t n = env_size("SLURM_STEP_NUM_TASKS")) return n;
-    return 1;
-}
-
-bool built_with_mpi() {
-#ifdef RF_HAVE_MPI
-    return true;
-#else
-    return false;
-#endif
-}
-
-std::string start(int* argc, char*** argv) {
-    const size_t launched = launched_size();
-#ifdef RF_HAVE_MPI
-    if (under_launcher()) {
-        int provided = 0;
-        // FUNNELED: only the main thread calls MPI (OpenMP and OpenBLAS threads never do).
-        if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-            return "MPI_Init failed under a launcher of " + std::to_string(launched) +
-                   " processes; check the mpirun / srun line (docs/distributed.md)";
-        g_mpi = true;
-        set_group(MPI_COMM_WORLD);
-        std::atexit(finish);
-    }
-    return "";
-#else
-    (void)argc;
-    (void)argv;
-    if (launched > 1)
-        return "this roformer was built without MPI but started as one of " +
-               std::to_string(launched) +
-               " processes (it would train that many separate copies); install "
-               "libopenmpi-dev (scripts/setup.sh), rebuild, and launch again";
-    return "";
-#endif
-}
-
-void abort_job(int code) {
-#ifdef RF_HAVE_MPI
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (g_mpi && !finalized && world_size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
-#endif
-    (void)code;
-}
-
-size_t world_rank() {
-#ifdef RF_HAVE_MPI
-    if (!g_mpi) return 0;
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return size_t(r);
-#else
-    return 0;
-#endif
-}
-
-size_t world_size() {
-#ifdef RF_HAVE_MPI
-    if (!g_mpi) return 1;
-    int s = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &s);
-    return size_t(s);
-#else
-    return 1;
-#endif
-}
-
-#ifdef RF_HAVE_MPI
-size_t rank() { return g_rank; }
-size_t size() { return g_size; }
-SoloTraining::SoloTraining() {
-    if (g_mpi) set_group(MPI_COMM_SELF);
-}
-SoloTraining::~SoloTraining() {
-    if (g_mpi) set_group(MPI_COMM_WORLD);
-}
-#else
-size_t rank() { return 0; }
-size_t size() { return 1; }
-SoloTraining::SoloTraining() = default;
-SoloTraining::~SoloTraining() = default;
-#endif
-
-size_t threads_per_rank(size_t configured) {
-    if (configured || size() == 1) return configured;
-    size_t local = env_size("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!local) local = env_size("SLURM_NTASKS_PER_NODE");
-    if (!local) local = size();
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    return std::max<size_t>(1, cores / local);
-}
 
 void check_batch_rows(size_t batch_size) {
     if (batch_size < size())
@@ -211,9 +58,9 @@ void check_same_data(const data::Tokenizer& tokenizer, const std::vector<int>& t
     const uint64_t mine = fnv1a64(tokenizer.to_json()) ^ (fnv1a64(bytes(train_ids)) * 3) ^
                           fnv1a64(bytes(validation_ids));
     uint64_t root_hash = mine;
-    bcast_bytes(&root_hash, sizeof root_hash, g_group);
+    bcast_bytes(&root_hash, sizeof root_hash, detail::group());
     int differs = root_hash != mine;
-    check(MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_MAX, g_group),
+    check(MPI_Allreduce(MPI_IN_PLACE, &differs, 1, MPI_INT, MPI_MAX, detail::group()),
           "MPI_Allreduce (data check)");
     if (differs)
         throw std::runtime_error(
@@ -290,7 +137,7 @@ double allreduce_gradients(AdamW& optimizer, double local_loss, size_t local_lab
     if (buffer.size() > size_t(INT32_MAX))
         throw std::runtime_error("allreduce: the gradient buffer exceeds 2^31 elements");
     check(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(buffer.size()), real_type(), MPI_SUM,
-                        g_group),
+                        detail::group()),
           "MPI_Allreduce of the gradients");
     at = 0;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -317,7 +164,8 @@ int agree_on_stop(int local_signal) {
 #ifdef RF_HAVE_MPI
     if (size() == 1) return local_signal;
     int any = local_signal;
-    check(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, g_group), "MPI_Allreduce (stop)");
+    check(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, detail::group()),
+          "MPI_Allreduce (stop)");
     return any;
 #else
     return local_signal;
@@ -329,7 +177,7 @@ void broadcast(std::vector<Real>& values) {
     if (size() == 1) return;
     size_t n = broadcast(values.size());
     values.resize(n);
-    bcast_bytes(values.data(), n * sizeof(Real), g_group);
+    bcast_bytes(values.data(), n * sizeof(Real), detail::group());
 #else
     (void)values;
 #endif
@@ -340,7 +188,7 @@ void broadcast(std::string& text) {
     if (size() == 1) return;
     const size_t n = broadcast(text.size());
     text.resize(n);
-    bcast_bytes(text.data(), n, g_group);
+    bcast_bytes(text.data(), n, detail::group());
 #else
     (void)text;
 #endif
@@ -350,7 +198,7 @@ size_t broadcast(size_t value) {
 #ifdef RF_HAVE_MPI
     if (size() == 1) return value;
     uint64_t v = value;
-    bcast_bytes(&v, sizeof v, g_group);
+    bcast_bytes(&v, sizeof v, detail::group());
     return size_t(v);
 #else
     return value;
@@ -362,7 +210,7 @@ void broadcast_parameters(const std::vector<NamedParameter>& parameters) {
     if (size() == 1) return;
     for (const NamedParameter& p : parameters) {
         Tensor t = p.tensor;  // a handle: writes reach the parameter
-        bcast_bytes(t.data(), t.numel() * sizeof(Real), g_group);
+        bcast_bytes(t.data(), t.numel() * sizeof(Real), detail::group());
     }
 #else
     (void)parameters;
@@ -386,7 +234,7 @@ void broadcast_optimizer(AdamW& optimizer) {
 
 void barrier() {
 #ifdef RF_HAVE_MPI
-    if (size() > 1) check(MPI_Barrier(g_group), "MPI_Barrier");
+    if (size() > 1) check(MPI_Barrier(detail::group()), "MPI_Barrier");
 #endif
 }
 
@@ -406,7 +254,7 @@ EvalResult evaluate_split(RoFormer& model, const std::vector<data::Batch>& batch
     }
     if (n > 0)
         check(MPI_Allreduce(MPI_IN_PLACE, slots.data(), int(slots.size()), MPI_DOUBLE, MPI_SUM,
-                            g_group),
+                            detail::group()),
               "MPI_Allreduce (evaluation)");
     std::vector<BatchScore> scores(n);
     for (size_t b = 0; b < n; ++b)
@@ -418,46 +266,5 @@ EvalResult evaluate_split(RoFormer& model, const std::vector<data::Batch>& batch
 }
 
 double allreduce_seconds() { return g_allreduce_seconds; }
-
-void broadcast_world(std::string& text) {
-#ifdef RF_HAVE_MPI
-    if (world_size() == 1) return;
-    uint64_t n = text.size();
-    bcast_bytes(&n, sizeof n, MPI_COMM_WORLD);
-    text.resize(size_t(n));
-    bcast_bytes(text.data(), size_t(n), MPI_COMM_WORLD);
-#else
-    (void)text;
-#endif
-}
-
-std::vector<std::string> gather_world(const std::string& text) {
-#ifdef RF_HAVE_MPI
-    if (world_size() == 1) return {text};
-    const int P = int(world_size());
-    int n = int(text.size());
-    std::vector<int> counts(static_cast<size_t>(P)), offsets(static_cast<size_t>(P));
-    check(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
-    std::string all;
-    if (world_rank() == 0) {
-        int total = 0;
-        for (int r = 0; r < P; ++r) {
-            offsets[size_t(r)] = total;
-            total += counts[size_t(r)];
-        }
-        all.resize(size_t(total));
-    }
-    check(MPI_Gatherv(text.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
-                      0, MPI_COMM_WORLD),
-          "MPI_Gatherv");
-    std::vector<std::string> out;
-    if (world_rank() == 0)
-        for (int r = 0; r < P; ++r)
-            out.push_back(all.substr(size_t(offsets[size_t(r)]), size_t(counts[size_t(r)])));
-    return out;
-#else
-    return {text};
-#endif
-}
 
 }  // namespace rf::dist

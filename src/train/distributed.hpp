@@ -20,6 +20,7 @@
 // The "training group" is the communicator train() works with: MPI_COMM_WORLD by default;
 // `roformer compare` under mpirun gives each run to one rank and trains it alone
 // (SoloTraining), the group then being that rank by itself.
+// distributed.cpp has the training group's operations, mpi_job.cpp the MPI job itself.
 #pragma once
 
 #include <cstddef>
