@@ -119,6 +119,12 @@ if [ "$WHAT" = train ]; then
     logged=$(tail -1 "$WORK/two/metrics.csv" | awk -F, '{printf "validation loss %.4f, accuracy %.4f", $4, $5}')
     evaluated=$("$BIN" eval --run "$WORK/two" 2>&1)
     echo "$evaluated" | grep -q "$logged" || fail "eval of the 2-rank run: '$evaluated', logged '$logged'"
+    # ... and eval itself under mpirun is refused once (it would run twice), exit non-zero.
+    msg=$("${MPI[@]}" "$BIN" eval --run "$WORK/two" 2>&1)
+    code=$?
+    [ $code -ne 0 ] || fail "eval under mpirun exited 0"
+    [ "$(echo "$msg" | grep -c '^error: roformer eval runs in one process')" = 1 ] ||
+        fail "eval under mpirun: $(echo "$msg" | head -3)"
     # 3. A batch of 5 rows: rank 0 takes 3, rank 1 takes 2 (weights 3/5-ish by labels) — handled.
     S5=("${S[@]}" --set train.batch_size=5)
     "$BIN" train "${TINY[@]}" "${S5[@]}" --out "$WORK/one5" >/dev/null || fail "1-process B=5"

@@ -122,6 +122,14 @@ int main(int argc, char** argv) {
                   << " (roformer --help describes them)\n";
         return 2;
     }
+    // Under mpirun only train and compare split their work; any other command would run P times.
+    if (known && argc >= 2 && rf::dist::world_size() > 1 && std::string(argv[1]) != "train" &&
+        std::string(argv[1]) != "compare" && argv[1][0] != '-') {
+        if (rf::dist::world_rank() == 0)
+            std::cerr << "error: roformer " << argv[1] << " runs in one process; start it without "
+                      << "mpirun (only train and compare use several, docs/distributed.md)\n";
+        return 2;
+    }
     if (!known) {
         std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are: " << names
                   << " (roformer --help describes them)\n";
