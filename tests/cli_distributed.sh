@@ -6,6 +6,7 @@
 #            checkpoint evaluates in a 1-process `roformer eval` to the numbers the run logged;
 #            a batch of 5 rows on 2 ranks (3 + 2) is handled and agrees with 1 process too;
 #            a batch smaller than P is refused; ranks that read different corpora are refused;
+#            eval under mpirun is refused once;
 #            a 2-rank run stopped and resumed is bit-identical to an uninterrupted 2-rank run
 #   signals: SIGINT to rank 1 stops both ranks at one step, exit 130, one checkpoint at that
 #            step, and --resume ends bit-identical to an uninterrupted 2-rank run; SIGKILL of
