@@ -14,6 +14,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "experiments/compare.hpp"
+#include "train/distributed.hpp"
 
 namespace {
 
@@ -39,6 +40,7 @@ void run_compare_command(const CompareCommandOptions& o) {
     rf::CompareOptions options = o.compare;
     options.plot = !o.no_plot;
     const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
+    if (rf::dist::world_rank() != 0) return;  // mpirun: rank 0 reports (compare_mpi.hpp)
     std::cout << "\n"
               << rf::summary_markdown(report.summary) << "\n"
               << report.trained << " runs trained, " << report.resumed << " resumed, "

@@ -12,6 +12,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
+#include "train/distributed.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -32,6 +33,8 @@ std::string resume_command(const TrainCommandOptions& o, const std::string& out_
         return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
     };
     std::string command = "roformer train";
+    if (rf::dist::size() > 1)  // the same launch again (train/distributed.hpp)
+        command = "mpirun -np " + std::to_string(rf::dist::size()) + " " + command;
     if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
     for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
     return command + " --resume --out " + quoted(out_dir);
@@ -54,6 +57,10 @@ void run_train(const TrainCommandOptions& o) {
     options.quiet = o.quiet;
     options.profile = o.profile;
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
+    if (!rf::dist::is_root()) {  // mpirun: rank 0 reports for every rank (train/distributed.hpp)
+        if (s.interrupted_by) std::exit(128 + s.interrupted_by);
+        return;
+    }
     if (s.interrupted_by) {
         // The checkpoint is written; exit as the shell would report death by that signal.
         std::cerr << "interrupted at step " << s.steps

@@ -2,16 +2,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "train/distributed.hpp"
 
 namespace rf::cli {
 
@@ -74,30 +79,42 @@ static void prefer_passive_openmp(char** argv) {
     execv("/proc/self/exe", argv);  // returns only if it failed
 }
 
+// The error line, in one write (the lines of several ranks never interleave). Under mpirun the
+// other ranks may be waiting for this one in a collective: MPI_Abort ends them all. Ranks other
+// than 0 wait a moment first: when rank 0 fails alike (a bad config fails everywhere), its
+// abort ends them and the line shows once.
+static void report_error(const std::string& line) {
+    if (dist::world_size() > 1 && dist::world_rank() != 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    (void)!::write(2, line.data(), line.size());
+    dist::abort_job(2);
+}
+
 // Parses and runs; every error becomes one line "error: …" and exit code 2. Library errors
 // that carry no context of ours get it here, so no bare "stoull" or "bad_alloc" reaches the user.
 static int run_guarded(CLI::App& app, int argc, char** argv) {
     const std::string command = argc > 1 ? std::string(" ") + argv[1] : std::string();
+    std::ostringstream err;
     try {
         app.parse(argc, argv);
         return 0;
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         // One line, naming the option (CLI11 puts it first) and where the options are listed.
-        std::cerr << "error: " << e.what() << "; see roformer" << command << " --help\n";
-        return 2;
+        err << "error: " << e.what() << "; see roformer" << command << " --help\n";
     } catch (const std::bad_alloc&) {
-        std::cerr << "error: roformer" << command
-                  << " ran out of memory; use smaller sizes (model.*, data.seq_len, "
-                     "train.batch_size) or a shorter text\n";
+        err << "error: roformer" << command
+            << " ran out of memory; use smaller sizes (model.*, data.seq_len, "
+               "train.batch_size) or a shorter text\n";
     } catch (const std::filesystem::filesystem_error& e) {
-        std::cerr << "error: roformer" << command << ": cannot access '" << e.path1().string()
-                  << "' (" << e.code().message() << "); check the path and its permissions\n";
+        err << "error: roformer" << command << ": cannot access '" << e.path1().string() << "' ("
+            << e.code().message() << "); check the path and its permissions\n";
     } catch (const std::invalid_argument& e) {
-        std::cerr << "error: " << library_context(e.what(), command) << "\n";
+        err << "error: " << library_context(e.what(), command) << "\n";
     } catch (const std::out_of_range& e) {
-        std::cerr << "error: " << library_context(e.what(), command) << "\n";
-    } catch (const std::exception& e) { std::cerr << "error: " << e.what() << "\n"; }
+        err << "error: " << library_context(e.what(), command) << "\n";
+    } catch (const std::exception& e) { err << "error: " << e.what() << "\n"; }
+    report_error(err.str());
     return 2;
 }
 
@@ -109,6 +126,11 @@ int main(int argc, char** argv) {
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.
     std::signal(SIGXFSZ, SIG_IGN);
+    // mpirun / srun: MPI first (src/train/distributed.hpp); a build without it refuses P > 1.
+    if (const std::string refusal = rf::dist::start(&argc, &argv); !refusal.empty()) {
+        std::cerr << "error: " << refusal << "\n";
+        return 2;
+    }
     CLI::App app{"roformer — train and study RoFormer (rotary position embedding) MLMs on a CPU"};
     app.require_subcommand(1);
     std::string names;
@@ -121,6 +143,14 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::cerr << "error: no subcommand given; the subcommands are: " << names
                   << " (roformer --help describes them)\n";
+        return 2;
+    }
+    // Under mpirun only train and compare split their work; any other command would run P times.
+    if (known && argc >= 2 && rf::dist::world_size() > 1 && std::string(argv[1]) != "train" &&
+        std::string(argv[1]) != "compare" && argv[1][0] != '-') {
+        if (rf::dist::world_rank() == 0)
+            std::cerr << "error: roformer " << argv[1] << " runs in one process; start it without "
+                      << "mpirun (only train and compare use several, docs/distributed.md)\n";
         return 2;
     }
     if (!known) {

@@ -16,8 +16,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
 #include "train/checkpoint.hpp"
+#include "train/distributed.hpp"
 #include "train/run_lock.hpp"
 #include "train/trainer.hpp"
 
@@ -195,6 +197,11 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
                           std::ostream& log) {
     const CompareSettings& settings = preset.settings;
     check_compare_settings(settings);
+    // mpirun: ranks other than 0 only train the runs rank 0 deals them (compare_mpi.hpp).
+    if (dist::world_rank() != 0) {
+        serve_compare_ranks(preset);
+        return {};
+    }
     // Every config first, so a bad combination fails before hours of training.
     for (const std::string& scheme : settings.schemes)
         comparison_run_config(preset.base, scheme, 1, settings.variants);
@@ -245,7 +252,18 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
                       run.state == RunState::resume ? ", resumed" : "");
         print(run, how);
     };
-    if (settings.jobs <= 1) {
+    if (dist::world_size() > 1) {  // mpirun: the runs spread over the ranks (compare_mpi.hpp)
+        std::vector<RankRun> runs;
+        for (const PlannedRun* run : todo)
+            runs.push_back({run->scheme, run->seed, run->state == RunState::resume, run->dir});
+        const std::vector<RankRunResult> results = train_across_ranks(preset, runs);
+        for (size_t i = 0; i < todo.size(); ++i)
+            if (!results[i].ok && !results[i].error.empty())  // (not run: after a failure)
+                throw std::runtime_error("compare: " + todo[i]->dir + ": " + results[i].error +
+                                         "; fix it and run the same command again to continue");
+        for (size_t i = 0; i < todo.size(); ++i)
+            if (results[i].ok) done(*todo[i], results[i].seconds);
+    } else if (settings.jobs <= 1) {
         for (const PlannedRun* run : todo) {
             const auto started = std::chrono::steady_clock::now();
             train_planned(*run, log);

@@ -21,6 +21,14 @@ using Json = nlohmann::json;
 
 std::string RunDirectory::file(const std::string& name) const { return run_file(dir_, name); }
 
+RunDirectory RunDirectory::replica(const std::string& dir, bool resuming, bool checkpoint_present,
+                                   std::unique_ptr<data::Tokenizer> tokenizer) {
+    RunDirectory run(dir, resuming);
+    run.checkpoint_.present = checkpoint_present;
+    run.tokenizer_ = std::move(tokenizer);
+    return run;
+}
+
 namespace {
 
 // "--resume: the config differs from X/config.toml: train.lr is 0.001 there but 0.002 now; …",

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -27,6 +28,11 @@ public:
     // tokenizer is loaded, tokenizer()); finishes or verifies its last checkpoint. A run
     // killed before its first checkpoint has none: it restarts from step 0.
     static RunDirectory resume(const std::string& dir, const Config& config);
+    // Data-parallel training (train/distributed.hpp): the directory rank 0 holds, as the other
+    // ranks see it — no lock, nothing read or written; resuming() and checkpoint().present as
+    // rank 0 found them, and rank 0's tokenizer (null for a fresh run).
+    static RunDirectory replica(const std::string& dir, bool resuming, bool checkpoint_present,
+                                std::unique_ptr<data::Tokenizer> tokenizer);
 
     const std::string& path() const { return dir_; }
     std::string file(const std::string& name) const;
@@ -42,9 +48,10 @@ public:
 private:
     RunDirectory(std::string dir, bool resuming, RunLock lock)
         : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
+    RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
     std::string dir_;
     bool resuming_;
-    RunLock lock_;
+    std::optional<RunLock> lock_;  // none on a replica
     CheckpointState checkpoint_;
     std::unique_ptr<data::Tokenizer> tokenizer_;
 };

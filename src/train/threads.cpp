@@ -9,7 +9,11 @@
 namespace rf {
 
 size_t apply_threading(const Config& config) {
-    return set_threading(execution_plan(config.model).threading(config.train.threads)).threads;
+    return apply_threading(config, config.train.threads);
+}
+
+size_t apply_threading(const Config& config, size_t threads) {
+    return set_threading(execution_plan(config.model).threading(threads)).threads;
 }
 
 std::string openmp_wait_policy() {

@@ -13,6 +13,8 @@ namespace rf {
 // (model.fused; src/model/execution_plan.hpp). Returns the thread count in force.
 // Same count → same results: no reduction in the library is split across threads by chance.
 size_t apply_threading(const Config& config);
+// The same with `threads` in place of train.threads (one rank of an MPI run: its share).
+size_t apply_threading(const Config& config, size_t threads);
 
 // What idle OpenMP workers do: $OMP_WAIT_POLICY as libgomp read it at start-up, or
 // "active (libgomp's default)" when unset. The roformer binary sets it to passive for itself

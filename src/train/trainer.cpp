@@ -11,6 +11,7 @@
 #include "tensor/format.hpp"
 #include "tensor/profile.hpp"
 #include "train/checkpoint.hpp"
+#include "train/distributed.hpp"
 #include "train/interrupt.hpp"
 #include "train/metrics_log.hpp"
 #include "train/progress.hpp"
@@ -33,26 +34,35 @@ struct StepResult {
 
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
 // (With --profile, each op times itself; the phases that are not ops are timed by name.)
-StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+// Under MPI the batch is this rank's shard, and the gradients are summed over the ranks
+// (weighted by their labelled positions) before clipping: train/distributed.hpp.
+StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatch& shard,
                       const TrainConfig& tc, size_t step, double lr) {
-    model.dropout_rng() = Rng(tc.seed * 0x9E3779B97F4A7C15ULL + step);  // resumable dropout
+    const data::Batch& batch = shard.local;
+    const size_t labels = batch.n_selected();
+    // resumable dropout
+    model.dropout_rng() = Rng(dist::dropout_seed(tc.seed * 0x9E3779B97F4A7C15ULL + step));
     profile::mark();
-    ModelOutput out =
-        model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     StepResult r;
-    r.loss = out.loss.item();
-    if (!std::isfinite(r.loss))
-        throw std::runtime_error("training loss became " + std::to_string(r.loss) + " at step " +
-                                 std::to_string(step + 1) +
-                                 "; lower train.lr or raise train.warmup_steps");
     {
         const profile::Scope timer("optimizer: zero_grad", true);
         optimizer.zero_grad();
     }
-    out.loss.backward();
-    {
+    if (labels > 0 || dist::size() == 1) {  // a shard without labels adds nothing
+        ModelOutput out =
+            model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+        r.loss = out.loss.item();
+        if (!std::isfinite(r.loss))
+            throw std::runtime_error("training loss became " + std::to_string(r.loss) +
+                                     " at step " + std::to_string(step + 1) +
+                                     "; lower train.lr or raise train.warmup_steps");
+        out.loss.backward();
         const profile::Scope timer("free graph", true);
         out = ModelOutput{};  // free the graph before the update
+    }
+    if (dist::size() > 1) {
+        const profile::Scope timer("allreduce", true);
+        r.loss = dist::allreduce_gradients(optimizer, r.loss, labels, shard.global_labels);
     }
     const profile::Scope timer("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
@@ -73,7 +83,7 @@ MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch, const 
                                       first_batch.seq_len, false)
                              .loss.item();
     }
-    row.eval = evaluate(model, data.validation, tc.eval_batches);
+    row.eval = dist::evaluate_split(model, data.validation, tc.eval_batches);
     return row;
 }
 
@@ -100,16 +110,18 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
-    const size_t threads = apply_threading(config);
+    const size_t threads = apply_threading(config, dist::threads_per_rank(tc.threads));
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
+    dist::check_batch_rows(tc.batch_size);
+    const bool root = dist::is_root();  // under MPI only rank 0 writes (train/distributed.hpp)
 
     // 1. The run directory, the data, the model and its optimizer; resume from the checkpoint.
-    RunDirectory run = options.resume ? RunDirectory::resume(options.out_dir, config)
-                                      : RunDirectory::fresh(options.out_dir);
+    RunDirectory run = dist::open_run_directory(options.out_dir, options.resume, config);
     const auto t_prepare = Clock::now();
-    std::unique_ptr<data::Tokenizer> tokenizer = run.take_tokenizer();
+    std::unique_ptr<data::Tokenizer> tokenizer = dist::share_tokenizer(run.take_tokenizer());
     const data::Objective objective = tc.objective;  // mlm | clm
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
+    dist::check_same_data(*tokenizer, data.train_ids, data.validation_ids);
     const TrainingBatches batches =
         training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
@@ -118,16 +130,21 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     size_t start_step = 0;
     LossWindow window;  // the train-loss average of a logging window an interruption cut in two
     const bool from_checkpoint = run.resuming() && run.checkpoint().present;
-    if (from_checkpoint) {
+    if (from_checkpoint && root) {
         start_step = load_model_weights(model, config, run.file("model.safetensors"));
         load_optimizer_state(optimizer, run.file("optimizer.safetensors"));
         window.restore(read_checkpoint_metadata(run.file("model.safetensors")));
-    } else if (!run.resuming()) {
+    } else if (!run.resuming() && root) {
         run.write_run_files(config, *tokenizer, data.split_summary);
     }  // else: killed before its first checkpoint — the same run again from step 0
+    // MPI: every rank starts from rank 0's weights, optimizer state and step.
+    start_step = dist::broadcast(start_step);
+    dist::broadcast_parameters(model.parameters());
+    if (from_checkpoint) dist::broadcast_optimizer(optimizer);
     // Resumed without a checkpoint, the run starts over: a fresh metrics.csv, whose step-0 row
     // is written again below (keeping the old one would log step 0 twice).
-    MetricsLog metrics(run.file("metrics.csv"), from_checkpoint, start_step);
+    std::optional<MetricsLog> metrics;
+    if (root) metrics.emplace(run.file("metrics.csv"), from_checkpoint, start_step);
 
     TrainSummary summary;
     summary.unigram_entropy = data.unigram_entropy;
@@ -135,23 +152,25 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         config.data.seq_len, data::head_fraction(config.data, objective));
     const size_t tokens_per_step = tc.batch_size * config.data.seq_len;
     const size_t end_step = options.stop_after ? std::min(options.stop_after, tc.steps) : tc.steps;
-    if (!options.quiet) {
+    const bool quiet = options.quiet || !root;
+    if (!quiet) {
         print_run_header(log, run, config, model, data, tokenizer->vocab_size(),
                          seconds_since(t_prepare), summary.forward_flops_per_token, threads);
         if (from_checkpoint) log << "resuming at step " << start_step << "\n";
         if (run.resuming() && !from_checkpoint)
             log << "no checkpoint in " << run.path() << " yet; starting again from step 0\n";
     }
-    ProgressLine progress(log, options.quiet, tc.steps);
+    ProgressLine progress(log, quiet, tc.steps);
 
     // 2. The loop. The clock continues where the interrupted run's metrics stopped.
     const auto t0 = Clock::now();
-    auto elapsed = [&] { return metrics.elapsed_before() + seconds_since(t0); };
+    const double elapsed_before = metrics ? metrics->elapsed_before() : 0.0;
+    auto elapsed = [&] { return elapsed_before + seconds_since(t0); };
     if (tc.eval_every && start_step == 0) {  // step 0: every curve starts from the same point
         MetricsRow row = untrained_row(model, batches(0, tc.batch_size), data, tc);
         row.elapsed_s = elapsed();
-        metrics.append(row);
-        if (!options.quiet)
+        if (metrics) metrics->append(row);
+        if (!quiet)
             log << "step 0 (untrained)  loss " << format_fixed(row.train_loss) << "  val "
                 << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
                 << "\n";
@@ -162,9 +181,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
         profile::enable(options.profile);  // the training step only, not evaluations
-        const data::Batch batch = [&] {
+        const dist::ShardedBatch batch = [&] {
             const profile::Scope timer("data: batch", false);
-            return batches(step, tc.batch_size);
+            return dist::shard(batches(step, tc.batch_size));
         }();
         const StepResult r = train_step(model, optimizer, batch, tc, step, lr);
         profile::enable(false);
@@ -175,7 +194,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
         std::optional<EvalResult> eval;
         if (do_eval)
-            summary.final_eval = *(eval = evaluate(model, data.validation, tc.eval_batches));
+            summary.final_eval =
+                *(eval = dist::evaluate_split(model, data.validation, tc.eval_batches));
         if (do_eval || (tc.log_every && done % tc.log_every == 0)) {
             const double now = elapsed();
             const MetricsRow row{done,
@@ -186,14 +206,15 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                                  r.grad_norm,
                                  window.tokens_per_s(now, tokens_per_step),
                                  now};
-            metrics.append(row);
-            const double per_step = (now - metrics.elapsed_before()) / double(done - start_step);
+            if (metrics) metrics->append(row);
+            const double per_step = (now - elapsed_before) / double(done - start_step);
             progress.update(row, per_step * double(end_step - done));
             window.reset(now);
         }
-        const int stop_signal = InterruptGuard::pending();
-        if (stop_signal || done == end_step ||
-            (tc.checkpoint_every && done % tc.checkpoint_every == 0))
+        // MPI: a signal to any rank stops every rank after this same step.
+        const int stop_signal = dist::agree_on_stop(InterruptGuard::pending());
+        if (root && (stop_signal || done == end_step ||
+                     (tc.checkpoint_every && done % tc.checkpoint_every == 0)))
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         summary.steps = done;
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
@@ -202,12 +223,19 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }
     }
 
+    dist::barrier();  // MPI: no rank exits before rank 0's last checkpoint is committed
+
     // 3. Done: the throughput of the training steps alone.
     if (summary.steps > start_step)
         summary.tokens_per_s =
             double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
-    if (options.profile) log << profile::report(summary.steps - start_step, step_seconds);
+    if (dist::size() > 1 && !quiet && step_seconds > 0)  // docs/distributed.md's measurements
+        log << dist::size() << " ranks: " << format_fixed(dist::allreduce_seconds(), 3)
+            << " s of the " << format_fixed(step_seconds, 3)
+            << " s of training steps in the gradient all-reduce ("
+            << format_fixed(100 * dist::allreduce_seconds() / step_seconds, 1) << "%)\n";
+    if (options.profile && root) log << profile::report(summary.steps - start_step, step_seconds);
     summary.elapsed_s = elapsed();
     return summary;
 }
