@@ -14,6 +14,8 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "experiments/compare.hpp"
+#include "io/shell_quote.hpp"
+#include "tensor/format.hpp"
 
 namespace {
 
@@ -39,6 +41,31 @@ void run_compare_command(const CompareCommandOptions& o) {
     rf::CompareOptions options = o.compare;
     options.plot = !o.no_plot;
     const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
+    if (report.interrupted_by) {
+        // Every run is at a checkpoint; the same command continues each one to its end.
+        std::vector<std::string> words = {"roformer", "compare"};
+        if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
+        for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
+        if (o.seeds) words.insert(words.end(), {"--seeds", std::to_string(o.seeds)});
+        if (o.jobs) words.insert(words.end(), {"--jobs", std::to_string(o.jobs)});
+        if (!o.schemes.empty()) {
+            std::string list;
+            for (const std::string& name : o.schemes) list += (list.empty() ? "" : ",") + name;
+            words.insert(words.end(), {"--schemes", list});
+        }
+        if (o.threshold > 0) words.insert(words.end(), {"--threshold", rf::format_shortest(o.threshold)});
+        if (!o.compare.plot_script.empty())
+            words.insert(words.end(), {"--plot-script", o.compare.plot_script});
+        if (o.no_plot) words.push_back("--no-plot");
+        words.insert(words.end(), {"--out", options.out_dir});
+        std::cout.flush();
+        std::cerr << "interrupted: " << report.finished << " of "
+                  << report.finished + report.unfinished.size()
+                  << " runs finished, the others stopped at a checkpoint (first "
+                  << report.unfinished.front()
+                  << "); no summary written; continue with: " << rf::shell_command(words) << "\n";
+        std::exit(128 + report.interrupted_by);
+    }
     std::cout << "\n"
               << rf::summary_markdown(report.summary) << "\n"
               << report.trained << " runs trained, " << report.resumed << " resumed, "

@@ -9,7 +9,6 @@
 // (src/tensor/graph_dot.hpp): ops with shapes, parameters with their checkpoint names, and
 // the fan-out edges (x feeds the query, key and value projections and the residual) in red.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
+#include "io/output_file.hpp"
 #include "model/roformer.hpp"
 #include "tensor/graph_dot.hpp"
 #include "train/checkpoint.hpp"
@@ -38,6 +38,8 @@ void run_graph(const GraphOptions& o) {
     const rf::Config config = rf::load_config(
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
         o.overrides);
+    if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
+        rf::check_output_file(o.out, {"the DOT graph", {"digraph autograd {"}});
     if (o.seq_len == 0 || o.seq_len > 512)
         throw std::invalid_argument("--seq-len " + std::to_string(o.seq_len) +
                                     " is out of range: give 1 … 512 (the graph does not depend "
@@ -63,7 +65,7 @@ void run_graph(const GraphOptions& o) {
     if (o.out.empty()) {
         std::cout << graph.dot;
     } else {
-        std::ofstream(o.out) << graph.dot;
+        rf::write_output_file(o.out, graph.dot, {"the DOT graph", {"digraph autograd {"}});
         std::printf(
             "wrote %s: %zu tensors (%zu op results, %zu leaves), %zu edges, %zu of them "
             "fan-out\n",

@@ -12,6 +12,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
+#include "io/shell_quote.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -26,15 +27,14 @@ struct TrainCommandOptions {
     bool profile = false;
 };
 
-// The command that continues this run, for the message after an interruption.
+// The command that continues this run, for the messages after an interruption or a
+// --stop-after: the same --config and --set values, each word shell-quoted.
 std::string resume_command(const TrainCommandOptions& o, const std::string& out_dir) {
-    auto quoted = [](const std::string& s) {
-        return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
-    };
-    std::string command = "roformer train";
-    if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
-    for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
-    return command + " --resume --out " + quoted(out_dir);
+    std::vector<std::string> words = {"roformer", "train"};
+    if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
+    for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
+    words.insert(words.end(), {"--resume", "--out", out_dir});
+    return rf::shell_command(words);
 }
 
 void run_train(const TrainCommandOptions& o) {
@@ -63,7 +63,7 @@ void run_train(const TrainCommandOptions& o) {
     }
     if (s.steps < config.train.steps) {
         std::cout << "stopped after step " << s.steps << " of " << config.train.steps
-                  << "; continue with --resume --out " << options.out_dir << "\n";
+                      << "; continue with: " << resume_command(o, options.out_dir) << "\n";
         return;
     }
     const char* labelled =

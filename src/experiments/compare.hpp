@@ -91,9 +91,20 @@ struct CompareReport {
     size_t skipped = 0;  // already finished
     ComparisonSummary summary;
     bool plotted = false;  // curves.png was written
+    // A stop signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) ended the comparison: every run was
+    // stopped at a step boundary with a checkpoint, curves.csv and summary.md were not
+    // written, and the same command continues every unfinished run. 0: it ran to the end.
+    int interrupted_by = 0;
+    size_t finished = 0;                  // runs finished (when interrupted)
+    std::vector<std::string> unfinished;  // their directories (when interrupted)
 };
 
+// The step a comparison run's committed checkpoint is at (checkpoint.json; 0: none yet). A run
+// is finished when this reaches its train.steps.
+size_t comparison_run_step(const std::string& dir);
+
 // Trains what is missing, writes curves.csv and summary.md, plots. One line per run to `log`.
+// An interrupted comparison returns with interrupted_by set and writes neither file.
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
                           std::ostream& log);
 

@@ -79,12 +79,15 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
                                  "' is a file, not a directory; pick a new --out");
     // Lock first, then look: of two writers started together exactly one gets past here, and
     // the other is told who holds the directory rather than that it is not empty.
-    RunLock lock = RunLock::acquire(dir);
+    // Our pid goes into X/lock only once X is ours: a user's own file named `lock` is refused
+    // as "not empty", never overwritten.
+    RunLock lock = RunLock::acquire(dir, false);
     for (const fs::directory_entry& e : fs::directory_iterator(dir))
-        if (e.path().filename() != RunLock::kFileName)
+        if (e.path().filename() != RunLock::kFileName || !RunLock::is_lock_record(dir))
             throw std::runtime_error("output directory '" + dir +
                                      "' already exists and is not "
                                      "empty; pick a new --out, or add --resume to continue it");
+    lock.record_holder();
     return RunDirectory(dir, false, std::move(lock));
 }
 
