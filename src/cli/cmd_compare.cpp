@@ -61,7 +61,7 @@ void run_compare_command(const CompareCommandOptions& o) {
         std::cout.flush();
         std::cerr << "interrupted: " << report.finished << " of "
                   << report.finished + report.unfinished.size()
-                  << " runs finished, the others stopped at a checkpoint (first "
+                  << " runs finished, the others stopped at their last checkpoint or not started (first unfinished: "
                   << report.unfinished.front()
                   << "); no summary written; continue with: " << rf::shell_command(words) << "\n";
         std::exit(128 + report.interrupted_by);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include <charconv>
 #include <chrono>
@@ -165,9 +166,9 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
     size_t next = 0;
     int forwarded = 0;
     const pid_t parent = getpid();
-    while (next < todo.size() || !active.empty()) {
-        while (failed.empty() && !InterruptGuard::pending() && next < todo.size() &&
-               active.size() < jobs) {
+    auto may_start = [&] { return failed.empty() && !InterruptGuard::pending() && next < todo.size(); };
+    while (may_start() || !active.empty()) {
+        while (may_start() && active.size() < jobs) {
             const PlannedRun* run = todo[next++];
             log.flush();
             std::fflush(nullptr);
@@ -206,7 +207,7 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
         }
         if (pid < 0) {
             if (errno == EINTR) continue;
-            throw std::runtime_error("compare: waitpid failed");
+            throw std::runtime_error(std::string("compare: waitpid failed (") + std::strerror(errno) + ")");
         }
         const auto it = active.find(pid);
         if (it == active.end()) continue;

@@ -86,9 +86,12 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     if (options.factors.empty() ||
         std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
         throw std::invalid_argument("extrapolate: factors must be ≥ 1 (e.g. 1 2 4)");
-    const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
+    if (!fs::is_directory(options.runs_dir))
+        throw std::runtime_error("'" + options.runs_dir +
+                                 "' is not a directory; pass the --out of `roformer compare`");
     // The comparison directory is written by one command at a time: not during a compare.
     const RunLock lock = RunLock::acquire(options.runs_dir);
+    const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
     const fs::path dir(options.runs_dir);
     // Every output is checked before the (long) evaluation, and every run must be finished:
     // a run an interrupted compare left at step 82 of 300 is not a trained model.
