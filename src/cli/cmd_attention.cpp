@@ -156,8 +156,10 @@ void add_attention(CLI::App& app) {
         "attention", "Dump the softmax attention weights of a trained run for one sentence");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("text", options->text, "The sentence to look at")->required();
-    cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)");
-    cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)");
+    cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)")
+        ->check(rf::cli::integer_number());
+    cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)")
+        ->check(rf::cli::integer_number());
     cmd->add_option("--out", options->out,
                     "Write to FILE.csv or FILE.npy (float32 [layers, heads, T, T]) instead of "
                     "CSV on stdout");

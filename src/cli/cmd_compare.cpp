@@ -95,7 +95,8 @@ void add_compare(CLI::App& app) {
         ->delimiter(',');
     cmd->add_option(
         "--threshold", options->threshold,
-        "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)");
+        "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)")
+        ->check(rf::cli::finite_number());
     cmd->add_option("--set", options->overrides,
                     "Override one config key for every run (repeatable)")
         ->take_all();

@@ -86,11 +86,13 @@ void add_generate(CLI::App& app) {
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("prompt", options->prompt, "The text to continue")->required();
     cmd->add_option("--max-new-tokens", s.max_new_tokens, "Tokens to generate")
+        ->check(rf::cli::integer_number())
         ->capture_default_str();
     cmd->add_option("--temperature", s.temperature,
                     "Softmax temperature; 0 = greedy (always the most likely token)")
         ->capture_default_str();
     cmd->add_option("--top-k", s.top_k, "Sample among the k most likely tokens; 0 = no limit")
+        ->check(rf::cli::integer_number())
         ->capture_default_str();
     cmd->add_option("--seed", s.seed, "Seed of the sampling")
         ->check(rf::cli::unsigned_number())
