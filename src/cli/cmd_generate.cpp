@@ -13,6 +13,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "config/memory_estimate.hpp"
 #include "data/stream_decode.hpp"
 #include "tensor/format.hpp"
 #include "cli/run_checks.hpp"
@@ -62,6 +63,9 @@ void run_generate(const GenerateOptions& o) {
         throw std::invalid_argument(
             "the prompt is empty; give some text to continue, e.g. \"In the beginning\"");
     const size_t context = rf::cli::generation_context(run.config, *run.model);
+    rf::check_evaluation_memory(run.config, 1, context,
+                                "generate's window of " + std::to_string(context) + " tokens",
+                                "generate from a run trained with a smaller data.seq_len");
     std::fprintf(
         stderr,
         "%s (step %zu): %zu prompt tokens, context %zu, temperature %s, top-k %lld, seed %llu\n",

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "config/memory_estimate.hpp"
 #include "data/corpus.hpp"
 #include "data/prepare.hpp"
 #include "experiments/compare.hpp"
@@ -101,7 +102,17 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     if (options.plot)
         check_output_file((dir / "extrapolation.png").string(), plot_rule("extrapolation.png"));
     for (const FoundRun& found : runs) {
-        const size_t steps = load_config(run_file(found.dir, "config.toml")).train.steps;
+        const Config c = load_config(run_file(found.dir, "config.toml"));
+        const size_t steps = c.train.steps;
+        for (size_t k : options.factors) {  // the same batches as the evaluation below
+            const size_t length = k * c.data.seq_len;
+            const size_t rows = std::min(std::max<size_t>(1, c.train.batch_size / k),
+                                         std::max<size_t>(1, options.max_tokens / length));
+            check_evaluation_memory(c, rows, length,
+                                    "extrapolate --factors " + std::to_string(k) + " on " +
+                                        found.dir,
+                                    "lower --factors (or --max-tokens)");
+        }
         const size_t step = comparison_run_step(found.dir);
         if (step < steps)
             throw std::runtime_error("extrapolate: the run '" + found.dir + "' is at step " +
