@@ -48,7 +48,7 @@ std::string error_of(const std::function<void()>& f) {
     return "";
 }
 
-const rf::OutputRule kRule{"the test CSV", {"a,b\n"}, "", "move it away"};
+const rf::OutputRule kRule{"the test CSV", {"a,b\n"}, {}, "move it away"};
 
 }  // namespace
 
@@ -95,7 +95,7 @@ TEST_CASE("output file: a user's file, a symlink, a directory, a FIFO, a missing
 
 TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PNG signature") {
     const fs::path dir = temp_dir("png");
-    const rf::OutputRule rule{"curves.png", {}, "roformer-cpp scripts/plot_curves.py", "move it"};
+    const rf::OutputRule rule{"curves.png", {}, {"roformer-cpp scripts/plot_curves.py"}, "move it"};
     const std::string path = (dir / "curves.png").string();
     std::ofstream(path, std::ios::binary) << "\x89PNG\r\n\x1a\n...someone else's picture";
     CHECK_THROWS_WITH_AS(rf::check_output_file(path, rule),

@@ -102,7 +102,7 @@ static void refuse_foreign_outputs(const std::string& out_dir, bool plot) {
     const fs::path dir(out_dir);
     check_output_file((dir / "summary.md").string(), summary_rule());
     check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
-    if (plot) check_output_file((dir / "curves.png").string(), plot_rule("curves.png"));
+    if (plot) check_output_file((dir / "curves.png").string(), plot_rule(out_dir, "curves.png"));
 }
 
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {

@@ -100,7 +100,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                       csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
     check_output_file((dir / "summary.md").string(), summary_rule());
     if (options.plot)
-        check_output_file((dir / "extrapolation.png").string(), plot_rule("extrapolation.png"));
+        check_output_file((dir / "extrapolation.png").string(), plot_rule(options.runs_dir, "extrapolation.png"));
     for (const FoundRun& found : runs) {
         const Config c = load_config(run_file(found.dir, "config.toml"));
         const size_t steps = c.train.steps;

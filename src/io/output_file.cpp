@@ -58,12 +58,13 @@ void check_output_file(const std::string& path, const OutputRule& rule) {
         refuse("it is a symbolic link (it would be replaced, not its target)", rule.fix);
     if (!S_ISREG(st.st_mode))
         refuse("it is not a regular file (a FIFO, socket or device)", "name a regular file");
-    size_t longest = rule.marker.empty() ? 0 : 1024;
+    size_t longest = rule.markers.empty() ? 0 : 1024;
     for (const std::string& s : rule.ours) longest = std::max(longest, s.size());
     const std::string head = first_bytes(path, longest);
     for (const std::string& s : rule.ours)
         if (!s.empty() && head.compare(0, s.size(), s) == 0) return;
-    if (!rule.marker.empty() && head.find(rule.marker) != std::string::npos) return;
+    for (const std::string& m : rule.markers)
+        if (!m.empty() && head.find(m) != std::string::npos) return;
     refuse("a file of that name exists and was not written by roformer (it would be replaced)",
            rule.fix);
 }

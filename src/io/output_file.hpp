@@ -26,8 +26,8 @@ struct OutputRule {
     // An existing file is replaced only when it starts with one of these (empty: only a new
     // file may be written — an existing one is always refused).
     std::vector<std::string> ours;
-    // Or: an existing file is ours when its first 1 KiB holds this (a PNG's text chunk).
-    std::string marker;
+    // Or: an existing file is ours when its first 1 KiB holds one of these (a PNG's text chunk).
+    std::vector<std::string> markers;
     // The fix the refusal suggests ("move it away or pick another --out").
     std::string fix = "move it away or pick another --out";
 };
