@@ -9,8 +9,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -42,9 +42,7 @@ std::string slurp(const fs::path& path) {
 std::string error_of(const std::function<void()>& f) {
     try {
         f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
+    } catch (const std::exception& e) { return e.what(); }
     return "";
 }
 
@@ -52,7 +50,8 @@ const rf::OutputRule kRule{"the test CSV", {"a,b\n"}, {}, "move it away"};
 
 }  // namespace
 
-TEST_CASE("output file: a new file is written whole; our own file is replaced, leaving no temporary") {
+TEST_CASE(
+    "output file: a new file is written whole; our own file is replaced, leaving no temporary") {
     const fs::path dir = temp_dir("new");
     const std::string path = (dir / "t.csv").string();
     rf::write_output_file(path, "a,b\n1,2\n", kRule);
@@ -63,7 +62,8 @@ TEST_CASE("output file: a new file is written whole; our own file is replaced, l
     CHECK(entries == 1);
 }
 
-TEST_CASE("output file: a user's file, a symlink, a directory, a FIFO, a missing directory are refused untouched") {
+TEST_CASE(
+    "output file: a user's file, a symlink, a directory, a FIFO, a missing directory are refused untouched") {
     const fs::path dir = temp_dir("refuse");
     const std::string path = (dir / "t.csv").string();
     std::ofstream(path) << "my notes\n";
@@ -88,7 +88,8 @@ TEST_CASE("output file: a user's file, a symlink, a directory, a FIFO, a missing
     message = error_of([&] { rf::write_output_file(fifo, "a,b\n", kRule); });
     CHECK(message.find("not a regular file") != std::string::npos);
 
-    message = error_of([&] { rf::write_output_file((dir / "no" / "t.csv").string(), "a,b\n", kRule); });
+    message =
+        error_of([&] { rf::write_output_file((dir / "no" / "t.csv").string(), "a,b\n", kRule); });
     CHECK(message.find("does not exist") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "no"));
 }
@@ -100,9 +101,8 @@ TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PN
     std::ofstream(path, std::ios::binary) << "\x89PNG\r\n\x1a\n...someone else's picture";
     CHECK_THROWS_WITH_AS(rf::check_output_file(path, rule),
                          doctest::Contains("was not written by roformer"), std::runtime_error);
-    std::ofstream(path, std::ios::binary)
-        << std::string("\x89PNG\r\n\x1a\n..tEXtSoftware") + '\0' +
-               "roformer-cpp scripts/plot_curves.py...";
+    std::ofstream(path, std::ios::binary) << std::string("\x89PNG\r\n\x1a\n..tEXtSoftware") + '\0' +
+                                                 "roformer-cpp scripts/plot_curves.py...";
     CHECK_NOTHROW(rf::check_output_file(path, rule));
     // install_output_file renames a produced file over it; the produced one is gone
     const std::string produced = (dir / "curves.png.tmp-1.png").string();
@@ -112,7 +112,8 @@ TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PN
     CHECK_FALSE(fs::exists(produced));
 }
 
-TEST_CASE("output file: a failed write leaves the old file and no temporary (write_file_atomically)") {
+TEST_CASE(
+    "output file: a failed write leaves the old file and no temporary (write_file_atomically)") {
     const fs::path dir = temp_dir("fail");
     const std::string path = (dir / "t.csv").string();
     rf::write_output_file(path, "a,b\nold\n", kRule);
@@ -144,10 +145,10 @@ TEST_CASE("is_valid_utf8: well-formed text passes; stray, overlong, surrogate an
     CHECK(rf::is_valid_utf8("data/kjv.txt"));
     CHECK(rf::is_valid_utf8("données/κείμενο/文本/😀.txt"));
     CHECK_FALSE(rf::is_valid_utf8("k\xffj.txt"));
-    CHECK_FALSE(rf::is_valid_utf8("\x80"));            // a continuation byte alone
-    CHECK_FALSE(rf::is_valid_utf8("\xc0\xaf"));        // overlong '/'
-    CHECK_FALSE(rf::is_valid_utf8("\xed\xa0\x80"));    // a UTF-16 surrogate
-    CHECK_FALSE(rf::is_valid_utf8("abc\xe2\x82"));     // cut short
+    CHECK_FALSE(rf::is_valid_utf8("\x80"));              // a continuation byte alone
+    CHECK_FALSE(rf::is_valid_utf8("\xc0\xaf"));          // overlong '/'
+    CHECK_FALSE(rf::is_valid_utf8("\xed\xa0\x80"));      // a UTF-16 surrogate
+    CHECK_FALSE(rf::is_valid_utf8("abc\xe2\x82"));       // cut short
     CHECK_FALSE(rf::is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
 }
 

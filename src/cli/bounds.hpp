@@ -47,7 +47,8 @@ inline CLI::Validator unsigned_number() {
         [](std::string& text) -> std::string {
             if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
                 return "'" + text + "' is not a whole number ≥ 0 (digits only)";
-            const std::string digits = text.substr(std::min(text.find_first_not_of('0'), text.size()));
+            const std::string digits =
+                text.substr(std::min(text.find_first_not_of('0'), text.size()));
             const std::string largest = "18446744073709551615";
             if (digits.size() > largest.size() ||
                 (digits.size() == largest.size() && digits > largest))

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -113,10 +113,10 @@ void run_attention(const AttentionOptions& o) {
         throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
-        rf::check_output_file(o.out, {ends_with(o.out, ".csv") ? "the attention CSV"
-                                                               : "the attention .npy",
-                                      {ends_with(o.out, ".csv") ? "layer,head,query,token,"
-                                                                : std::string("\x93NUMPY", 6)}});
+        rf::check_output_file(
+            o.out,
+            {ends_with(o.out, ".csv") ? "the attention CSV" : "the attention .npy",
+             {ends_with(o.out, ".csv") ? "layer,head,query,token," : std::string("\x93NUMPY", 6)}});
     rf::LoadedRun run = rf::load_run(o.run_dir);
     if (run.config.model.attention == "linear")
         throw std::invalid_argument(
@@ -139,7 +139,8 @@ void run_attention(const AttentionOptions& o) {
     if (ends_with(o.out, ".csv")) {
         std::ostringstream file;
         write_csv(file, maps, tokens, layers, heads);
-        rf::write_output_file(o.out, file.str(), {"the attention CSV", {"layer,head,query,token,"}});
+        rf::write_output_file(o.out, file.str(),
+                              {"the attention CSV", {"layer,head,query,token,"}});
     } else {
         write_npy(o.out, maps, layers, heads);
     }

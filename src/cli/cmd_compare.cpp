@@ -53,17 +53,19 @@ void run_compare_command(const CompareCommandOptions& o) {
             for (const std::string& name : o.schemes) list += (list.empty() ? "" : ",") + name;
             words.insert(words.end(), {"--schemes", list});
         }
-        if (o.threshold > 0) words.insert(words.end(), {"--threshold", rf::format_shortest(o.threshold)});
+        if (o.threshold > 0)
+            words.insert(words.end(), {"--threshold", rf::format_shortest(o.threshold)});
         if (!o.compare.plot_script.empty())
             words.insert(words.end(), {"--plot-script", o.compare.plot_script});
         if (o.no_plot) words.push_back("--no-plot");
         words.insert(words.end(), {"--out", options.out_dir});
         std::cout.flush();
-        std::cerr << "interrupted: " << report.finished << " of "
-                  << report.finished + report.unfinished.size()
-                  << " runs finished, the others stopped at their last checkpoint or not started (first unfinished: "
-                  << report.unfinished.front()
-                  << "); no summary written; continue with: " << rf::shell_command(words) << "\n";
+        std::cerr
+            << "interrupted: " << report.finished << " of "
+            << report.finished + report.unfinished.size()
+            << " runs finished, the others stopped at their last checkpoint or not started (first unfinished: "
+            << report.unfinished.front()
+            << "); no summary written; continue with: " << rf::shell_command(words) << "\n";
         std::exit(128 + report.interrupted_by);
     }
     std::cout << "\n"
@@ -94,8 +96,8 @@ void add_compare(CLI::App& app) {
            "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
         ->delimiter(',');
     cmd->add_option(
-        "--threshold", options->threshold,
-        "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)")
+           "--threshold", options->threshold,
+           "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)")
         ->check(rf::cli::finite_number());
     cmd->add_option("--set", options->overrides,
                     "Override one config key for every run (repeatable)")

@@ -39,7 +39,8 @@ void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(
-            run.config, std::min(run.config.train.batch_size, std::max<size_t>(1, o.max_tokens / L)), L,
+            run.config,
+            std::min(run.config.train.batch_size, std::max<size_t>(1, o.max_tokens / L)), L,
             "eval --seq-len " + std::to_string(L),
             "lower --seq-len (or --max-tokens, which bounds the windows scored at once)");
     rf::set_num_threads(run.config.train.threads, run.config.model.fused);

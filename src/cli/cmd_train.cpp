@@ -63,7 +63,7 @@ void run_train(const TrainCommandOptions& o) {
     }
     if (s.steps < config.train.steps) {
         std::cout << "stopped after step " << s.steps << " of " << config.train.steps
-                      << "; continue with: " << resume_command(o, options.out_dir) << "\n";
+                  << "; continue with: " << resume_command(o, options.out_dir) << "\n";
         return;
     }
     const char* labelled =

@@ -166,7 +166,9 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
     size_t next = 0;
     int forwarded = 0;
     const pid_t parent = getpid();
-    auto may_start = [&] { return failed.empty() && !InterruptGuard::pending() && next < todo.size(); };
+    auto may_start = [&] {
+        return failed.empty() && !InterruptGuard::pending() && next < todo.size();
+    };
     while (may_start() || !active.empty()) {
         while (may_start() && active.size() < jobs) {
             const PlannedRun* run = todo[next++];
@@ -207,7 +209,8 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
         }
         if (pid < 0) {
             if (errno == EINTR) continue;
-            throw std::runtime_error(std::string("compare: waitpid failed (") + std::strerror(errno) + ")");
+            throw std::runtime_error(std::string("compare: waitpid failed (") +
+                                     std::strerror(errno) + ")");
         }
         const auto it = active.find(pid);
         if (it == active.end()) continue;
@@ -219,7 +222,7 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
         else if (!InterruptGuard::pending() && !(WIFEXITED(status) && WEXITSTATUS(status) > 128))
             failed.push_back(run->dir);
         else if (!InterruptGuard::pending() && WIFEXITED(status))  // a child stopped alone
-            kill(getpid(), WEXITSTATUS(status) - 128);  // = the whole comparison stops
+            kill(getpid(), WEXITSTATUS(status) - 128);             // = the whole comparison stops
     }
     if (InterruptGuard::pending()) return InterruptGuard::pending();
     if (!failed.empty())
@@ -292,8 +295,8 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
             const TrainSummary s = train_planned(*run, log);
             if ((report.interrupted_by = s.interrupted_by)) break;
             if (!run_finished(*run))  // a signal in the run's last step, or a lost one
-                report.interrupted_by = InterruptGuard::pending() ? InterruptGuard::pending()
-                                                                    : SIGINT;
+                report.interrupted_by =
+                    InterruptGuard::pending() ? InterruptGuard::pending() : SIGINT;
             if (report.interrupted_by) break;
             done(*run,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

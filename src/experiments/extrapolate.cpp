@@ -100,7 +100,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                       csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
     check_output_file((dir / "summary.md").string(), summary_rule());
     if (options.plot)
-        check_output_file((dir / "extrapolation.png").string(), plot_rule(options.runs_dir, "extrapolation.png"));
+        check_output_file((dir / "extrapolation.png").string(),
+                          plot_rule(options.runs_dir, "extrapolation.png"));
     for (const FoundRun& found : runs) {
         const Config c = load_config(run_file(found.dir, "config.toml"));
         const size_t steps = c.train.steps;
@@ -108,10 +109,9 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
             const size_t length = k * c.data.seq_len;
             const size_t rows = std::min(std::max<size_t>(1, c.train.batch_size / k),
                                          std::max<size_t>(1, options.max_tokens / length));
-            check_evaluation_memory(c, rows, length,
-                                    "extrapolate --factors " + std::to_string(k) + " on " +
-                                        found.dir,
-                                    "lower --factors (or --max-tokens)");
+            check_evaluation_memory(
+                c, rows, length, "extrapolate --factors " + std::to_string(k) + " on " + found.dir,
+                "lower --factors (or --max-tokens)");
         }
         const size_t step = comparison_run_step(found.dir);
         if (step < steps)
@@ -188,8 +188,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     for (const ExtrapolationRow& r : rows)
         csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << "," << r.method
             << "," << (r.ran ? format_fixed(r.loss, 6) : "") << ","
-            << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << ","
-            << r.note << "\n";
+            << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << "," << r.note
+            << "\n";
     write_output_file((dir / "extrapolation.csv").string(), csv.str(),
                       csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
     write_summary(options.runs_dir, std::nullopt, extrapolation_markdown(rows, options.max_tokens));

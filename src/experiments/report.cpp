@@ -19,7 +19,9 @@ const char* const kExtrapolationHeading = "## Length extrapolation";
 
 // ---- summary.md -----------------------------------------------------------------------------
 OutputRule summary_rule() {
-    return {"summary.md", {"# Position-scheme comparison", kExtrapolationHeading}, {},
+    return {"summary.md",
+            {"# Position-scheme comparison", kExtrapolationHeading},
+            {},
             "move it away or pick another --out"};
 }
 
@@ -28,15 +30,16 @@ OutputRule csv_rule(const std::string& name, const std::string& header) {
 }
 
 OutputRule plot_rule(const std::string& dir, const std::string& name) {
-    OutputRule rule{name, {}, {"roformer-cpp scripts/plot_curves.py"},
-                    "move it away or pick another --out"};
+    OutputRule rule{
+        name, {}, {"roformer-cpp scripts/plot_curves.py"}, "move it away or pick another --out"};
     std::string head;
     try {
         head = read_file_bytes((fs::path(dir) / "summary.md").string(), 64 << 20).substr(0, 64);
     } catch (const std::exception&) {  // no summary.md: only a marked plot is ours
     }
     for (const std::string& ours : summary_rule().ours)
-        if (head.rfind(ours, 0) == 0) rule.markers.push_back(std::string("Software") + '\0' + "Matplotlib");
+        if (head.rfind(ours, 0) == 0)
+            rule.markers.push_back(std::string("Software") + '\0' + "Matplotlib");
     return rule;
 }
 

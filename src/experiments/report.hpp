@@ -27,8 +27,8 @@ OutputRule summary_rule();
 OutputRule csv_rule(const std::string& name, const std::string& header);
 OutputRule plot_rule(const std::string& dir, const std::string& name);
 
-// Writes DIR/summary.md (write_output_file: atomic, checked, never over a user's file). nullopt keeps that part as it is in the existing file; an empty
-// string removes it.
+// Writes DIR/summary.md (write_output_file: atomic, checked, never over a user's file). nullopt
+// keeps that part as it is in the existing file; an empty string removes it.
 void write_summary(const std::string& dir, const std::optional<std::string>& comparison,
                    const std::optional<std::string>& extrapolation);
 

@@ -35,7 +35,8 @@ void write_file_durably(const std::string& path, const std::string& bytes) {
         return ok;
     };
     // O_NOFOLLOW: a symlink planted under the name must not redirect the write elsewhere.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (!note(fd >= 0)) fail("cannot create it");
     bool written = true;
     for (size_t done = 0; written && done < bytes.size();) {

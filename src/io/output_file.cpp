@@ -82,9 +82,9 @@ void install_output_file(const std::string& produced, const std::string& path,
         const bool synced = fd >= 0 && ::fsync(fd) == 0;
         if (fd >= 0) ::close(fd);
         if (!synced)
-            throw std::runtime_error("cannot write " + rule.what + " '" + path + "': '" +
-                                     produced + "' could not be read back (" +
-                                     std::strerror(errno) + "); check free space");
+            throw std::runtime_error("cannot write " + rule.what + " '" + path + "': '" + produced +
+                                     "' could not be read back (" + std::strerror(errno) +
+                                     "); check free space");
         rename_durably(produced, path);
     } catch (...) {
         std::remove(produced.c_str());

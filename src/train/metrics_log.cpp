@@ -22,8 +22,7 @@ namespace rf {
 static const char* kMetricsHeader =
     "step,tokens,train_loss,val_loss,val_accuracy,lr,grad_norm,tokens_per_s,elapsed_s";
 
-MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step,
-                       std::ostream& warn)
+MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step, std::ostream& warn)
     : path_(path), warn_(warn) {
     std::string kept = std::string(kMetricsHeader) + "\n";
     if (resume) {  // keep the header and the rows up to resume_step

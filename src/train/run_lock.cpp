@@ -25,7 +25,8 @@ std::string lock_path(const std::string& dir) {
 // regular file (or cannot be read), "" when it does not exist.
 std::optional<std::string> read_record(const std::string& dir) {
     struct stat st {};
-    if (::lstat(lock_path(dir).c_str(), &st) != 0) return errno == ENOENT ? "" : std::optional<std::string>();
+    if (::lstat(lock_path(dir).c_str(), &st) != 0)
+        return errno == ENOENT ? "" : std::optional<std::string>();
     if (!S_ISREG(st.st_mode) || st.st_size > 32) return std::nullopt;
     const int fd = ::open(lock_path(dir).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
@@ -61,19 +62,19 @@ void RunLock::record_holder() const {
         throw std::runtime_error("'" + lock_path(dir_) +
                                  "' exists and is not roformer's lock record (a pid); it would "
                                  "be overwritten — move it away or pick another --out");
-    const int fd = ::open(lock_path(dir_).c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                          0644);
+    const int fd =
+        ::open(lock_path(dir_).c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
-        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" +
-                                 std::strerror(errno) + "); check the directory's permissions");
+        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(errno) +
+                                 "); check the directory's permissions");
     const std::string pid = std::to_string(::getpid()) + "\n";
-    const bool ok = ::ftruncate(fd, 0) == 0 &&
-                    ::pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());
+    const bool ok =
+        ::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());
     const int error = errno;
     ::close(fd);
     if (!ok)
-        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" +
-                                 std::strerror(error) + "); check free space");
+        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(error) +
+                                 "); check free space");
 }
 
 std::string RunLock::holder(const std::string& dir) {

@@ -123,11 +123,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         run.write_run_files(config, *tokenizer, data.split_summary);
     }  // else: killed before its first checkpoint — the same run again from step 0
     if (options.stop_after && options.stop_after <= start_step)
-        throw std::invalid_argument("--stop-after " + std::to_string(options.stop_after) +
-                                    " is not after the run's checkpoint at step " +
-                                    std::to_string(start_step) +
-                                    "; give a later step, or drop --stop-after to train to " +
-                                    std::to_string(tc.steps));
+        throw std::invalid_argument(
+            "--stop-after " + std::to_string(options.stop_after) +
+            " is not after the run's checkpoint at step " + std::to_string(start_step) +
+            "; give a later step, or drop --stop-after to train to " + std::to_string(tc.steps));
     // Resumed without a checkpoint, the run starts over: a fresh metrics.csv, whose step-0 row
     // is written again below (keeping the old one would log step 0 twice).
     MetricsLog metrics(run.file("metrics.csv"), from_checkpoint, start_step, log);
