@@ -66,6 +66,11 @@ echo "my notes" > "$W/notes.dot"
 setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
 CUT2=$W/cut2
 mkdir -p "$W/xcmp/none" && cp -r "$CUT2" "$W/xcmp/none/seed1"  # an interrupted comparison
+# $MIXED: a step-3 model beside the step-2 optimizer, under a manifest that lists no files
+cp -r "$CUT2" "$W/mixed" && MIXED=$W/mixed && cp "$MIXED/optimizer.safetensors" "$W/opt2"
+setup train $SMALL --set train.steps=4 --stop-after 3 --resume --out "$MIXED"
+cp "$W/opt2" "$MIXED/optimizer.safetensors"
+python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['files']={}; json.dump(m,open(p,'w'))" "$MIXED/checkpoint.json"
 
 TABLE=$(cat <<'ROWS'
 2 | unknown subcommand 'foo'; the subcommands are: train                | foo
@@ -124,6 +129,7 @@ TABLE=$(cat <<'ROWS'
 2 | cannot write the DOT graph '$W/a_directory': it is a directory     | graph --config configs/tiny.toml --out $W/a_directory
 2 | '$W/notes.dot': a file of that name exists and was not written by roformer | graph --config configs/tiny.toml --out $W/notes.dot
 2 | its directory '/nonexistent' does not exist                        | attention --run $RUN hello --out /nonexistent/a.npy
+2 | model.safetensors is at step 3, optimizer.safetensors at step 2    | train $SMALL --set train.steps=4 --resume --out $MIXED
 2 | the run '$W/xcmp/none/seed1' is at step 2 of 4                     | extrapolate --runs $W/xcmp --no-plot
 ROWS
 )

@@ -174,6 +174,16 @@ elif [ "$WHAT" = outputs ]; then
     "$BIN" extrapolate --runs "$WORK/cmpu" --no-plot --max-tokens 256 >/dev/null 2>"$WORK/u.err"
     [ $? -eq 2 ] || fail "extrapolate accepted an unfinished run"
     grep -q "is at step 2 of 4" "$WORK/u.err" || fail "extrapolate on an unfinished run: $(cat "$WORK/u.err")"
+    # 7. the printed continue command is shell-safe and carries --config and --set
+    for name in "it's mine" 'a;date' 'b $HOME'; do
+        dir="$WORK/$name"
+        msg=$("$BIN" train "${T[@]}" --set train.steps=4 --quiet --stop-after 2 --out "$dir" 2>&1) || fail "stop-after into '$name'"
+        echo "$msg" | grep -q "continue with: roformer train --config configs/tiny.toml --set .* --resume --out" ||
+            fail "the stop-after hint lacks --config/--set: $msg"
+        again=${msg#*continue with: }
+        (eval "${again/roformer/\"$BIN\"}") >/dev/null 2>"$WORK/again.err" || fail "the printed command for '$name': $(cat "$WORK/again.err")"
+        grep -q '"step": 4' "$dir/checkpoint.json" || fail "the printed command did not continue '$name'"
+    done
 elif [ "$WHAT" = lock ]; then
     A=("${T[@]}" --set train.steps=100000 --set train.log_every=1 --quiet)
     # 1. a symlink named lock: not followed, its target untouched

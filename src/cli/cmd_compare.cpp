@@ -4,7 +4,8 @@
 //                    [--schemes rope_interleaved,learned,...] [--jobs N] [--threshold NATS]
 //                    [--set key=value ...] [--no-plot]
 // Finished runs are skipped and interrupted ones resumed, so the same command continues
-// where it stopped. See src/experiments/compare.hpp for the directory layout and the preset's
+// where it stopped. Ctrl-C / SIGTERM / SIGHUP stop every run with a checkpoint and print that
+// command (shell-quoted); the exit code is 128 + the signal. See src/experiments/compare.hpp for the directory layout and the preset's
 // [compare] table.
 #include <iostream>
 #include <memory>

@@ -18,6 +18,10 @@
 //   "model.attention" = ["softmax", "linear"]          # sweep ANY key (crossed), and/or
 //   [compare.variants] name = ["key=value", ...]       # named extra runs (compare_preset.cpp)
 // Command-line --seeds / --schemes / --jobs / --threshold override the table.
+// Interruption (docs/training.md, "What every command guarantees"): a run is finished only when
+// its checkpoint.json reaches train.steps; a stop signal stops every run at a step boundary with
+// a checkpoint, the parent forwarding it to its forked children (own process group, SIGTERM
+// should the parent die); nothing is summarised, and the same command continues every run.
 // With jobs > 1 each run trains in its own forked process with train.threads threads (set
 // train.threads = 1 and jobs = cores: at this model size one thread per run is far more
 // efficient than several threads on one run). Results do not depend on jobs.
