@@ -178,6 +178,7 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
             if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
             if (pid == 0) {  // the child: train, report an error on stderr, never return
                 comparison_lock.forget_in_child();
+                InterruptGuard::quiet_notes();
                 setpgid(0, 0);
                 prctl(PR_SET_PDEATHSIG, SIGTERM);
                 if (getppid() != parent) raise(SIGTERM);  // the parent died before prctl

@@ -12,6 +12,7 @@ namespace {
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 volatile std::sig_atomic_t g_signal = 0;
 volatile std::sig_atomic_t g_count = 0;
+volatile std::sig_atomic_t g_quiet = 0;
 int g_depth = 0;  // nesting of live guards (one thread installs them)
 struct sigaction g_old[4];
 
@@ -20,7 +21,7 @@ extern "C" void on_stop_signal(int sig) {
     if (g_signal != 0) ::_exit(128 + sig);  // the second one: now (async-safe calls only)
     g_signal = sig;
     static const char kNote[] = "\nstopping after this step (again to quit at once)\n";
-    if (sig != SIGPIPE) (void)!::write(2, kNote, sizeof kNote - 1);
+    if (sig != SIGPIPE && !g_quiet) (void)!::write(2, kNote, sizeof kNote - 1);
 }
 
 }  // namespace
@@ -44,5 +45,7 @@ InterruptGuard::~InterruptGuard() {
 int InterruptGuard::pending() { return g_signal; }
 
 int InterruptGuard::count() { return g_count; }
+
+void InterruptGuard::quiet_notes() { g_quiet = 1; }
 
 }  // namespace rf

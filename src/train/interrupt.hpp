@@ -26,6 +26,8 @@ public:
     static int pending();
     // How many stop signals arrived (a parent forwards each one to its children).
     static int count();
+    // No "stopping after this step" note on stderr (a compare's forked runs: the parent says it).
+    static void quiet_notes();
 };
 
 }  // namespace rf
