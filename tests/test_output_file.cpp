@@ -1,12 +1,16 @@
 // Tests for issue 23's one writer of named outputs (src/io/output_file.hpp), the shell quoting
-// of printed commands (src/io/shell_quote.hpp), the UTF-8 check of free-text config keys and
-// the directory lock (src/train/run_lock.hpp). Full disks, file-size limits and signals are
-// process-level: tests/cli_transactions.sh injects those into the real binary.
+// of printed commands (src/io/shell_quote.hpp), the UTF-8 check of free-text config keys, the
+// directory lock (src/train/run_lock.hpp) and metrics.csv's checked appends. Full disks, file-size
+// limits and signals are process-level: tests/cli_transactions.sh injects those into the real
+// binary.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +23,7 @@
 #include "io/durable_file.hpp"
 #include "io/output_file.hpp"
 #include "io/shell_quote.hpp"
+#include "train/metrics_log.hpp"
 #include "train/run_lock.hpp"
 
 namespace {
@@ -181,4 +186,51 @@ TEST_CASE("run lock: a user's `lock` file and a symlinked one are refused, never
     fs::create_symlink(dir / "target", run / "lock");
     CHECK_THROWS_AS(rf::RunLock::acquire(run.string()), std::runtime_error);
     CHECK(slurp(dir / "target") == "precious\n");
+}
+
+// A file-size limit set inside the test process makes appends fail with EFBIG (SIGXFSZ
+// ignored, as roformer's main does) — a full disk on demand, then room again.
+TEST_CASE(
+    "metrics.csv: a refused append is kept, continued where it stopped, and commit() fails while it cannot be written") {
+    const fs::path dir = temp_dir("metrics");
+    const std::string path = (dir / "metrics.csv").string();
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old_limit {};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+    std::ostringstream warnings;
+    {
+        rf::MetricsLog log(path, false, 0, warnings);
+        rf::MetricsRow row;
+        for (size_t step = 1; step <= 3; ++step) {
+            row.step = step;
+            log.append(row);
+        }
+        const auto size = fs::file_size(path);
+        // room for half a row more: the next append is cut inside its row
+        struct rlimit tight = old_limit;
+        tight.rlim_cur = size + 20;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &tight) == 0);
+        for (size_t step = 4; step <= 6; ++step) {
+            row.step = step;
+            log.append(row);
+        }
+        CHECK(warnings.str().find("warning: cannot append to") != std::string::npos);
+        CHECK(fs::file_size(path) == size + 20);  // a row cut short, the rest pending
+        CHECK_THROWS_WITH_AS(log.commit(), doctest::Contains("File too large"), std::runtime_error);
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);  // room again
+        row.step = 7;
+        log.append(row);
+        CHECK_NOTHROW(log.commit());
+    }
+    std::signal(SIGXFSZ, old_handler);
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);  // the header
+    size_t expected = 1;
+    while (std::getline(in, line)) {
+        CHECK(line.rfind(std::to_string(expected) + ",", 0) == 0);  // no gap, no garbled row
+        CHECK(std::count(line.begin(), line.end(), ',') == 8);
+        ++expected;
+    }
+    CHECK(expected == 8);
 }
