@@ -61,6 +61,7 @@ echo $$ > "$W/busy/lock"
 # issue 23: a file name that is not UTF-8; a user's `lock` in an --out; a run at step 2 ($CUT2)
 BADNAME=$W/$(printf 'k\xffj.txt') && cp "$W/corpus.txt" "$BADNAME"
 mkdir -p "$W/userlock" && echo "my notes" > "$W/userlock/lock"
+mkdir -p "$W/documents" && echo "my notes" > "$W/documents/notes.txt"
 mkdir -p "$W/sym" && echo "precious" > "$W/precious.txt" && ln -s "$W/precious.txt" "$W/sym/lock"
 echo "my notes" > "$W/notes.dot"
 setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
@@ -125,6 +126,7 @@ TABLE=$(cat <<'ROWS'
 2 | --stop-after 1 is not after the run's checkpoint at step 2         | train $SMALL --set train.steps=4 --stop-after 1 --resume --out $CUT2
 2 | output directory '$W/userlock' already exists and is not empty     | train $TINY --out $W/userlock
 2 | '$W/sym/lock' exists and is not roformer's lock record             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/sym
+2 | --out '$W/documents' is not empty and holds no comparison          | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/documents
 2 | its directory '/nonexistent' does not exist                        | graph --config configs/tiny.toml --out /nonexistent/g.dot
 2 | cannot write the DOT graph '$W/a_directory': it is a directory     | graph --config configs/tiny.toml --out $W/a_directory
 2 | '$W/notes.dot': a file of that name exists and was not written by roformer | graph --config configs/tiny.toml --out $W/notes.dot
@@ -164,6 +166,7 @@ cp "$W/corpus_before.txt" "$W/corpus.txt"
 for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious" "$W/notes.dot:my notes"; do
     [ "$(cat "${f%%:*}")" = "${f#*:}" ] || { echo "FAIL: ${f%%:*} was overwritten"; failures=$((failures + 1)); }
 done
+[ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
 for d in o20 o21 o22 o23 o24; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done

@@ -105,6 +105,33 @@ static void refuse_foreign_outputs(const std::string& out_dir, bool plot) {
     if (plot) check_output_file((dir / "curves.png").string(), plot_rule(out_dir, "curves.png"));
 }
 
+// compare writes its lock record and its runs only into a directory it owns: a new or empty one,
+// or one that already holds a comparison (a lock record, one of its scheme directories, or a
+// summary.md / curves.csv of ours). `--out ~/Documents` is refused before anything is written.
+static void refuse_foreign_directory(const std::string& out_dir,
+                                     const std::vector<std::string>& schemes) {
+    std::error_code ec;
+    if (!fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
+    const fs::path dir(out_dir);
+    // A `lock` of any kind: RunLock::acquire says whether it is ours, by name.
+    bool ours = fs::exists(fs::symlink_status(dir / RunLock::kFileName, ec));
+    for (const std::string& scheme : schemes) ours = ours || fs::is_directory(dir / scheme, ec);
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+        ours = ours || (e.is_directory() && fs::exists(e.path() / "seed1" / "config.toml", ec));
+    try {
+        check_output_file((dir / "summary.md").string(), summary_rule());
+        check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
+        ours = ours || fs::exists(dir / "summary.md", ec) || fs::exists(dir / "curves.csv", ec);
+    } catch (const std::runtime_error&) {  // reported by refuse_foreign_outputs, by name
+        ours = true;
+    }
+    if (!ours)
+        throw std::runtime_error(
+            "compare: --out '" + out_dir +
+            "' is not empty and holds no comparison; pick a new --out (compare "
+            "writes only into a new directory or one of its own)");
+}
+
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {
     const Config& c = preset.base;
     std::ostringstream md;
@@ -243,6 +270,7 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     if (fs::exists(options.out_dir) && !fs::is_directory(options.out_dir))
         throw std::runtime_error("compare: --out '" + options.out_dir +
                                  "' is a file, not a directory; pick another --out");
+    refuse_foreign_directory(options.out_dir, settings.schemes);
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
     // One comparison per directory: a second `compare --out DIR` is told who holds it.
