@@ -97,6 +97,18 @@ if [ "$WHAT" = compare ]; then
         fail "re-run after a kill at the final manifest: $(tail -1 "$WORK/manifest.again")"
     grep -q "1 already finished" "$WORK/manifest.again" || fail "manifest: $(tail -2 "$WORK/manifest.again")"
     same_run "$WORK/ref/none/seed1" "$dir/none/seed1" "kill at the final manifest"
+    # train: SIGHUP (the terminal closed) checkpoints and exits 129, like Ctrl-C.
+    dir=$WORK/hup
+    "$BIN" train "${T[@]}" --set train.steps=100000 --set train.log_every=1 --quiet --out "$dir" >/dev/null 2>"$WORK/hup.err" &
+    pid=$!
+    wait_rows "$dir/metrics.csv" 5
+    kill -HUP $pid
+    wait $pid
+    code=$?
+    [ $code -eq 129 ] || fail "train on SIGHUP: exit $code"
+    grep -q "interrupted at step [0-9]*; continue with: roformer train .*--resume --out $dir" "$WORK/hup.err" ||
+        fail "train on SIGHUP: $(tail -1 "$WORK/hup.err")"
+    grep -q '"step"' "$dir/checkpoint.json" 2>/dev/null || fail "train on SIGHUP left no checkpoint"
     # train | head -1: SIGPIPE checkpoints and exits 141, like Ctrl-C.
     dir=$WORK/pipe
     ( "$BIN" train "${T[@]}" --set train.steps=100000 --set train.log_every=1 --out "$dir" 2>&1; echo "exit $?" >"$WORK/pipe.code" ) | head -1 >/dev/null
