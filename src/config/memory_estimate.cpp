@@ -28,9 +28,9 @@ double evaluation_bytes(const Config& c, double batch, double length) {
     const double L = double(c.model.num_layers), H = double(c.model.num_heads);
     const double P = double(c.position.max_positions);
     const double params = V * C + P * C + L * (4 * (C * C + C) + 2 * C * F + F + 5 * C) + C * C + V;
-    // The scores of one layer, B·H·T² (measured: eval --seq-len 16384 of configs/tiny.toml,
-    // 4 windows, peaked at 8.5 GB ≈ 4·2·16384²·4 bytes); the composed path keeps the
-    // probabilities beside them.
+    // The scores of one layer, B·H·T² (issue 23's probe reported eval --seq-len 16384 of a
+    // configs/tiny.toml run, 4 windows of 2 heads, at 8.5 GB ≈ 4·2·16384²·4 bytes); the
+    // composed path keeps the probabilities beside them.
     const double scores = (c.model.fused ? 1 : 2) * batch * H * length * length;
     const double one_layer = batch * length * (16 * C + 3 * F) + scores;
     const double logits = 2 * batch * length * V;
