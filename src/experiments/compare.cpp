@@ -211,8 +211,8 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
                 if (getppid() != parent) raise(SIGTERM);  // the parent died before prctl
                 int status = 0;
                 try {
-                    std::ostringstream quiet;
-                    const TrainSummary s = train_planned(*run, quiet);
+                    // quiet: no progress; a warning (a refused metrics row) still reaches stderr
+                    const TrainSummary s = train_planned(*run, std::cerr);
                     if (s.interrupted_by) status = 128 + s.interrupted_by;
                 } catch (const std::exception& e) {
                     std::fprintf(stderr, "error: %s: %s\n", run->dir.c_str(), e.what());
