@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Stage 9 — compare: draw the comparison's plots from its CSV files (matplotlib, Agg).
 
-    python3 scripts/plot_curves.py DIR [curves|extrapolation|all]
+    python3 scripts/plot_curves.py DIR [curves|extrapolation|all] [OUT.png]
 
   curves         DIR/curves.csv        -> DIR/curves.png
                  validation loss vs step: per scheme the mean over seeds (line) and the
@@ -9,6 +9,9 @@
   extrapolation  DIR/extrapolation.csv -> DIR/extrapolation.png
                  validation loss vs window length (k*L): per scheme and method the mean over
                  seeds with min-max error bars; lengths a model cannot run at are left out.
+OUT.png (with one of curves / extrapolation): write the picture there instead; roformer passes
+a temporary name and renames it over DIR/<name>.png itself (src/io/output_file.hpp), after
+checking that the file it replaces is one of these plots (PNG text chunk Software = SOFTWARE).
 Exit codes: 0 written, 2 bad arguments or missing CSV, 3 matplotlib missing.
 `roformer compare` / `roformer extrapolate` call this; the C++ never draws images itself.
 """
@@ -26,6 +29,8 @@ COLORS = {
     "none": "#7f7f7f",
     "alibi": "#9467bd",
 }
+SOFTWARE = "roformer-cpp scripts/plot_curves.py"
+OUT = {}  # name -> output path given on the command line
 STYLES = {"plain": "-", "interpolation": "--", "ntk": ":"}
 
 
@@ -76,8 +81,8 @@ def plot_curves(directory, plt):
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    out = os.path.join(directory, "curves.png")
-    fig.savefig(out, dpi=120)
+    out = OUT.get("curves", os.path.join(directory, "curves.png"))
+    fig.savefig(out, dpi=120, format="png", metadata={"Software": SOFTWARE})
     print(f"wrote {out}")
 
 
@@ -116,17 +121,20 @@ def plot_extrapolation(directory, plt):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    out = os.path.join(directory, "extrapolation.png")
-    fig.savefig(out, dpi=120)
+    out = OUT.get("extrapolation", os.path.join(directory, "extrapolation.png"))
+    fig.savefig(out, dpi=120, format="png", metadata={"Software": SOFTWARE})
     print(f"wrote {out}")
 
 
 def main(argv):
-    if len(argv) < 2 or len(argv) > 3 or (len(argv) == 3 and argv[2] not in ("curves", "extrapolation", "all")):
+    if len(argv) < 2 or len(argv) > 4 or (len(argv) >= 3 and argv[2] not in ("curves", "extrapolation", "all")) \
+            or (len(argv) == 4 and argv[2] == "all"):
         print(__doc__, file=sys.stderr)
         return 2
     directory = argv[1]
-    what = argv[2] if len(argv) == 3 else "all"
+    what = argv[2] if len(argv) >= 3 else "all"
+    if len(argv) == 4:
+        OUT[what] = argv[3]
     try:
         import matplotlib
 

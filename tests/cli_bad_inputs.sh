@@ -56,7 +56,22 @@ echo "And a verse that was not there when the run started." >> "$W/corpus.txt"
 LONG=$(head -c 100000 /dev/zero | tr '\0' 'a')
 # $W/busy: a comparison directory another process holds (this script, as a running compare would)
 mkdir -p "$W/busy"
-exec 9> "$W/busy/lock" && flock -x 9  # held by this script until it exits
+exec 9< "$W/busy" && flock -x 9  # the directory itself, held by this script until it exits
+echo $$ > "$W/busy/lock"
+# issue 23: a file name that is not UTF-8; a user's `lock` in an --out; a run at step 2 ($CUT2)
+BADNAME=$W/$(printf 'k\xffj.txt') && cp "$W/corpus.txt" "$BADNAME"
+mkdir -p "$W/userlock" && echo "my notes" > "$W/userlock/lock"
+mkdir -p "$W/documents" && echo "my notes" > "$W/documents/notes.txt"
+mkdir -p "$W/sym" && echo "precious" > "$W/precious.txt" && ln -s "$W/precious.txt" "$W/sym/lock"
+echo "my notes" > "$W/notes.dot"
+setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
+CUT2=$W/cut2
+mkdir -p "$W/xcmp/none" && cp -r "$CUT2" "$W/xcmp/none/seed1"  # an interrupted comparison
+# $MIXED: a step-3 model beside the step-2 optimizer, under a manifest that lists no files
+cp -r "$CUT2" "$W/mixed" && MIXED=$W/mixed && cp "$MIXED/optimizer.safetensors" "$W/opt2"
+setup train $SMALL --set train.steps=4 --stop-after 3 --resume --out "$MIXED"
+cp "$W/opt2" "$MIXED/optimizer.safetensors"
+python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['files']={}; json.dump(m,open(p,'w'))" "$MIXED/checkpoint.json"
 
 TABLE=$(cat <<'ROWS'
 2 | unknown subcommand 'foo'; the subcommands are: train                | foo
@@ -95,9 +110,29 @@ TABLE=$(cat <<'ROWS'
 2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $SMALL --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
 2 | --resume: the corpus '$W/corpus.txt' changed since the run started | train $SMALL --set train.steps=4 --resume --out $CUT
 2 | run directory '$W/nothing' does not exist                          | eval --run $W/nothing
-2 | summary.md' exists and was not written by roformer compare         | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
+2 | summary.md': a file of that name exists and was not written by roformer | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
 2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
 2 | run directory $W/busy is in use by pid                             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/busy
+2 | '18446744073709551616' is out of range (the largest is 18446744073709551615) | generate --run $RUN hello --seed 18446744073709551616
+2 | '18446744073709551616' is out of range                            | train $TINY --stop-after 18446744073709551616 --out $W/o20
+2 | '99999999999999999999' is out of range (beyond ±9223372036854775807) | generate --run $RUN hello --top-k 99999999999999999999
+2 | '99999999999999999999' is out of range                            | rope-decay --step 99999999999999999999
+2 | --threshold: '1e999' is not a finite number                        | compare --config configs/tiny.toml --threshold 1e999 --out $W/o21
+2 | data.path is not valid UTF-8 text                                  | train $TINY --set data.path=$BADNAME --out $W/o22
+2 | model.vocab_size=1000 is larger than the tokenizer's               | train $SMALL --set model.vocab_size=1000 --out $W/o23
+2 | eval --seq-len 65536 needs about                                   | eval --run $RUN --seq-len 65536
+2 | lower --seq-len                                                    | eval --run $RUN --seq-len 65536 --max-tokens 1000000
+2 | above all model.random_features                                    | train $TINY --set model.attention=linear --set model.feature_map=favor --set model.random_features=16384 --set train.batch_size=1024 --out $W/o24
+2 | --stop-after 1 is not after the run's checkpoint at step 2         | train $SMALL --set train.steps=4 --stop-after 1 --resume --out $CUT2
+2 | output directory '$W/userlock' already exists and is not empty     | train $TINY --out $W/userlock
+2 | '$W/sym/lock' exists and is not roformer's lock record             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/sym
+2 | --out '$W/documents' is not empty and holds no comparison          | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/documents
+2 | its directory '/nonexistent' does not exist                        | graph --config configs/tiny.toml --out /nonexistent/g.dot
+2 | cannot write the DOT graph '$W/a_directory': it is a directory     | graph --config configs/tiny.toml --out $W/a_directory
+2 | '$W/notes.dot': a file of that name exists and was not written by roformer | graph --config configs/tiny.toml --out $W/notes.dot
+2 | its directory '/nonexistent' does not exist                        | attention --run $RUN hello --out /nonexistent/a.npy
+2 | model.safetensors is at step 3, optimizer.safetensors at step 2    | train $SMALL --set train.steps=4 --resume --out $MIXED
+2 | the run '$W/xcmp/none/seed1' is at step 2 of 4                     | extrapolate --runs $W/xcmp --no-plot
 ROWS
 )
 
@@ -128,6 +163,13 @@ cp "$W/corpus_before.txt" "$W/corpus.txt"
 "$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
     { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
 [ "$(cat "$W/cmp/summary.md")" = "# my own notes" ] || { echo "FAIL: compare touched summary.md"; failures=$((failures + 1)); }
+for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious" "$W/notes.dot:my notes"; do
+    [ "$(cat "${f%%:*}")" = "${f#*:}" ] || { echo "FAIL: ${f%%:*} was overwritten"; failures=$((failures + 1)); }
+done
+[ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
+for d in o20 o21 o22 o23 o24; do
+    [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
+done
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures of $rows bad-input rows failed"

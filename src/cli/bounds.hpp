@@ -4,7 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -37,15 +40,56 @@ inline size_t bounded_product(std::initializer_list<size_t> factors, size_t limi
 }
 
 // CLI11 check for an unsigned option: the text must be digits only, so "-1" is refused rather
-// than wrapped to 2^64 − 1, and "1e12" rather than truncated.
+// than wrapped to 2^64 − 1, and "1e12" rather than truncated; and it must fit in 64 bits, so
+// 18446744073709551616 is refused rather than saturated to 2^64 − 1.
 inline CLI::Validator unsigned_number() {
     return CLI::Validator(
         [](std::string& text) -> std::string {
             if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
                 return "'" + text + "' is not a whole number ≥ 0 (digits only)";
+            const std::string digits =
+                text.substr(std::min(text.find_first_not_of('0'), text.size()));
+            const std::string largest = "18446744073709551615";
+            if (digits.size() > largest.size() ||
+                (digits.size() == largest.size() && digits > largest))
+                return "'" + text + "' is out of range (the largest is " + largest + ")";
             return "";
         },
         "UINT", "unsigned");
+}
+
+// CLI11 check for a signed whole-number option (a sign, then digits) that fits in 64 bits:
+// beyond ±9223372036854775807 is an error, not saturated. (The command's own check gives
+// the range that makes sense, e.g. "--top-k must be ≥ 0".)
+inline CLI::Validator integer_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+            if (text.size() == start ||
+                text.find_first_not_of("0123456789", start) != std::string::npos)
+                return "'" + text + "' is not a whole number (digits only)";
+            std::string digits = text.substr(start);
+            digits = digits.substr(std::min(digits.find_first_not_of('0'), digits.size()));
+            const std::string largest = "9223372036854775807";
+            if (digits.size() > largest.size() ||
+                (digits.size() == largest.size() && digits > largest))
+                return "'" + text + "' is out of range (beyond ±" + largest + ")";
+            return "";
+        },
+        "INT", "integer");
+}
+
+// CLI11 check for a real-number option: a finite number (1e999 is infinity, not a value).
+inline CLI::Validator finite_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+                return "'" + text + "' is not a finite number";
+            return "";
+        },
+        "REAL", "finite");
 }
 
 // Adds --max-text-bytes to `cmd`, bound to `limit`.

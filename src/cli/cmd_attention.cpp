@@ -12,15 +12,16 @@
 //   .npy: float32 [layers, heads, T, T] (the selected ones); the tokens are printed on stdout.
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
 #include "train/checkpoint.hpp"
 #include "train/threads.hpp"
@@ -92,8 +93,7 @@ void write_npy(const std::string& path, const rf::AttentionMaps& maps,
     const size_t prefix = 10;  // magic (6) + version (2) + header length (2)
     header.append(64 - (prefix + header.size() + 1) % 64, ' ');
     header += '\n';
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + path);
+    std::ostringstream out(std::ios::binary);
     out.write("\x93NUMPY\x01\x00", 8);
     const uint16_t length = static_cast<uint16_t>(header.size());
     const char length_bytes[2] = {char(length & 0xff), char(length >> 8)};
@@ -105,13 +105,18 @@ void write_npy(const std::string& path, const rf::AttentionMaps& maps,
                 const float value = static_cast<float>(maps.at(l, h)[i]);
                 out.write(reinterpret_cast<const char*>(&value), sizeof value);
             }
-    if (!out) throw std::runtime_error("error while writing " + path);
+    rf::write_output_file(path, out.str(), {"the attention .npy", {std::string("\x93NUMPY", 6)}});
 }
 
 void run_attention(const AttentionOptions& o) {
     if (!o.out.empty() && !ends_with(o.out, ".csv") && !ends_with(o.out, ".npy"))
         throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
+    if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
+        rf::check_output_file(
+            o.out,
+            {ends_with(o.out, ".csv") ? "the attention CSV" : "the attention .npy",
+             {ends_with(o.out, ".csv") ? "layer,head,query,token," : std::string("\x93NUMPY", 6)}});
     rf::LoadedRun run = rf::load_run(o.run_dir);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
@@ -132,9 +137,10 @@ void run_attention(const AttentionOptions& o) {
 
     if (o.out.empty()) return write_csv(std::cout, maps, tokens, layers, heads);
     if (ends_with(o.out, ".csv")) {
-        std::ofstream file(o.out);
-        if (!file) throw std::runtime_error("cannot write " + o.out);
+        std::ostringstream file;
         write_csv(file, maps, tokens, layers, heads);
+        rf::write_output_file(o.out, file.str(),
+                              {"the attention CSV", {"layer,head,query,token,"}});
     } else {
         write_npy(o.out, maps, layers, heads);
     }
@@ -151,8 +157,10 @@ void add_attention(CLI::App& app) {
         "attention", "Dump the softmax attention weights of a trained run for one sentence");
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("text", options->text, "The sentence to look at")->required();
-    cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)");
-    cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)");
+    cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)")
+        ->check(rf::cli::integer_number());
+    cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)")
+        ->check(rf::cli::integer_number());
     cmd->add_option("--out", options->out,
                     "Write to FILE.csv or FILE.npy (float32 [layers, heads, T, T]) instead of "
                     "CSV on stdout");

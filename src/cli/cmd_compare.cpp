@@ -4,7 +4,8 @@
 //                    [--schemes rope_interleaved,learned,...] [--jobs N] [--threshold NATS]
 //                    [--set key=value ...] [--no-plot]
 // Finished runs are skipped and interrupted ones resumed, so the same command continues
-// where it stopped. See src/experiments/compare.hpp for the directory layout and the preset's
+// where it stopped. Ctrl-C / SIGTERM / SIGHUP stop every run with a checkpoint and print that
+// command (shell-quoted); the exit code is 128 + the signal. See src/experiments/compare.hpp for the directory layout and the preset's
 // [compare] table.
 #include <iostream>
 #include <memory>
@@ -15,6 +16,8 @@
 #include "cli/commands.hpp"
 #include "experiments/compare.hpp"
 #include "train/distributed.hpp"
+#include "io/shell_quote.hpp"
+#include "tensor/format.hpp"
 
 namespace {
 
@@ -41,6 +44,33 @@ void run_compare_command(const CompareCommandOptions& o) {
     options.plot = !o.no_plot;
     const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
     if (rf::dist::world_rank() != 0) return;  // mpirun: rank 0 reports (compare_mpi.hpp)
+    if (report.interrupted_by) {
+        // Every run is at a checkpoint; the same command continues each one to its end.
+        std::vector<std::string> words = {"roformer", "compare"};
+        if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
+        for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
+        if (o.seeds) words.insert(words.end(), {"--seeds", std::to_string(o.seeds)});
+        if (o.jobs) words.insert(words.end(), {"--jobs", std::to_string(o.jobs)});
+        if (!o.schemes.empty()) {
+            std::string list;
+            for (const std::string& name : o.schemes) list += (list.empty() ? "" : ",") + name;
+            words.insert(words.end(), {"--schemes", list});
+        }
+        if (o.threshold > 0)
+            words.insert(words.end(), {"--threshold", rf::format_shortest(o.threshold)});
+        if (!o.compare.plot_script.empty())
+            words.insert(words.end(), {"--plot-script", o.compare.plot_script});
+        if (o.no_plot) words.push_back("--no-plot");
+        words.insert(words.end(), {"--out", options.out_dir});
+        std::cout.flush();
+        std::cerr
+            << "interrupted: " << report.finished << " of "
+            << report.finished + report.unfinished.size()
+            << " runs finished, the others stopped at their last checkpoint or not started (first unfinished: "
+            << report.unfinished.front()
+            << "); no summary written; continue with: " << rf::shell_command(words) << "\n";
+        std::exit(128 + report.interrupted_by);
+    }
     std::cout << "\n"
               << rf::summary_markdown(report.summary) << "\n"
               << report.trained << " runs trained, " << report.resumed << " resumed, "
@@ -69,8 +99,9 @@ void add_compare(CLI::App& app) {
            "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
         ->delimiter(',');
     cmd->add_option(
-        "--threshold", options->threshold,
-        "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)");
+           "--threshold", options->threshold,
+           "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)")
+        ->check(rf::cli::finite_number());
     cmd->add_option("--set", options->overrides,
                     "Override one config key for every run (repeatable)")
         ->take_all();

@@ -5,6 +5,7 @@
 // then, for each --seq-len L, the validation text cut into windows of L tokens that score the
 // same tokens with more or less context: an MLM run keeps the same per-token masks, a causal
 // LM run predicts every token after the first (data/prepare.hpp, length_eval_batches).
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "config/memory_estimate.hpp"
 #include "data/prepare.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
@@ -35,6 +37,12 @@ void run_eval(const EvalOptions& o) {
             throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
                                         std::to_string(kMaxEvalLength));
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
+    for (size_t L : o.lengths)  // before any window is built: T² scores per head
+        rf::check_evaluation_memory(
+            run.config,
+            std::min(run.config.train.batch_size, std::max<size_t>(1, o.max_tokens / L)), L,
+            "eval --seq-len " + std::to_string(L),
+            "lower --seq-len (or --max-tokens, which bounds the windows scored at once)");
     rf::apply_threading(run.config);
     const rf::data::Objective objective = run.config.train.objective;
     rf::PreparedData data =

@@ -14,6 +14,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_checks.hpp"
+#include "config/memory_estimate.hpp"
 #include "data/stream_decode.hpp"
 #include "model/generate.hpp"
 #include "tensor/format.hpp"
@@ -62,6 +63,9 @@ void run_generate(const GenerateOptions& o) {
         throw std::invalid_argument(
             "the prompt is empty; give some text to continue, e.g. \"In the beginning\"");
     const size_t context = rf::cli::generation_context(run.config, *run.model);
+    rf::check_evaluation_memory(run.config, 1, context,
+                                "generate's window of " + std::to_string(context) + " tokens",
+                                "generate from a run trained with a smaller data.seq_len");
     std::fprintf(
         stderr,
         "%s (step %zu): %zu prompt tokens, context %zu, temperature %s, top-k %lld, seed %llu\n",
@@ -86,11 +90,13 @@ void add_generate(CLI::App& app) {
     cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
     cmd->add_option("prompt", options->prompt, "The text to continue")->required();
     cmd->add_option("--max-new-tokens", s.max_new_tokens, "Tokens to generate")
+        ->check(rf::cli::integer_number())
         ->capture_default_str();
     cmd->add_option("--temperature", s.temperature,
                     "Softmax temperature; 0 = greedy (always the most likely token)")
         ->capture_default_str();
     cmd->add_option("--top-k", s.top_k, "Sample among the k most likely tokens; 0 = no limit")
+        ->check(rf::cli::integer_number())
         ->capture_default_str();
     cmd->add_option("--seed", s.seed, "Seed of the sampling")
         ->check(rf::cli::unsigned_number())

@@ -8,8 +8,8 @@
 // the engine recorded for h = LayerNorm(x + SelfAttention(x)) — rf::graph_to_dot
 // (src/tensor/graph_dot.hpp): ops with shapes, parameters with their checkpoint names, and
 // the fan-out edges (x feeds the query, key and value projections and the residual) in red.
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -20,6 +20,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
+#include "io/output_file.hpp"
 #include "model/roformer.hpp"
 #include "tensor/graph_dot.hpp"
 #include "train/checkpoint.hpp"
@@ -38,12 +39,16 @@ void run_graph(const GraphOptions& o) {
     const rf::Config config = rf::load_config(
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
         o.overrides);
+    if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
+        rf::check_output_file(o.out, {"the DOT graph", {"digraph autograd {"}});
     if (o.seq_len == 0 || o.seq_len > 512)
         throw std::invalid_argument("--seq-len " + std::to_string(o.seq_len) +
                                     " is out of range: give 1 … 512 (the graph does not depend "
                                     "on it beyond the shapes)");
     // The vocabulary size does not enter an attention layer; any positive size builds it.
-    rf::RoFormer model(rf::resolved_model_config(config, 8), config.position, config.train.seed);
+    rf::RoFormer model(
+        rf::resolved_model_config(config, std::max<size_t>(8, config.model.vocab_size)),
+        config.position, config.train.seed);
     if (o.layer >= model.layers().size())
         throw std::invalid_argument("--layer " + std::to_string(o.layer) + " is out of range: " +
                                     "model.num_layers = " + std::to_string(model.layers().size()));
@@ -62,7 +67,7 @@ void run_graph(const GraphOptions& o) {
     if (o.out.empty()) {
         std::cout << graph.dot;
     } else {
-        std::ofstream(o.out) << graph.dot;
+        rf::write_output_file(o.out, graph.dot, {"the DOT graph", {"digraph autograd {"}});
         std::printf(
             "wrote %s: %zu tensors (%zu op results, %zu leaves), %zu edges, %zu of them "
             "fan-out\n",

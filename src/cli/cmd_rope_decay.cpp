@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "position/rope_decay.hpp"
 
@@ -59,12 +60,17 @@ void add_rope_decay(CLI::App& app) {
     auto options = std::make_shared<RopeDecayOptions>();
     CLI::App* cmd = app.add_subcommand(
         "rope-decay", "Print the RoPE long-range decay bound (paper Fig. 2) as CSV distance,bound");
-    cmd->add_option("--dim", options->dim, "Head size d (even)")->capture_default_str();
+    cmd->add_option("--dim", options->dim, "Head size d (even)")
+        ->check(rf::cli::integer_number())
+        ->capture_default_str();
     cmd->add_option("--base", options->base, "Frequency base: theta_i = base^(-2i/d)")
         ->capture_default_str();
     cmd->add_option("--max-distance", options->max_distance, "Largest relative distance m - n")
+        ->check(rf::cli::integer_number())
         ->capture_default_str();
-    cmd->add_option("--step", options->step, "Distance increment")->capture_default_str();
+    cmd->add_option("--step", options->step, "Distance increment")
+        ->check(rf::cli::integer_number())
+        ->capture_default_str();
     cmd->callback([options] { run_rope_decay(*options); });
 }
 

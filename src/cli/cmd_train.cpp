@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
 #include "train/distributed.hpp"
+#include "io/shell_quote.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -27,17 +28,16 @@ struct TrainCommandOptions {
     bool profile = false;
 };
 
-// The command that continues this run, for the message after an interruption.
+// The command that continues this run, for the messages after an interruption or a
+// --stop-after: the same --config and --set values, each word shell-quoted.
 std::string resume_command(const TrainCommandOptions& o, const std::string& out_dir) {
-    auto quoted = [](const std::string& s) {
-        return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
-    };
-    std::string command = "roformer train";
+    std::vector<std::string> words = {"roformer", "train"};
     if (rf::dist::size() > 1)  // the same launch again (train/distributed.hpp)
-        command = "mpirun -np " + std::to_string(rf::dist::size()) + " " + command;
-    if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
-    for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
-    return command + " --resume --out " + quoted(out_dir);
+        words.insert(words.begin(), {"mpirun", "-np", std::to_string(rf::dist::size())});
+    if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
+    for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
+    words.insert(words.end(), {"--resume", "--out", out_dir});
+    return rf::shell_command(words);
 }
 
 void run_train(const TrainCommandOptions& o) {
@@ -70,7 +70,7 @@ void run_train(const TrainCommandOptions& o) {
     }
     if (s.steps < config.train.steps) {
         std::cout << "stopped after step " << s.steps << " of " << config.train.steps
-                  << "; continue with --resume --out " << options.out_dir << "\n";
+                  << "; continue with: " << resume_command(o, options.out_dir) << "\n";
         return;
     }
     const char* labelled = rf::data::labelled_tokens(config.train.objective);

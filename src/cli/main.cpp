@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -97,6 +100,13 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     std::ostringstream err;
     try {
         app.parse(argc, argv);
+        // Standard output is an output too: a full disk or a closed file under `> out.txt`
+        // is an error, not a silent exit 0.
+        std::cout.flush();
+        if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+            throw std::runtime_error("roformer" + command + ": cannot write to standard output (" +
+                                     std::strerror(errno ? errno : EIO) +
+                                     "); check free space where the output goes");
         return 0;
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "config/config.hpp"
+#include "config/memory_estimate.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -56,12 +57,8 @@ double estimated_training_bytes(const Config& c) {
     // Per layer the graph keeps ~16 vectors of C, 3 of F and 3 T×T score maps per head; the
     // head's logits (all positions, the worst case) twice.
     const double activations = B * T * (L * (16 * C + 3 * F + 3 * H * T) + 2 * V);
-    return 4.0 * (4 * params + activations);  // float32: weights, grads, two AdamW moments
-}
-
-double machine_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+    // float32: weights, grads, two AdamW moments; + linear attention's feature maps
+    return 4.0 * (4 * params + activations) + feature_map_bytes(c, B, T);
 }
 
 }  // namespace
@@ -92,7 +89,11 @@ void validate_limits(const Config& config) {
             "data.seq_len) but this machine has " +
             gib(have) +
             " of memory; make model.hidden, model.num_layers, model.ffn, model.vocab_size, "
-            "data.seq_len or train.batch_size smaller");
+            "data.seq_len or train.batch_size smaller" +
+            std::string(feature_map_bytes(config, double(config.train.batch_size),
+                                          double(config.data.seq_len)) > 0.5 * need
+                            ? ", above all model.random_features (FAVOR's feature maps)"
+                            : ""));
 }
 
 }  // namespace rf

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/validate_text.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -45,6 +46,7 @@ void require_one_of(const std::string& key, const std::string& v,
 
 void validate(const Config& c) {
     validate_finite(c);
+    validate_text(c);  // config/validate_text.hpp
     const ModelConfig& m = c.model;
     if (m.vocab_size != 0 && m.vocab_size <= 5)
         invalid("model.vocab_size",

@@ -1,8 +1,13 @@
 // Stage 8 — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
 #include "experiments/compare.hpp"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include <charconv>
 #include <chrono>
@@ -20,6 +25,8 @@
 #include "experiments/report.hpp"
 #include "train/checkpoint.hpp"
 #include "train/distributed.hpp"
+#include "train/checkpoint_commit.hpp"
+#include "train/interrupt.hpp"
 #include "train/run_lock.hpp"
 #include "train/trainer.hpp"
 
@@ -34,8 +41,9 @@ std::string comparison_run_dir(const std::string& out_dir, const std::string& sc
 // ---- the runs -------------------------------------------------------------------------------
 enum class RunState { fresh, resume, finished };
 
-// A run directory's checkpoint step (0 when it has none yet).
-static size_t checkpoint_step(const std::string& dir) {
+// A run directory's checkpoint step (0 when it has none yet): what checkpoint.json commits —
+// the one record a run is finished by — else (runs from before manifests) the model's metadata.
+static size_t metadata_step(const std::string& dir) {
     const std::string model = run_file(dir, "model.safetensors");
     if (!fs::exists(model)) return 0;
     const auto meta = read_checkpoint_metadata(model);
@@ -48,6 +56,11 @@ static size_t checkpoint_step(const std::string& dir) {
         throw std::runtime_error(model + " records step '" + it->second +
                                  "', not a number; move that run directory away and run again");
     return step;
+}
+
+size_t comparison_run_step(const std::string& dir) {
+    if (const std::optional<size_t> step = committed_step(dir)) return *step;
+    return metadata_step(dir);
 }
 
 // What to do with a run directory; refuses one that holds a run of another config, and never
@@ -73,35 +86,52 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
         throw std::runtime_error("'" + dir +
                                  "' holds a run of a different config (the preset or --set "
                                  "changed since); pick another --out or move that directory away");
-    const size_t step = checkpoint_step(dir);
+    // A commit killed between checkpoint.json and its renames is finished here, under the
+    // run's own lock, so that one re-run continues whatever moment the kill hit.
+    if (committed_step(dir)) {
+        const RunLock run_lock = RunLock::acquire(dir, false);
+        recover_checkpoint(dir);
+    }
+    const size_t step = comparison_run_step(dir);
     if (step >= config.train.steps) return RunState::finished;
     // Interrupted: --resume continues from its checkpoint, or from step 0 if it has none.
     return RunState::resume;
 }
 
-// compare writes curves.csv, summary.md and curves.png into --out; a file of that name that it
-// did not write (recognised by its first line) is the user's, and is never overwritten.
-static void refuse_foreign_outputs(const std::string& out_dir) {
-    auto first_line = [](const fs::path& path) {
-        std::ifstream in(path, std::ios::binary);
-        std::string line;
-        std::getline(in, line);
-        return line;
-    };
+// compare writes curves.csv, summary.md and curves.png into --out; a file of that name it did
+// not write is the user's, and is refused before any training (io/output_file.hpp).
+static void refuse_foreign_outputs(const std::string& out_dir, bool plot) {
     const fs::path dir(out_dir);
-    const std::string summary = first_line(dir / "summary.md");
-    const bool our_summary = summary.rfind("# Position-scheme comparison", 0) == 0 ||
-                             summary.rfind(kExtrapolationHeading, 0) == 0;
-    const bool our_curves =
-        first_line(dir / "curves.csv") == "scheme,seed,step,train_loss,val_loss,val_accuracy";
-    auto refuse = [&](const char* name) {
-        throw std::runtime_error("compare: '" + (dir / name).string() +
-                                 "' exists and was not written by roformer compare; it would be "
-                                 "overwritten — move it away or pick another --out");
-    };
-    if (fs::exists(dir / "summary.md") && !our_summary) refuse("summary.md");
-    if (fs::exists(dir / "curves.csv") && !our_curves) refuse("curves.csv");
-    if (fs::exists(dir / "curves.png") && !our_summary && !our_curves) refuse("curves.png");
+    check_output_file((dir / "summary.md").string(), summary_rule());
+    check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
+    if (plot) check_output_file((dir / "curves.png").string(), plot_rule(out_dir, "curves.png"));
+}
+
+// compare writes its lock record and its runs only into a directory it owns: a new or empty one,
+// or one that already holds a comparison (a lock record, one of its scheme directories, or a
+// summary.md / curves.csv of ours). `--out ~/Documents` is refused before anything is written.
+static void refuse_foreign_directory(const std::string& out_dir,
+                                     const std::vector<std::string>& schemes) {
+    std::error_code ec;
+    if (!fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
+    const fs::path dir(out_dir);
+    // A `lock` of any kind: RunLock::acquire says whether it is ours, by name.
+    bool ours = fs::exists(fs::symlink_status(dir / RunLock::kFileName, ec));
+    for (const std::string& scheme : schemes) ours = ours || fs::is_directory(dir / scheme, ec);
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+        ours = ours || (e.is_directory() && fs::exists(e.path() / "seed1" / "config.toml", ec));
+    try {
+        check_output_file((dir / "summary.md").string(), summary_rule());
+        check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
+        ours = ours || fs::exists(dir / "summary.md", ec) || fs::exists(dir / "curves.csv", ec);
+    } catch (const std::runtime_error&) {  // reported by refuse_foreign_outputs, by name
+        ours = true;
+    }
+    if (!ours)
+        throw std::runtime_error(
+            "compare: --out '" + out_dir +
+            "' is not empty and holds no comparison; pick a new --out (compare "
+            "writes only into a new directory or one of its own)");
 }
 
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {
@@ -136,35 +166,56 @@ struct PlannedRun {
     RunState state = RunState::fresh;
 };
 
-static void train_planned(const PlannedRun& run, std::ostream& log) {
+static TrainSummary train_planned(const PlannedRun& run, std::ostream& log) {
     TrainOptions train_options;
     train_options.out_dir = run.dir;
     train_options.resume = run.state == RunState::resume;
     train_options.quiet = true;
-    train(run.config, train_options, log);
+    return train(run.config, train_options, log);
+}
+
+// A run is finished only when its committed checkpoint says so — not when its trainer
+// returned or its process exited 0.
+static bool run_finished(const PlannedRun& run) {
+    return comparison_run_step(run.dir) >= run.config.train.steps;
 }
 
 // Trains `todo`, `jobs` at a time: each in a forked child process (own memory, own OpenMP
 // and OpenBLAS state), so parallel runs share nothing. `done(run, seconds)` is called in the
 // parent as each one finishes. The parent itself never trains (no OpenMP threads to inherit).
+// Each child is in its own process group (a Ctrl-C on the terminal reaches the parent alone)
+// and dies with the parent (PR_SET_PDEATHSIG: SIGTERM, i.e. it checkpoints and stops); the
+// parent forwards every stop signal it gets to every child, stops starting runs, and waits
+// for all of them. Returns the signal that interrupted the comparison, or 0.
 template <class Done>
-static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs,
-                               std::ostream& log, Done done) {
+static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs,
+                              RunLock& comparison_lock, std::ostream& log, Done done) {
     std::map<pid_t, std::pair<const PlannedRun*, std::chrono::steady_clock::time_point>> active;
     std::vector<std::string> failed;
     size_t next = 0;
-    while (next < todo.size() || !active.empty()) {
-        while (failed.empty() && next < todo.size() && active.size() < jobs) {
+    int forwarded = 0;
+    const pid_t parent = getpid();
+    auto may_start = [&] {
+        return failed.empty() && !InterruptGuard::pending() && next < todo.size();
+    };
+    while (may_start() || !active.empty()) {
+        while (may_start() && active.size() < jobs) {
             const PlannedRun* run = todo[next++];
             log.flush();
             std::fflush(nullptr);
             const pid_t pid = fork();
             if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
             if (pid == 0) {  // the child: train, report an error on stderr, never return
+                comparison_lock.forget_in_child();
+                InterruptGuard::quiet_notes();
+                setpgid(0, 0);
+                prctl(PR_SET_PDEATHSIG, SIGTERM);
+                if (getppid() != parent) raise(SIGTERM);  // the parent died before prctl
                 int status = 0;
                 try {
-                    std::ostringstream quiet;
-                    train_planned(*run, quiet);
+                    // quiet: no progress; a warning (a refused metrics row) still reaches stderr
+                    const TrainSummary s = train_planned(*run, std::cerr);
+                    if (s.interrupted_by) status = 128 + s.interrupted_by;
                 } catch (const std::exception& e) {
                     std::fprintf(stderr, "error: %s: %s\n", run->dir.c_str(), e.what());
                     status = 1;
@@ -172,25 +223,43 @@ static void train_in_processes(const std::vector<const PlannedRun*>& todo, size_
                 std::fflush(nullptr);
                 _exit(status);
             }
+            setpgid(pid, pid);  // (also in the child: whichever runs first)
             active[pid] = {run, std::chrono::steady_clock::now()};
+            // A signal between the check above and fork: the new child gets it too.
+            for (int i = 0; i < InterruptGuard::count(); ++i) kill(pid, InterruptGuard::pending());
         }
+        // Forward each new stop signal to every child (the second makes them quit at once).
+        for (; forwarded < InterruptGuard::count(); ++forwarded)
+            for (const auto& entry : active) kill(entry.first, InterruptGuard::pending());
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) throw std::runtime_error("compare: waitpid failed");
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid == 0) {
+            usleep(20000);
+            continue;
+        }
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error(std::string("compare: waitpid failed (") +
+                                     std::strerror(errno) + ")");
+        }
         const auto it = active.find(pid);
         if (it == active.end()) continue;
         const auto [run, started] = it->second;
         active.erase(it);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && run_finished(*run))
             done(*run,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-        else
+        else if (!InterruptGuard::pending() && !(WIFEXITED(status) && WEXITSTATUS(status) > 128))
             failed.push_back(run->dir);
+        else if (!InterruptGuard::pending() && WIFEXITED(status))  // a child stopped alone
+            kill(getpid(), WEXITSTATUS(status) - 128);             // = the whole comparison stops
     }
+    if (InterruptGuard::pending()) return InterruptGuard::pending();
     if (!failed.empty())
         throw std::runtime_error(
             "compare: " + std::to_string(failed.size()) + " run(s) failed, first " + failed[0] +
             " (its error is printed above); fix it and run the same command again to continue");
+    return 0;
 }
 
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
@@ -208,9 +277,12 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     if (fs::exists(options.out_dir) && !fs::is_directory(options.out_dir))
         throw std::runtime_error("compare: --out '" + options.out_dir +
                                  "' is a file, not a directory; pick another --out");
+    refuse_foreign_directory(options.out_dir, settings.schemes);
+    // A stop signal from here on stops every run at a step boundary, with a checkpoint.
+    const InterruptGuard interrupts;
     // One comparison per directory: a second `compare --out DIR` is told who holds it.
-    const RunLock lock = RunLock::acquire(options.out_dir);
-    refuse_foreign_outputs(options.out_dir);
+    RunLock lock = RunLock::acquire(options.out_dir);
+    refuse_foreign_outputs(options.out_dir, options.plot);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;
@@ -265,13 +337,28 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
             if (results[i].ok) done(*todo[i], results[i].seconds);
     } else if (settings.jobs <= 1) {
         for (const PlannedRun* run : todo) {
+            if ((report.interrupted_by = InterruptGuard::pending())) break;
             const auto started = std::chrono::steady_clock::now();
-            train_planned(*run, log);
+            const TrainSummary s = train_planned(*run, log);
+            if ((report.interrupted_by = s.interrupted_by)) break;
+            if (!run_finished(*run))  // a signal in the run's last step, or a lost one
+                report.interrupted_by =
+                    InterruptGuard::pending() ? InterruptGuard::pending() : SIGINT;
+            if (report.interrupted_by) break;
             done(*run,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         }
     } else {
-        train_in_processes(todo, settings.jobs, log, done);
+        report.interrupted_by = train_in_processes(todo, settings.jobs, lock, log, done);
+    }
+    if (!report.interrupted_by && InterruptGuard::pending())
+        report.interrupted_by = InterruptGuard::pending();  // during the last run's final step
+    if (report.interrupted_by) {  // summary.md and curves.csv are written from finished runs only
+        for (const PlannedRun& run : plan)
+            if (!run_finished(run)) report.unfinished.push_back(run.dir);
+        report.finished = plan.size() - report.unfinished.size();
+        if (!report.unfinished.empty()) return report;
+        report.interrupted_by = 0;  // every run finished after all: write the report
     }
 
     std::vector<CurveRow> rows;
@@ -279,7 +366,7 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
         for (const CurvePoint& p : read_run_curve(run.dir))
             rows.push_back({run.scheme, run.seed, p});
     const std::string out = options.out_dir;
-    write_curves_csv((fs::path(out) / "curves.csv").string(), rows);
+    write_curves_csv((fs::path(out) / "curves.csv").string(), rows);  // checked, atomic
     report.summary = summarize_curves(rows, settings.schemes, settings.loss_threshold);
     // An extrapolation part from `roformer extrapolate` stays valid when nothing was retrained.
     const bool retrained = report.trained > 0 || report.resumed > 0;

@@ -18,6 +18,10 @@
 //   "model.attention" = ["softmax", "linear"]          # sweep ANY key (crossed), and/or
 //   [compare.variants] name = ["key=value", ...]       # named extra runs (compare_preset.cpp)
 // Command-line --seeds / --schemes / --jobs / --threshold override the table.
+// Interruption (docs/training.md, "What every command guarantees"): a run is finished only when
+// its checkpoint.json reaches train.steps; a stop signal stops every run at a step boundary with
+// a checkpoint, the parent forwarding it to its forked children (own process group, SIGTERM
+// should the parent die); nothing is summarised, and the same command continues every run.
 // With jobs > 1 each run trains in its own forked process with train.threads threads (set
 // train.threads = 1 and jobs = cores: at this model size one thread per run is far more
 // efficient than several threads on one run). Results do not depend on jobs.
@@ -91,9 +95,20 @@ struct CompareReport {
     size_t skipped = 0;  // already finished
     ComparisonSummary summary;
     bool plotted = false;  // curves.png was written
+    // A stop signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) ended the comparison: every run was
+    // stopped at a step boundary with a checkpoint, curves.csv and summary.md were not
+    // written, and the same command continues every unfinished run. 0: it ran to the end.
+    int interrupted_by = 0;
+    size_t finished = 0;                  // runs finished (when interrupted)
+    std::vector<std::string> unfinished;  // their directories (when interrupted)
 };
 
+// The step a comparison run's committed checkpoint is at (checkpoint.json; 0: none yet). A run
+// is finished when this reaches its train.steps.
+size_t comparison_run_step(const std::string& dir);
+
 // Trains what is missing, writes curves.csv and summary.md, plots. One line per run to `log`.
+// An interrupted comparison returns with interrupted_by set and writes neither file.
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
                           std::ostream& log);
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/report.hpp"
 #include "train/checkpoint.hpp"
 
 namespace rf {
@@ -54,16 +55,15 @@ std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
 }
 
 void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    out << "scheme,seed,step,train_loss,val_loss,val_accuracy\n";
+    std::string out = std::string(kCurvesHeader) + "\n";
     char buffer[160];
     for (const CurveRow& r : rows) {
         std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(),
                       r.seed, r.point.step, r.point.train_loss, r.point.val_loss,
                       r.point.val_accuracy);
-        out << buffer;
+        out += buffer;
     }
+    write_output_file(path, out, csv_rule("curves.csv", kCurvesHeader));
 }
 
 std::vector<CurveRow> read_curves_csv(const std::string& path) {

@@ -9,9 +9,13 @@
 
 namespace rf {
 
+// curves.csv's header line (without the newline).
+inline constexpr const char* kCurvesHeader = "scheme,seed,step,train_loss,val_loss,val_accuracy";
+
 // The validation points (rows with a val_loss) of a run's metrics.csv.
 std::vector<CurvePoint> read_run_curve(const std::string& run_dir);
 
+// Written with write_output_file (atomic, checked; replaces only a curves.csv of ours).
 void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows);
 std::vector<CurveRow> read_curves_csv(const std::string& path);
 

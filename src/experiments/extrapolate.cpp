@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "config/memory_estimate.hpp"
 #include "data/corpus.hpp"
 #include "data/prepare.hpp"
 #include "experiments/compare.hpp"
@@ -18,12 +19,16 @@
 #include "tensor/format.hpp"
 #include "train/checkpoint.hpp"
 #include "train/evaluate.hpp"
+#include "train/run_lock.hpp"
 #include "train/threads.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
 
 namespace fs = std::filesystem;
+
+const char* const kExtrapolationCsvHeader =
+    "scheme,seed,length,factor,method,loss,accuracy,predictions,note";
 
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
     if (!fs::is_directory(runs_dir))
@@ -82,7 +87,39 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     if (options.factors.empty() ||
         std::find(options.factors.begin(), options.factors.end(), 0) != options.factors.end())
         throw std::invalid_argument("extrapolate: factors must be ≥ 1 (e.g. 1 2 4)");
+    if (!fs::is_directory(options.runs_dir))
+        throw std::runtime_error("'" + options.runs_dir +
+                                 "' is not a directory; pass the --out of `roformer compare`");
+    // The comparison directory is written by one command at a time: not during a compare.
+    const RunLock lock = RunLock::acquire(options.runs_dir);
     const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
+    const fs::path dir(options.runs_dir);
+    // Every output is checked before the (long) evaluation, and every run must be finished:
+    // a run an interrupted compare left at step 82 of 300 is not a trained model.
+    check_output_file((dir / "extrapolation.csv").string(),
+                      csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
+    check_output_file((dir / "summary.md").string(), summary_rule());
+    if (options.plot)
+        check_output_file((dir / "extrapolation.png").string(),
+                          plot_rule(options.runs_dir, "extrapolation.png"));
+    for (const FoundRun& found : runs) {
+        const Config c = load_config(run_file(found.dir, "config.toml"));
+        const size_t steps = c.train.steps;
+        for (size_t k : options.factors) {  // the same batches as the evaluation below
+            const size_t length = k * c.data.seq_len;
+            const size_t rows = std::min(std::max<size_t>(1, c.train.batch_size / k),
+                                         std::max<size_t>(1, options.max_tokens / length));
+            check_evaluation_memory(
+                c, rows, length, "extrapolate --factors " + std::to_string(k) + " on " + found.dir,
+                "lower --factors (or --max-tokens)");
+        }
+        const size_t step = comparison_run_step(found.dir);
+        if (step < steps)
+            throw std::runtime_error("extrapolate: the run '" + found.dir + "' is at step " +
+                                     std::to_string(step) + " of " + std::to_string(steps) +
+                                     " (an interrupted compare); finish it first by running "
+                                     "the same `roformer compare` again");
+    }
     std::map<std::string, std::vector<int>> cache;
     std::vector<ExtrapolationRow> rows;
     for (const FoundRun& found : runs) {
@@ -146,17 +183,15 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         log << line.str() << "\n" << std::flush;
     }
 
-    const fs::path dir(options.runs_dir);
-    {
-        std::ofstream csv(dir / "extrapolation.csv");
-        if (!csv) throw std::runtime_error("cannot write " + (dir / "extrapolation.csv").string());
-        csv << "scheme,seed,length,factor,method,loss,accuracy,predictions,note\n";
-        for (const ExtrapolationRow& r : rows)
-            csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << ","
-                << r.method << "," << (r.ran ? format_fixed(r.loss, 6) : "") << ","
-                << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << ","
-                << r.note << "\n";
-    }
+    std::ostringstream csv;
+    csv << kExtrapolationCsvHeader << "\n";
+    for (const ExtrapolationRow& r : rows)
+        csv << r.scheme << "," << r.seed << "," << r.length << "," << r.factor << "," << r.method
+            << "," << (r.ran ? format_fixed(r.loss, 6) : "") << ","
+            << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << "," << r.note
+            << "\n";
+    write_output_file((dir / "extrapolation.csv").string(), csv.str(),
+                      csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
     write_summary(options.runs_dir, std::nullopt, extrapolation_markdown(rows, options.max_tokens));
     if (options.plot)
         run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation",

@@ -22,6 +22,9 @@
 
 namespace rf {
 
+// extrapolation.csv's header line (without the newline).
+extern const char* const kExtrapolationCsvHeader;
+
 struct ExtrapolationRow {
     std::string scheme;
     size_t seed = 0;
@@ -51,7 +54,9 @@ struct FoundRun {
 };
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir);
 
-// Evaluates every run, writes extrapolation.csv, the summary.md section and the plot.
+// Evaluates every run, writes extrapolation.csv, the summary.md section and the plot. Holds
+// the comparison directory's lock (a running compare refuses it) and refuses unfinished runs
+// and outputs of the same names that it did not write, before evaluating anything.
 std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options,
                                                 std::ostream& log);
 

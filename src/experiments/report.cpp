@@ -8,6 +8,9 @@
 #include <sstream>
 #include <vector>
 
+#include "io/durable_file.hpp"
+#include "io/shell_quote.hpp"
+
 namespace rf {
 
 namespace fs = std::filesystem;
@@ -15,15 +18,44 @@ namespace fs = std::filesystem;
 const char* const kExtrapolationHeading = "## Length extrapolation";
 
 // ---- summary.md -----------------------------------------------------------------------------
+OutputRule summary_rule() {
+    return {"summary.md",
+            {"# Position-scheme comparison", kExtrapolationHeading},
+            {},
+            "move it away or pick another --out"};
+}
+
+OutputRule csv_rule(const std::string& name, const std::string& header) {
+    return {name, {header + "\n"}, {}, "move it away or pick another --out"};
+}
+
+OutputRule plot_rule(const std::string& dir, const std::string& name) {
+    OutputRule rule{
+        name, {}, {"roformer-cpp scripts/plot_curves.py"}, "move it away or pick another --out"};
+    std::string head;
+    try {
+        head = read_file_bytes((fs::path(dir) / "summary.md").string(), 64 << 20).substr(0, 64);
+    } catch (const std::exception&) {  // no summary.md: only a marked plot is ours
+    }
+    for (const std::string& ours : summary_rule().ours)
+        if (head.rfind(ours, 0) == 0)
+            rule.markers.push_back(std::string("Software") + '\0' + "Matplotlib");
+    return rule;
+}
+
 void write_summary(const std::string& dir, const std::optional<std::string>& comparison,
                    const std::optional<std::string>& extrapolation) {
-    const fs::path path = fs::path(dir) / "summary.md";
+    const std::string path = (fs::path(dir) / "summary.md").string();
+    check_output_file(path, summary_rule());
     std::string old_comparison, old_extrapolation;
-    if (std::ifstream in{path}) {
-        std::ostringstream text;
-        text << in.rdbuf();
-        old_comparison = text.str();
-        const size_t at = old_comparison.find(kExtrapolationHeading);
+    if (fs::exists(path)) {
+        old_comparison = read_file_bytes(path, 64 << 20);
+        // Our own extrapolation part starts a line with the heading (not just mentions it).
+        size_t at = old_comparison.rfind(std::string("\n") + kExtrapolationHeading + "\n");
+        if (at != std::string::npos)
+            ++at;
+        else if (old_comparison.rfind(kExtrapolationHeading, 0) == 0)
+            at = 0;
         if (at != std::string::npos) {
             old_extrapolation = old_comparison.substr(at);
             old_comparison.resize(at);
@@ -32,19 +64,14 @@ void write_summary(const std::string& dir, const std::optional<std::string>& com
     std::string first = comparison ? *comparison : old_comparison;
     const std::string second = extrapolation ? *extrapolation : old_extrapolation;
     while (!first.empty() && first.back() == '\n') first.pop_back();
-    std::ofstream out(path);
-    if (!first.empty()) out << first << "\n";
-    if (!first.empty() && !second.empty()) out << "\n";
-    out << second;
+    std::string text;
+    if (!first.empty()) text += first + "\n";
+    if (!first.empty() && !second.empty()) text += "\n";
+    text += second;
+    write_output_file(path, text, summary_rule());
 }
 
 // ---- the plot script ---------------------------------------------------------------------------
-static std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 std::string find_plot_script(const std::string& explicit_path) {
     if (!explicit_path.empty()) return fs::exists(explicit_path) ? explicit_path : "";
     std::vector<fs::path> candidates = {fs::path("scripts") / "plot_curves.py"};
@@ -68,15 +95,20 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
         return false;
     }
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    const std::string command =
-        python + " " + shell_quote(script) + " " + shell_quote(dir) + " " + what;
+    const std::string png = (fs::path(dir) / (what + ".png")).string();
+    const OutputRule rule = plot_rule(dir, what + ".png");
+    check_output_file(png, rule);  // before drawing anything
+    const std::string temp = temporary_name(png) + ".png";
+    const std::string command = shell_command({python, script, dir, what, temp});
     log.flush();
     const int status = std::system(command.c_str());
-    if (status != 0) {
+    if (status != 0 || !fs::exists(temp)) {
+        std::remove(temp.c_str());
         log << "warning: `" << command << "` failed (exit " << status << "); no " << what
             << ".png — it needs python3 with matplotlib (Debian: apt install python3-matplotlib)\n";
         return false;
     }
+    install_output_file(temp, png, rule);
     return true;
 }
 

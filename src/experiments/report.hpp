@@ -12,13 +12,23 @@
 #include <optional>
 #include <string>
 
+#include "io/output_file.hpp"
+
 namespace rf {
 
 // The heading that starts the extrapolation part.
 extern const char* const kExtrapolationHeading;
 
-// Writes DIR/summary.md. nullopt keeps that part as it is in the existing file; an empty
-// string removes it.
+// What may be replaced in a comparison directory (io/output_file.hpp): summary.md starting
+// with one of our two headings, curves.csv / extrapolation.csv with their header line, the two
+// plots carrying the plot script's PNG text chunk — or, in a directory whose summary.md is ours,
+// any Matplotlib PNG (the plots drawn before the script marked them).
+OutputRule summary_rule();
+OutputRule csv_rule(const std::string& name, const std::string& header);
+OutputRule plot_rule(const std::string& dir, const std::string& name);
+
+// Writes DIR/summary.md (write_output_file: atomic, checked, never over a user's file). nullopt
+// keeps that part as it is in the existing file; an empty string removes it.
 void write_summary(const std::string& dir, const std::optional<std::string>& comparison,
                    const std::optional<std::string>& extrapolation);
 
@@ -26,8 +36,9 @@ void write_summary(const std::string& dir, const std::optional<std::string>& com
 // (<exe dir>/../scripts, <exe dir>/../../scripts). Empty when not found.
 std::string find_plot_script(const std::string& explicit_path = "");
 
-// Runs the plot script on `dir` for `what` ("curves" or "extrapolation"); on failure
-// (no python3 / matplotlib / script) prints a warning to `log` and returns false.
+// Runs the plot script on `dir` for `what` ("curves" or "extrapolation"), into a temporary
+// that install_output_file renames over DIR/<what>.png. A missing python3 / matplotlib /
+// script is a warning on `log` (returns false); a failed write of the picture is an error.
 bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,
                      std::ostream& log);
 

@@ -34,11 +34,20 @@ void write_file_durably(const std::string& path, const std::string& bytes) {
         if (!ok && error == 0) error = errno;
         return ok;
     };
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (!note(file != nullptr)) fail("cannot create it");
-    const bool written = note(std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size());
-    const bool flushed = note(std::fflush(file) == 0) && note(::fsync(::fileno(file)) == 0);
-    const bool closed = note(std::fclose(file) == 0);
+    // O_NOFOLLOW: a symlink planted under the name must not redirect the write elsewhere.
+    const int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (!note(fd >= 0)) fail("cannot create it");
+    bool written = true;
+    for (size_t done = 0; written && done < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        written = note(n > 0);
+        if (n == 0 && error == 0) error = ENOSPC;  // no progress: the device is full
+        if (n > 0) done += size_t(n);
+    }
+    const bool flushed = written && note(::fsync(fd) == 0);
+    const bool closed = note(::close(fd) == 0);
     if (!written || !flushed || !closed) fail("writing failed");
 }
 

@@ -13,8 +13,9 @@ namespace rf {
 // project can train would not fit in a laptop's memory anyway).
 inline constexpr uint64_t kMaxReadBytes = uint64_t(16) << 30;
 
-// Writes `bytes` to `path` (created or truncated) and fsyncs it. Throws std::runtime_error
-// naming the file on failure.
+// Writes `bytes` to `path` (created or truncated; a symlink there is refused, not followed) and
+// fsyncs it, checking every write. Throws std::runtime_error naming the file on failure. Named
+// outputs of the commands go through io/output_file.hpp, which builds on this.
 void write_file_durably(const std::string& path, const std::string& bytes);
 
 // bytes → "<path>.tmp-<pid>" → fsync → rename over <path> → fsync of the directory. Either the

@@ -28,6 +28,14 @@ ModelConfig resolved_model_config(const Config& config, size_t tokenizer_vocab_s
                                     " is smaller than the tokenizer's " +
                                     std::to_string(tokenizer_vocab_size) +
                                     " tokens; set it to 0 to follow the tokenizer");
+    // Larger: rows no token ever uses, never trained — and a prediction among them (fill-mask,
+    // generate) would be an id with no text, found only in the middle of the output.
+    if (m.vocab_size > tokenizer_vocab_size)
+        throw std::invalid_argument("model.vocab_size=" + std::to_string(m.vocab_size) +
+                                    " is larger than the tokenizer's " +
+                                    std::to_string(tokenizer_vocab_size) +
+                                    " tokens (ids it can never decode); set it to 0 to follow the "
+                                    "tokenizer, or raise data.vocab_size");
     return m;
 }
 

@@ -12,7 +12,7 @@
 //   optimizer.safetensors   AdamW moments + step, for --resume
 //   checkpoint.json         the commit record: step, size + hash of the two files above
 //                           (train/checkpoint_commit.hpp)
-//   lock                    the writer's flock and pid (train/run_lock.hpp)
+//   lock                    the writer's pid (the flock is on the directory: train/run_lock.hpp)
 #pragma once
 
 #include <map>

@@ -134,6 +134,12 @@ CheckpointState recover_checkpoint(const std::string& run_dir) {
     return state;
 }
 
+std::optional<size_t> committed_step(const std::string& run_dir) {
+    std::error_code ec;
+    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return std::nullopt;
+    return read_manifest(run_dir).at("step").get<size_t>();
+}
+
 void verify_checkpoint_file(const std::string& run_dir, const std::string& name) {
     std::error_code ec;
     if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return;

@@ -44,6 +44,10 @@ struct CheckpointState {
 // the file) for a checkpoint that cannot be made whole. Only a lock holder may call it.
 CheckpointState recover_checkpoint(const std::string& run_dir);
 
+// Read-only: the step checkpoint.json commits (nullopt: no manifest yet). Throws like
+// recover_checkpoint for a damaged manifest.
+std::optional<size_t> committed_step(const std::string& run_dir);
+
 // Read-only: verifies `name` (e.g. model.safetensors) against checkpoint.json, if any.
 void verify_checkpoint_file(const std::string& run_dir, const std::string& name);
 

@@ -2,10 +2,19 @@
 #include "train/metrics_log.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
+#include "io/durable_file.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -13,38 +22,79 @@ namespace rf {
 static const char* kMetricsHeader =
     "step,tokens,train_loss,val_loss,val_accuracy,lr,grad_norm,tokens_per_s,elapsed_s";
 
-MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step) {
-    if (!resume) {
-        std::ofstream(path) << kMetricsHeader << "\n";
-    } else {  // keep the header and the rows up to resume_step
+MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step, std::ostream& warn)
+    : path_(path), warn_(warn) {
+    std::string kept = std::string(kMetricsHeader) + "\n";
+    if (resume) {  // keep the header and the rows up to resume_step
         std::ifstream in(path);
-        std::vector<std::string> kept;
         std::string line;
+        std::getline(in, line);  // the header
         while (std::getline(in, line)) {
-            if (kept.empty()) {
-                kept.push_back(line);
-                continue;
-            }
-            const size_t row_step = std::stoull(line.substr(0, line.find(',')));
+            // A row cut short (killed mid-write in an older version) ends the kept part.
+            const size_t comma = line.find(',');
+            if (comma == 0 || comma == std::string::npos ||
+                line.find_first_not_of("0123456789") != comma)
+                break;
+            if (std::count(line.begin(), line.end(), ',') != 8) break;
+            const size_t row_step = std::stoull(line.substr(0, comma));
             if (row_step > resume_step) break;
-            kept.push_back(line);
-            elapsed_before_ = std::stod(line.substr(line.rfind(',') + 1));
+            kept += line + "\n";
+            elapsed_before_ = std::strtod(line.c_str() + line.rfind(',') + 1, nullptr);
         }
-        if (kept.empty()) kept.push_back(kMetricsHeader);  // killed before its first row
-        std::ofstream out(path, std::ios::trunc);
-        for (const std::string& l : kept) out << l << "\n";
     }
-    file_.open(path, std::ios::app);
-    if (!file_) throw std::runtime_error("cannot append to " + path);
+    write_file_atomically(path, kept);  // the old file or the kept rows, never a mix
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0)
+        throw std::runtime_error("cannot append to '" + path + "' (" + std::strerror(errno) +
+                                 "); check the run directory's permissions");
+}
+
+MetricsLog::~MetricsLog() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool MetricsLog::write_pending() {
+    size_t done = 0;
+    while (done < pending_.size()) {
+        const ssize_t n = ::write(fd_, pending_.data() + done, pending_.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            error_ = n < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += size_t(n);
+    }
+    pending_.erase(0, done);  // a row cut short continues here next time
+    return pending_.empty();
 }
 
 void MetricsLog::append(const MetricsRow& r) {
-    file_ << r.step << "," << r.tokens << "," << format_fixed(r.train_loss, 6) << ","
-          << (r.eval ? format_fixed(r.eval->loss, 6) : "") << ","
-          << (r.eval ? format_fixed(r.eval->accuracy, 6) : "") << "," << format_printf("%g", r.lr)
-          << "," << format_fixed(r.grad_norm, 6) << "," << format_fixed(r.tokens_per_s, 1) << ","
-          << format_fixed(r.elapsed_s, 3) << "\n";
-    file_.flush();
+    pending_ += std::to_string(r.step) + "," + std::to_string(r.tokens) + "," +
+                format_fixed(r.train_loss, 6) + "," +
+                (r.eval ? format_fixed(r.eval->loss, 6) : "") + "," +
+                (r.eval ? format_fixed(r.eval->accuracy, 6) : "") + "," +
+                format_printf("%g", r.lr) + "," + format_fixed(r.grad_norm, 6) + "," +
+                format_fixed(r.tokens_per_s, 1) + "," + format_fixed(r.elapsed_s, 3) + "\n";
+    if (write_pending()) {
+        if (warned_) warn_ << "metrics.csv: the pending rows are written; no gap\n";
+        warned_ = false;
+        return;
+    }
+    if (!warned_)
+        warn_ << "warning: cannot append to " << path_ << " (" << std::strerror(error_)
+              << "); keeping its rows in memory and retrying — the next checkpoint fails if "
+                 "they still cannot be written\n";
+    warned_ = true;
+}
+
+void MetricsLog::commit() {
+    if (!write_pending() || ::fsync(fd_) != 0) {
+        const int error = pending_.empty() ? errno : error_;
+        throw std::runtime_error(
+            "cannot append to '" + path_ + "' (" + std::strerror(error) + "); " +
+            (error == EFBIG ? "raise the file-size limit (ulimit -f)" : "free some disk space") +
+            " and resume with --resume: the last checkpoint and its rows are intact");
+    }
 }
 
 double LossWindow::tokens_per_s(double now_s, size_t tokens_per_step) const {

@@ -4,10 +4,17 @@
 //   step,tokens,train_loss,val_loss,val_accuracy,lr,grad_norm,tokens_per_s,elapsed_s
 // val_loss and val_accuracy are empty on rows without an evaluation. train_loss is the mean
 // over the steps since the previous row; tokens_per_s counts the same window.
+//
+// Every append is checked. A row the file system refuses (a full disk for a moment, a
+// file-size limit) stays in memory, a warning names the error once, and the next append
+// writes it first, continuing a partly written row where it stopped — so a disk that fills
+// and frees again leaves no gap and no garbled row. commit() (before every checkpoint) must
+// write everything pending and fsync it, or the run ends with an error: a checkpoint is never
+// committed beside a metrics.csv that lacks its rows.
 #pragma once
 
 #include <cstddef>
-#include <fstream>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,13 +34,27 @@ class MetricsLog {
 public:
     // A new run: writes the header. Resuming at `resume_step`: keeps the header and the rows up
     // to that step (an interrupted run may have logged more than it checkpointed).
-    MetricsLog(const std::string& path, bool resume, size_t resume_step);
+    // Warnings (a refused append) go to `warn`.
+    MetricsLog(const std::string& path, bool resume, size_t resume_step, std::ostream& warn);
+    ~MetricsLog();
+    MetricsLog(const MetricsLog&) = delete;
+    MetricsLog& operator=(const MetricsLog&) = delete;
     // elapsed_s of the last kept row (0 for a new run): a resumed run's clock continues there.
     double elapsed_before() const { return elapsed_before_; }
-    void append(const MetricsRow& row);  // written and flushed at once
+    // Written at once if the file system takes it; else kept for the next append or commit.
+    void append(const MetricsRow& row);
+    // Everything appended is in the file and fsync'd; throws std::runtime_error naming the
+    // file and the error otherwise.
+    void commit();
 
 private:
-    std::ofstream file_;
+    bool write_pending();  // false: some bytes are still pending (error_ says why)
+    std::string path_;
+    std::ostream& warn_;
+    int fd_ = -1;
+    std::string pending_;  // bytes not yet in the file
+    int error_ = 0;        // errno of the last refused write
+    bool warned_ = false;
     double elapsed_before_ = 0;
 };
 

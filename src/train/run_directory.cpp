@@ -77,6 +77,27 @@ void check_corpus(const RunDirectory& run, const Config& config) {
             "); restore the original text, or train a new run with a new --out");
 }
 
+// The model, the optimizer and checkpoint.json must be at one step: a manifest that does not
+// list a file (e.g. "files": {}) does not check it, and a step-40 optimizer beside a step-60
+// model would resume without complaint and drift from the run it continues.
+void check_checkpoint_steps(const RunDirectory& run) {
+    auto step_of = [&](const char* name) {
+        const auto meta = read_checkpoint_metadata(run.file(name));
+        const auto it = meta.find("step");
+        return it == meta.end() ? std::string("?") : it->second;
+    };
+    const std::string model = step_of("model.safetensors");
+    const std::string optimizer = step_of("optimizer.safetensors");
+    const std::string committed =
+        run.checkpoint().manifest ? std::to_string(run.checkpoint().step) : model;
+    if (model != optimizer || model != committed)
+        throw std::runtime_error("--resume: the checkpoint in '" + run.path() +
+                                 "' is inconsistent: model.safetensors is at step " + model +
+                                 ", optimizer.safetensors at step " + optimizer + ", " +
+                                 kCheckpointManifest + " says " + committed +
+                                 "; it cannot be resumed — train a new run with a new --out");
+}
+
 }  // namespace
 
 RunDirectory RunDirectory::fresh(const std::string& dir) {
@@ -87,13 +108,19 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
                                  "' is a file, not a directory; pick a new --out");
     // Lock first, then look: of two writers started together exactly one gets past here, and
     // the other is told who holds the directory rather than that it is not empty.
-    RunLock lock = RunLock::acquire(dir);
+    const bool created = !fs::exists(dir, ec);
+    // Our pid goes into X/lock only once X is ours: a user's own file named `lock` is refused
+    // as "not empty", never overwritten.
+    RunLock lock = RunLock::acquire(dir, false);
     for (const fs::directory_entry& e : fs::directory_iterator(dir))
-        if (e.path().filename() != RunLock::kFileName)
+        if (e.path().filename() != RunLock::kFileName || !RunLock::is_lock_record(dir))
             throw std::runtime_error("output directory '" + dir +
                                      "' already exists and is not "
                                      "empty; pick a new --out, or add --resume to continue it");
-    return RunDirectory(dir, false, std::move(lock));
+    lock.record_holder();
+    RunDirectory run(dir, false, std::move(lock));
+    run.created_ = created;
+    return run;
 }
 
 RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) {
@@ -120,6 +147,7 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
         throw std::runtime_error("--resume: '" + dir +
                                  "' has no optimizer.safetensors to resume from; it holds a "
                                  "finished model only — train a new run with a new --out");
+    if (run.checkpoint_.present) check_checkpoint_steps(run);
     const Config saved = load_config(run.file("config.toml"));
     if (saved != config) throw std::runtime_error(config_difference(saved, config, run));
     if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
@@ -136,10 +164,27 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
 void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& tokenizer,
                                    const std::string& split_summary) const {
     // tokenizer.json last: resume takes config.toml + tokenizer.json as a started run.
-    write_file_atomically(file("config.toml"), to_toml(config));
-    write_file_atomically(file("split.txt"), split_summary + "\n");
-    write_file_atomically(file(kCorpusRecord), corpus_record(config.data.path).dump(2) + "\n");
-    write_file_atomically(file("tokenizer.json"), tokenizer.to_json());
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {"config.toml", to_toml(config)},
+        {"split.txt", split_summary + "\n"},
+        {kCorpusRecord, corpus_record(config.data.path).dump(2) + "\n"},
+        {"tokenizer.json", tokenizer.to_json()}};
+    try {
+        for (const auto& [name, bytes] : files) write_file_atomically(file(name), bytes);
+    } catch (...) {  // a full disk half way: none of them, rather than a run that cannot resume
+        std::error_code ec;
+        for (const auto& entry : files) fs::remove(file(entry.first), ec);
+        throw;
+    }
+    files_written_ = true;
+}
+
+RunDirectory::~RunDirectory() {
+    if (resuming_ || files_written_ || dir_.empty()) return;
+    std::error_code ec;
+    if (!RunLock::is_lock_record(dir_)) return;
+    fs::remove(file(RunLock::kFileName), ec);
+    if (created_) fs::remove(dir_, ec);  // only if empty: never anything of someone else's
 }
 
 }  // namespace rf

@@ -45,12 +45,20 @@ public:
     void write_run_files(const Config& config, const data::Tokenizer& tokenizer,
                          const std::string& split_summary) const;
 
+    // A fresh run that ends before its files were written (bad data, a tokenizer that does
+    // not fit the model, a full disk) leaves nothing behind: the files of the failed write,
+    // our lock record and — if this run created it — the directory are removed.
+    ~RunDirectory();
+    RunDirectory(RunDirectory&&) = default;
+
 private:
     RunDirectory(std::string dir, bool resuming, RunLock lock)
         : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
     RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
     std::string dir_;
     bool resuming_;
+    bool created_ = false;                // fresh: the directory did not exist before
+    mutable bool files_written_ = false;  // fresh: write_run_files completed
     std::optional<RunLock> lock_;  // none on a replica
     CheckpointState checkpoint_;
     std::unique_ptr<data::Tokenizer> tokenizer_;

@@ -141,12 +141,18 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     start_step = dist::broadcast(start_step);
     dist::broadcast_parameters(model.parameters());
     if (from_checkpoint) dist::broadcast_optimizer(optimizer);
+    if (options.stop_after && options.stop_after <= start_step)
+        throw std::invalid_argument(
+            "--stop-after " + std::to_string(options.stop_after) +
+            " is not after the run's checkpoint at step " + std::to_string(start_step) +
+            "; give a later step, or drop --stop-after to train to " + std::to_string(tc.steps));
     // Resumed without a checkpoint, the run starts over: a fresh metrics.csv, whose step-0 row
     // is written again below (keeping the old one would log step 0 twice).
     std::optional<MetricsLog> metrics;
-    if (root) metrics.emplace(run.file("metrics.csv"), from_checkpoint, start_step);
+    if (root) metrics.emplace(run.file("metrics.csv"), from_checkpoint, start_step, log);
 
     TrainSummary summary;
+    summary.steps = summary.start_step = start_step;
     summary.unigram_entropy = data.unigram_entropy;
     summary.forward_flops_per_token = model.forward_flops_per_token(
         config.data.seq_len, data::head_fraction(config.data, objective));
@@ -214,8 +220,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         // MPI: a signal to any rank stops every rank after this same step.
         const int stop_signal = dist::agree_on_stop(InterruptGuard::pending());
         if (root && (stop_signal || done == end_step ||
-                     (tc.checkpoint_every && done % tc.checkpoint_every == 0)))
+                     (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
+            metrics->commit();  // the rows up to `done` are on disk before the checkpoint is
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
+        }
         summary.steps = done;
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
             summary.interrupted_by = stop_signal;

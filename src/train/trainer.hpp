@@ -25,7 +25,8 @@ struct TrainOptions {
 };
 
 struct TrainSummary {
-    size_t steps = 0;
+    size_t steps = 0;       // the step the run is at when train() returns
+    size_t start_step = 0;  // the step it started (resumed) from
     EvalResult final_eval;
     double unigram_entropy = 0;  // of the validation labels (PreparedData::unigram_entropy)
     double tokens_per_s = 0;     // tokens trained by this call / seconds spent in

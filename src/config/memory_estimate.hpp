@@ -1,0 +1,38 @@
+// Stage 7 — config: how much memory a size the user chose will take, checked before anything
+// is allocated (issue 23: every size a user can set, and the refusal names the option).
+//
+// Training's estimate is validate_limits's (config/limits.cpp). This file adds the sizes that
+// come from a command line rather than the config — eval's and extrapolate's window lengths,
+// generate's window — and the part of a step that grows with FAVOR's model.random_features.
+// The estimates are rough upper bounds in float32 bytes, computed in double so that absurd
+// sizes cannot overflow; a size is refused when it needs more than 80 % of the machine.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "config/config.hpp"
+
+namespace rf {
+
+// Bytes of the linear-attention feature maps a training step keeps per layer (φ(q), φ(k),
+// their rotated copies, FAVOR's projections and exponentials: ~8 tensors [B,H,T,F], F =
+// model.random_features for favor, D for elu1), times the layers.
+double feature_map_bytes(const Config& config, double batch, double length);
+
+// Bytes one evaluation forward (no gradients) needs at `batch` windows of `length` tokens:
+// the weights, one layer's activations and attention scores (B·H·T²; twice without
+// model.fused), the head's logits.
+double evaluation_bytes(const Config& config, double batch, double length);
+
+// The machine's physical memory in bytes (0 when unknown).
+double machine_memory_bytes();
+
+// Throws std::invalid_argument when evaluation_bytes(config, batch, length) is over 80 % of the
+// machine: "<what> needs about X GiB … this machine has Y GiB of memory; <fix>". `what` names
+// the setting ("eval --seq-len 16384"), `fix` the option to lower ("lower --seq-len or
+// --max-tokens").
+void check_evaluation_memory(const Config& config, size_t batch, size_t length,
+                             const std::string& what, const std::string& fix);
+
+}  // namespace rf

@@ -1,0 +1,236 @@
+// Tests for issue 23's one writer of named outputs (src/io/output_file.hpp), the shell quoting
+// of printed commands (src/io/shell_quote.hpp), the UTF-8 check of free-text config keys, the
+// directory lock (src/train/run_lock.hpp) and metrics.csv's checked appends. Full disks, file-size
+// limits and signals are process-level: tests/cli_transactions.sh injects those into the real
+// binary.
+#include <doctest/doctest.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "config/validate_text.hpp"
+#include "io/durable_file.hpp"
+#include "io/output_file.hpp"
+#include "io/shell_quote.hpp"
+#include "train/metrics_log.hpp"
+#include "train/run_lock.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+    const fs::path dir = fs::path(RF_BINARY_DIR) / "test_tmp" / "output_file" / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) { return e.what(); }
+    return "";
+}
+
+const rf::OutputRule kRule{"the test CSV", {"a,b\n"}, {}, "move it away"};
+
+}  // namespace
+
+TEST_CASE(
+    "output file: a new file is written whole; our own file is replaced, leaving no temporary") {
+    const fs::path dir = temp_dir("new");
+    const std::string path = (dir / "t.csv").string();
+    rf::write_output_file(path, "a,b\n1,2\n", kRule);
+    CHECK(slurp(path) == "a,b\n1,2\n");
+    rf::write_output_file(path, "a,b\n3,4\n", kRule);
+    CHECK(slurp(path) == "a,b\n3,4\n");
+    const auto entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+    CHECK(entries == 1);
+}
+
+TEST_CASE(
+    "output file: a user's file, a symlink, a directory, a FIFO, a missing directory are refused untouched") {
+    const fs::path dir = temp_dir("refuse");
+    const std::string path = (dir / "t.csv").string();
+    std::ofstream(path) << "my notes\n";
+    std::string message = error_of([&] { rf::write_output_file(path, "a,b\n", kRule); });
+    CHECK(message.find("was not written by roformer") != std::string::npos);
+    CHECK(message.find("move it away") != std::string::npos);
+    CHECK(slurp(path) == "my notes\n");
+
+    const std::string target = (dir / "target.txt").string();
+    std::ofstream(target) << "a,b\nprecious\n";  // even with our header: a symlink is not ours
+    const std::string link = (dir / "link.csv").string();
+    fs::create_symlink(target, link);
+    message = error_of([&] { rf::write_output_file(link, "a,b\n", kRule); });
+    CHECK(message.find("symbolic link") != std::string::npos);
+    CHECK(slurp(target) == "a,b\nprecious\n");
+
+    message = error_of([&] { rf::write_output_file(dir.string(), "a,b\n", kRule); });
+    CHECK(message.find("is a directory") != std::string::npos);
+
+    const std::string fifo = (dir / "fifo.csv").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    message = error_of([&] { rf::write_output_file(fifo, "a,b\n", kRule); });
+    CHECK(message.find("not a regular file") != std::string::npos);
+
+    message =
+        error_of([&] { rf::write_output_file((dir / "no" / "t.csv").string(), "a,b\n", kRule); });
+    CHECK(message.find("does not exist") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "no"));
+}
+
+TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PNG signature") {
+    const fs::path dir = temp_dir("png");
+    const rf::OutputRule rule{"curves.png", {}, {"roformer-cpp scripts/plot_curves.py"}, "move it"};
+    const std::string path = (dir / "curves.png").string();
+    std::ofstream(path, std::ios::binary) << "\x89PNG\r\n\x1a\n...someone else's picture";
+    CHECK_THROWS_WITH_AS(rf::check_output_file(path, rule),
+                         doctest::Contains("was not written by roformer"), std::runtime_error);
+    std::ofstream(path, std::ios::binary) << std::string("\x89PNG\r\n\x1a\n..tEXtSoftware") + '\0' +
+                                                 "roformer-cpp scripts/plot_curves.py...";
+    CHECK_NOTHROW(rf::check_output_file(path, rule));
+    // install_output_file renames a produced file over it; the produced one is gone
+    const std::string produced = (dir / "curves.png.tmp-1.png").string();
+    std::ofstream(produced, std::ios::binary) << "new picture";
+    rf::install_output_file(produced, path, rule);
+    CHECK(slurp(path) == "new picture");
+    CHECK_FALSE(fs::exists(produced));
+}
+
+TEST_CASE(
+    "output file: a failed write leaves the old file and no temporary (write_file_atomically)") {
+    const fs::path dir = temp_dir("fail");
+    const std::string path = (dir / "t.csv").string();
+    rf::write_output_file(path, "a,b\nold\n", kRule);
+    // The temporary's name is taken by a directory: creating it fails, like a full disk would.
+    fs::create_directory(rf::temporary_name(path));
+    CHECK_THROWS_AS(rf::write_output_file(path, "a,b\nnew\n", kRule), std::runtime_error);
+    CHECK(slurp(path) == "a,b\nold\n");
+}
+
+TEST_CASE("shell_quote: every word comes back from /bin/sh exactly as it was") {
+    CHECK(rf::shell_quote("runs/tiny") == "runs/tiny");
+    CHECK(rf::shell_quote("train.lr=3e-4") == "train.lr=3e-4");
+    for (const std::string word :
+         {"runs/it's mine", "runs/a;date", "a b", "$HOME", "`id`", "x\"y", "", "new\nline", "*"}) {
+        const std::string command = "printf '%s' " + rf::shell_quote(word);
+        std::FILE* pipe = ::popen(command.c_str(), "r");
+        REQUIRE(pipe != nullptr);
+        std::string out;
+        char buffer[256];
+        for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+        ::pclose(pipe);
+        CHECK(out == word);
+    }
+    CHECK(rf::shell_command({"roformer", "train", "--out", "runs/a;date"}) ==
+          "roformer train --out 'runs/a;date'");
+}
+
+TEST_CASE("is_valid_utf8: well-formed text passes; stray, overlong, surrogate and cut bytes fail") {
+    CHECK(rf::is_valid_utf8("data/kjv.txt"));
+    CHECK(rf::is_valid_utf8("données/κείμενο/文本/😀.txt"));
+    CHECK_FALSE(rf::is_valid_utf8("k\xffj.txt"));
+    CHECK_FALSE(rf::is_valid_utf8("\x80"));              // a continuation byte alone
+    CHECK_FALSE(rf::is_valid_utf8("\xc0\xaf"));          // overlong '/'
+    CHECK_FALSE(rf::is_valid_utf8("\xed\xa0\x80"));      // a UTF-16 surrogate
+    CHECK_FALSE(rf::is_valid_utf8("abc\xe2\x82"));       // cut short
+    CHECK_FALSE(rf::is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+}
+
+TEST_CASE("run lock: held on the directory, so deleting the lock file lets no second writer in") {
+    const fs::path dir = temp_dir("lock");
+    const std::string run = (dir / "run").string();
+    {
+        const rf::RunLock first = rf::RunLock::acquire(run);
+        CHECK(rf::RunLock::holder(run) == std::to_string(::getpid()));
+        fs::remove(fs::path(run) / rf::RunLock::kFileName);
+        // flock is per open file description: a second open in this process conflicts too
+        CHECK_FALSE(rf::RunLock::try_acquire(run).has_value());
+        CHECK_THROWS_WITH_AS(rf::RunLock::acquire(run), doctest::Contains("is in use by pid"),
+                             std::runtime_error);
+    }
+    CHECK(rf::RunLock::try_acquire(run).has_value());  // released with the first
+}
+
+TEST_CASE("run lock: a user's `lock` file and a symlinked one are refused, never written") {
+    const fs::path dir = temp_dir("lock_user");
+    const fs::path run = dir / "run";
+    fs::create_directories(run);
+    std::ofstream(run / "lock") << "my notes\n";
+    CHECK_FALSE(rf::RunLock::is_lock_record(run.string()));
+    CHECK_THROWS_WITH_AS(rf::RunLock::acquire(run.string()),
+                         doctest::Contains("is not roformer's lock record"), std::runtime_error);
+    CHECK(slurp(run / "lock") == "my notes\n");
+    fs::remove(run / "lock");
+    std::ofstream(dir / "target") << "precious\n";
+    fs::create_symlink(dir / "target", run / "lock");
+    CHECK_THROWS_AS(rf::RunLock::acquire(run.string()), std::runtime_error);
+    CHECK(slurp(dir / "target") == "precious\n");
+}
+
+// A file-size limit set inside the test process makes appends fail with EFBIG (SIGXFSZ
+// ignored, as roformer's main does) — a full disk on demand, then room again.
+TEST_CASE(
+    "metrics.csv: a refused append is kept, continued where it stopped, and commit() fails while it cannot be written") {
+    const fs::path dir = temp_dir("metrics");
+    const std::string path = (dir / "metrics.csv").string();
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old_limit {};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+    std::ostringstream warnings;
+    {
+        rf::MetricsLog log(path, false, 0, warnings);
+        rf::MetricsRow row;
+        for (size_t step = 1; step <= 3; ++step) {
+            row.step = step;
+            log.append(row);
+        }
+        const auto size = fs::file_size(path);
+        // room for half a row more: the next append is cut inside its row
+        struct rlimit tight = old_limit;
+        tight.rlim_cur = size + 20;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &tight) == 0);
+        for (size_t step = 4; step <= 6; ++step) {
+            row.step = step;
+            log.append(row);
+        }
+        CHECK(warnings.str().find("warning: cannot append to") != std::string::npos);
+        CHECK(fs::file_size(path) == size + 20);  // a row cut short, the rest pending
+        CHECK_THROWS_WITH_AS(log.commit(), doctest::Contains("File too large"), std::runtime_error);
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);  // room again
+        row.step = 7;
+        log.append(row);
+        CHECK_NOTHROW(log.commit());
+    }
+    std::signal(SIGXFSZ, old_handler);
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);  // the header
+    size_t expected = 1;
+    while (std::getline(in, line)) {
+        CHECK(line.rfind(std::to_string(expected) + ",", 0) == 0);  // no gap, no garbled row
+        CHECK(std::count(line.begin(), line.end(), ',') == 8);
+        ++expected;
+    }
+    CHECK(expected == 8);
+}
