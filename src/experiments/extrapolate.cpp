@@ -112,7 +112,9 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         set_num_threads(run.config.train.threads, run.config.model.fused);
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
-        const bool rope = c.position.scheme == PositionKind::rope;
+        // The scalings rescale a fixed RoPE table: not xPos's decay, not learned frequencies.
+        const bool rope = c.position.scheme == PositionKind::rope && !c.position.xpos &&
+                          !c.position.learned_frequencies;
         const data::Objective objective = c.train.objective;
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";
