@@ -24,10 +24,11 @@ std::vector<double> xpos_decay_bases(size_t r, double gamma) {
 }
 
 // y = ζ_i^(direction·m/B) · R_m x   x:[..., T, D]; the decay is folded into the cos/sin rows
-Tensor xpos(const Tensor& x, RopeTable& table, double gamma, double scale_base, int direction,
+Tensor xpos(const Tensor& x, RopeTable& given, double gamma, double scale_base, int direction,
             size_t offset) {
-    const RopeOptions& o = table.options();
+    const RopeOptions& o = given.options();
     const size_t T = x.dim() >= 2 ? x.size(-2) : 0, h = o.rotary_dims / 2;
+    RopeTable& table = given.for_length(offset + T);  // a scaling applies as in rope()
     table.reserve(offset + T);
     const std::vector<double> zeta = xpos_decay_bases(o.rotary_dims, gamma);
     auto angles = std::make_shared<RopeAngles>();
