@@ -96,6 +96,11 @@ TABLE=$(cat <<'ROWS'
 2 | position.interpolation_factor = inf is not a finite number         | train $TINY --set position.interpolation_factor=inf --out $W/o12
 2 | position.ntk_factor = nan is not a finite number                   | train $TINY --set position.ntk_factor=nan --out $W/o13
 2 | train.lr = inf is not a finite number                              | train $TINY --set train.lr=inf --out $W/o14
+2 | position.xpos = true needs train.objective = clm                  | train $TINY --set position.xpos=true --out $W/o_xpos
+2 | position.scaling = yarn needs position.original_max_positions      | eval --run $RUN --set position.scaling=yarn position.scaling_factor=2
+2 | position.scaling_factor = 0.5 must be >= 1                         | eval --run $RUN --set position.scaling=llama3 position.scaling_factor=0.5 position.original_max_positions=16
+2 | position.scaling = dynamic_ntk cannot be combined with position.interpolation_factor = 2 | eval --run $RUN --set position.scaling=dynamic_ntk position.scaling_factor=2 position.original_max_positions=16 position.interpolation_factor=2
+2 | position.scaling_factor = 3 has no effect with position.scaling = none | eval --run $RUN --set position.scaling_factor=3
 2 | --dim 2000000000 must be an even number from 2 to 65536            | rope-decay --dim 2000000000
 2 | --dim × --seq × --heads is over 4096 elements                      | gradcheck --dim 4294967296 --seq 4294967296
 2 | compare: seeds = 1000000000000 is over the limit of 1000           | compare --config configs/tiny.toml --seeds 1000000000000 --out $W/o15

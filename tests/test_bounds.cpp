@@ -89,8 +89,10 @@ TEST_CASE("config: each size key has a ceiling, named with its limit; non-finite
     CHECK(doctest::String(
               validate_message({"model.hidden=16384", "model.ffn=65536", "model.num_layers=1024"})
                   .c_str()) == doctest::Contains("this config needs about"));
-    for (const char* key : {"position.base", "position.interpolation_factor", "position.ntk_factor",
-                            "train.lr", "data.mask_prob"}) {
+    for (const char* key :
+         {"position.base", "position.interpolation_factor", "position.ntk_factor",
+          "position.scaling_factor", "position.yarn_beta_fast", "position.yarn_attention_factor",
+          "position.high_freq_factor", "position.xpos_scale_base", "train.lr", "data.mask_prob"}) {
         CAPTURE(key);
         for (const char* value : {"inf", "-inf", "nan"})
             CHECK(doctest::String(validate_message({std::string(key) + "=" + value}).c_str()) ==

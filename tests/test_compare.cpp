@@ -346,7 +346,18 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
             if (r.scheme == "none") CHECK(r.method == "plain");
         }
         CHECK(learned_refused == 2 * 2);  // 2 seeds × lengths 2L, 4L
-        CHECK(rope_scaled == 2 * 3 * 2);  // 2 seeds × 3 lengths × {interpolation, ntk}
+        // 2 seeds × 3 lengths × {interpolation, ntk, dynamic_ntk, yarn, llama3}
+        CHECK(rope_scaled == 2 * 3 * 5);
+        // every scaling really reached the model at 4L: its loss differs from plain's
+        auto loss_of = [&](const std::string& method, size_t factor) {
+            for (const rf::ExtrapolationRow& r : result)
+                if (r.scheme == "rope_interleaved" && r.seed == 1 && r.method == method &&
+                    r.factor == factor)
+                    return r.loss;
+            return -1.0;
+        };
+        for (const std::string& method : rf::extrapolation_methods())
+            if (method != "plain") CHECK(loss_of(method, 4) != loss_of("plain", 4));
         // Run twice: the summary keeps one extrapolation section, after the comparison table.
         rf::run_extrapolation(ex, log);
         const std::string md = read_text(dir / "out" / "summary.md");

@@ -259,7 +259,23 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "train.log_every=2",
         "train.threads=2",
         "train.checkpoint_every=13"};
-    CHECK(overrides.size() == rf::config_keys().size());  // the list above covers every key
+    // The RoPE variants' keys cannot all leave their defaults in one valid config (scaling is
+    // refused with a learned table and with interpolation_factor, xpos with linear attention,
+    // xpos with learned_frequencies): they round-trip in two rope configs of their own.
+    const std::vector<std::vector<std::string>> variant_overrides = {
+        {"train.objective=clm", "position.scaling=yarn", "position.scaling_factor=3.5",
+         "position.original_max_positions=48", "position.yarn_beta_fast=16",
+         "position.yarn_beta_slow=2", "position.yarn_attention_factor=1.1",
+         "position.low_freq_factor=0.5", "position.high_freq_factor=3", "position.xpos=true",
+         "position.xpos_gamma=0.3", "position.xpos_scale_base=256"},
+        {"position.learned_frequencies=true"}};
+    CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() ==
+          rf::config_keys().size());  // the lists cover every key
+    for (const std::vector<std::string>& variant : variant_overrides) {
+        const rf::Config v = rf::load_config(std::nullopt, variant);
+        CHECK(v != rf::default_config());
+        CHECK(rf::load_config(write_temp("variant.toml", rf::to_toml(v))) == v);
+    }
     const rf::Config c = rf::load_config(std::nullopt, overrides);
     CHECK(c != rf::default_config());
 

@@ -163,3 +163,23 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         }
     }
 }
+
+TEST_CASE("fused attention with YaRN's table (temperature folded into cos/sin) equals composed") {
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        RopeOptions o = testing::rope_options(pairing, 8, 8, 500.0);
+        o.scaling = RopeScaling::yarn;
+        o.scaling_factor = 8.0;  // a = 0.1·ln 8 + 1 ≈ 1.21: scores ×1.46
+        o.original_max_positions = 6;
+        RopeTable yarn(o);
+        check_op_against_composed(2, 13, 16, 2, &yarn, true, 6);
+        check_op_against_composed(2, 13, 16, 2, &yarn, false, 7);
+        // and the temperature is really there: the plain table gives other outputs
+        RopeTable plain(testing::rope_options(pairing, 8, 8, 500.0));
+        Rng rng(8);
+        Tensor q = random_tensor({1, 5, 16}, rng), k = random_tensor({1, 5, 16}, rng),
+               v = random_tensor({1, 5, 16}, rng);
+        const Tensor a = fused_attention(q, k, v, 2, &yarn, false);
+        const Tensor b = fused_attention(q, k, v, 2, &plain, false);
+        CHECK(worst_gap(a.data(), b.data(), a.numel()) > 1e-3);
+    }
+}

@@ -98,8 +98,8 @@ struct ConfigField {
     const char* table;  // "model", "position", "data", "train"
     const char* key;    // "hidden", ...
     // true: the key may differ when a trained model is evaluated (data.*, train.*, dropout,
-    // position.interpolation_factor / ntk_factor); false: it defines the trained model, so a
-    // checkpoint is refused when it differs.
+    // position.interpolation_factor / ntk_factor, position.scaling and its knobs); false: it
+    // defines the trained model, so a checkpoint is refused when it differs.
     bool eval_time;
     ConfigValue value;  // points into the Config the table was made for
     std::string name() const { return std::string(table) + "." + key; }

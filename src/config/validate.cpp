@@ -63,7 +63,9 @@ void validate(const Config& c) {
     require_positive("model.layer_norm_eps", m.layer_norm_eps);
     require_positive("model.init_std", m.init_std);
 
-    validate_model_options(m, c.position);  // the model's rules, written in model/
+    ModelConfig resolved = m;  // causal is not a key: it follows train.objective
+    resolved.causal = c.train.objective == data::Objective::clm;
+    validate_model_options(resolved, c.position);  // the model's rules, written in model/
     validate_position_config(c.position, m.hidden, m.num_heads);
 
     const DataConfig& d = c.data;

@@ -82,6 +82,28 @@ static const std::vector<int>& validation_ids(const LoadedRun& run, const std::s
     return cache[key.str()] = run.tokenizer->encode(split.validation_text);
 }
 
+const std::vector<std::string>& extrapolation_methods() {
+    static const std::vector<std::string> methods = {"plain",       "interpolation", "ntk",
+                                                     "dynamic_ntk", "yarn",          "llama3"};
+    return methods;
+}
+
+std::vector<std::string> extrapolation_overrides(const std::string& method, size_t k,
+                                                 size_t trained_length) {
+    const std::string factor = "=" + std::to_string(k) + ".0";
+    const std::string original =
+        "position.original_max_positions=" + std::to_string(trained_length);
+    if (method == "interpolation") return {"position.interpolation_factor" + factor};
+    if (method == "ntk") return {"position.ntk_factor" + factor};
+    // One setting for every length: the base grows with the window (HF's example factor 2).
+    if (method == "dynamic_ntk")
+        return {"position.scaling=dynamic_ntk", "position.scaling_factor=2.0", original};
+    if (method == "yarn" || method == "llama3")
+        return {"position.scaling=" + method, "position.scaling_factor" + factor, original};
+    if (method == "plain") return {};
+    throw std::invalid_argument("extrapolate: unknown method '" + method + "'");
+}
+
 std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& options,
                                                 std::ostream& log) {
     if (options.factors.empty() ||
@@ -127,7 +149,9 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         apply_threading(run.config);
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
-        const bool rope = c.position.scheme == PositionKind::rope;
+        // The scalings rescale a fixed RoPE table: not xPos's decay, not learned frequencies.
+        const bool rope = c.position.scheme == PositionKind::rope && !c.position.xpos &&
+                          !c.position.learned_frequencies;
         const data::Objective objective = c.train.objective;
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";
@@ -139,7 +163,10 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                 length_eval_batches(c.data, objective, ids, length, batch_rows,
                                     run.tokenizer->vocab_size(), options.max_tokens);
             std::vector<std::string> methods = {"plain"};
-            if (rope) methods.insert(methods.end(), {"interpolation", "ntk"});
+            if (rope)
+                methods.insert(methods.end(), extrapolation_methods().begin() + 1,
+                               extrapolation_methods().end());
+            const size_t plain_row = rows.size();
             for (const std::string& method : methods) {
                 ExtrapolationRow row;
                 row.scheme = found.scheme;
@@ -148,7 +175,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                 row.factor = k;
                 row.method = method;
                 if (method != "plain" && k == 1) {
-                    row = rows[rows.size() - (method == "ntk" ? 2 : 1)];  // factor 1 = no scaling
+                    row = rows[plain_row];  // factor 1 = no scaling (dynamic: L ≤ L₀)
                     row.method = method;
                     row.note = "factor 1 is the plain model";
                     rows.push_back(row);
@@ -157,9 +184,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                 LoadedRun scaled;
                 RoFormer* model = run.model.get();
                 if (method != "plain") {
-                    const std::string key =
-                        method == "ntk" ? "position.ntk_factor" : "position.interpolation_factor";
-                    scaled = load_run(found.dir, {key + "=" + std::to_string(k) + ".0"});
+                    scaled =
+                        load_run(found.dir, extrapolation_overrides(method, k, c.data.seq_len));
                     model = scaled.model.get();
                 }
                 if (length <= model->position().max_length()) {
@@ -172,11 +198,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                     row.note = "cannot run beyond max_positions (" +
                                std::to_string(model->position().max_length()) + ")";
                 }
-                line << "  " << length
-                     << (method == "plain" ? ""
-                         : method == "ntk" ? "/ntk"
-                                           : "/pi")
-                     << " " << (row.ran ? format_fixed(row.loss, 4) : std::string("—"));
+                line << "  " << length << (method == "plain" ? "" : "/" + method) << " "
+                     << (row.ran ? format_fixed(row.loss, 4) : std::string("—"));
                 rows.push_back(row);
             }
         }

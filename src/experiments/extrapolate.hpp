@@ -9,6 +9,10 @@
 // the span is dropped when it does not fill a window). RoPE runs are also scored with
 //   interpolation  position.interpolation_factor = k   (positions m → m/k, Chen et al. 2023)
 //   ntk            position.ntk_factor = k             (base → base·k^(r/(r−2)))
+//   dynamic_ntk    position.scaling = dynamic_ntk, scaling_factor = 2 at every length (the
+//                  base grows with the window length; rope_scaling.hpp)
+//   yarn, llama3   position.scaling = yarn / llama3, scaling_factor = k
+// (the last three with position.original_max_positions = L).
 // Learned positions have no table rows past max_positions: that cell says so instead of a number.
 // Writes DIR/extrapolation.csv
 //   scheme,seed,length,factor,method,loss,accuracy,predictions,note
@@ -30,7 +34,7 @@ struct ExtrapolationRow {
     size_t seed = 0;
     size_t length = 0;   // window length in tokens (incl. [CLS] and [SEP])
     size_t factor = 1;   // length / training seq_len
-    std::string method;  // plain | interpolation | ntk
+    std::string method;  // plain | interpolation | ntk | dynamic_ntk | yarn | llama3
     bool ran = false;    // false: the model cannot run at this length (see note)
     double loss = 0, accuracy = 0;
     size_t predictions = 0;
@@ -53,6 +57,12 @@ struct FoundRun {
     std::string dir;
 };
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir);
+
+// plain, then the scalings tried on RoPE runs, in the table's order.
+const std::vector<std::string>& extrapolation_methods();
+// The evaluation-time --set overrides of `method` at k× the trained length L.
+std::vector<std::string> extrapolation_overrides(const std::string& method, size_t k,
+                                                 size_t trained_length);
 
 // Evaluates every run, writes extrapolation.csv, the summary.md section and the plot. Holds
 // the comparison directory's lock (a running compare refuses it) and refuses unfinished runs

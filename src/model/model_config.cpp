@@ -9,7 +9,17 @@
 namespace rf {
 
 void validate_model_options(const ModelConfig& m, const PositionConfig& position) {
+    const bool rope = position.scheme == PositionKind::rope;
+    if (rope && position.xpos && !m.causal)
+        throw std::invalid_argument(
+            "position.xpos = true needs train.objective = clm: its decay ζ^((m−n)/B) shrinks "
+            "keys behind a query but would grow the keys ahead that a masked LM also sees");
     if (m.attention != AttentionKind::linear) return;
+    if (rope && (position.xpos || position.learned_frequencies))
+        throw std::invalid_argument(
+            std::string(position.xpos ? "position.xpos" : "position.learned_frequencies") +
+            " = true is implemented for model.attention = softmax only; use model.attention = "
+            "softmax or set it to false");
     if (position.scheme == PositionKind::alibi)
         throw std::invalid_argument(
             "position.scheme = alibi cannot be combined with model.attention = linear: ALiBi "

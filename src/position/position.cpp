@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "position/rope_variants.hpp"
 #include "position/schemes.hpp"
 #include "tensor/format.hpp"
 
@@ -22,6 +23,40 @@ size_t attention_head_size(size_t hidden, size_t num_heads) {
     return hidden / num_heads;
 }
 
+// position.scaling, xpos and learned_frequencies: only on RoPE, and not with each other where
+// they cannot mean anything. The scaling's own knobs are checked in validate_rope_scaling.
+static void validate_rope_variants(const PositionConfig& c) {
+    const std::string scheme = enum_name(c.scheme);
+    if (c.scheme != PositionKind::rope) {
+        if (c.scaling != RopeScaling::none)
+            fail("position.scaling = " + std::string(enum_name(c.scaling)) +
+                 " rescales RoPE's angles, but position.scheme = " + scheme +
+                 "; use position.scheme = rope or position.scaling = none");
+        if (c.xpos || c.learned_frequencies)
+            fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
+                 " = true is a RoPE variant, but position.scheme = " + scheme +
+                 "; use position.scheme = rope");
+        return;
+    }
+    if (c.xpos && c.learned_frequencies)
+        fail("position.xpos and position.learned_frequencies are both true; choose one");
+    if ((c.xpos || c.learned_frequencies) && c.rotate_values)
+        fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
+             " = true does not rotate values; set position.rotate_values = false");
+    if (c.learned_frequencies &&
+        (c.scaling != RopeScaling::none || c.interpolation_factor != 1.0 || c.ntk_factor != 1.0))
+        fail(
+            "position.learned_frequencies = true has no fixed table to rescale; set "
+            "position.scaling = none, position.interpolation_factor = 1 and "
+            "position.ntk_factor = 1");
+    if (c.xpos && !(c.xpos_gamma > 0.0))
+        fail("position.xpos_gamma = " + format_printf("%g", c.xpos_gamma) +
+             " must be > 0 (the paper's 0.4)");
+    if (c.xpos && !(c.xpos_scale_base > 0.0))
+        fail("position.xpos_scale_base = " + format_printf("%g", c.xpos_scale_base) +
+             " must be > 0 (the paper's 512)");
+}
+
 // The checks that need the config itself; everything a RoPE table needs is checked by
 // validate_rope_knobs / validate_rope_options (rope.cpp), once.
 void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
@@ -35,6 +70,7 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (c.max_positions == 0)
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
     const size_t D = attention_head_size(hidden, num_heads);
+    validate_rope_variants(c);
     if (c.scheme != PositionKind::rope) return;
 
     const double exact = c.rotary_fraction * static_cast<double>(D);
@@ -60,6 +96,13 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
         case PositionKind::alibi:
             return std::make_unique<AlibiPosition>(num_heads);
         case PositionKind::rope:
+            if (config.xpos)
+                return std::make_unique<XposPosition>(
+                    rope_options_from_config(config, hidden / num_heads), config.xpos_gamma,
+                    config.xpos_scale_base);
+            if (config.learned_frequencies)
+                return std::make_unique<LearnedFrequencyRope>(
+                    rope_options_from_config(config, hidden / num_heads));
             return std::make_unique<RopePosition>(
                 rope_options_from_config(config, hidden / num_heads), config.rotate_values,
                 config.rotary_fraction, feature_size);
@@ -77,9 +120,12 @@ RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction
              " linear-attention features (F = head size for elu1, model.random_features for "
              "favor); it must be an even number ≥ 2: change model.random_features or "
              "position.rotary_fraction");
-    RopeOptions o = head;  // same pairing, base, interpolation and NTK factors
+    RopeOptions o = head;  // same pairing, base, interpolation, NTK factors and scaling
     o.head_dim = F;
     o.rotary_dims = r;
+    // YaRN's temperature sharpens a softmax; here it would scale the numerator's features
+    // only, so the feature table keeps its angles but not the factor.
+    if (o.scaling == RopeScaling::yarn) o.yarn_attention_factor = 1.0;
     return o;
 }
 

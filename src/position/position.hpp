@@ -42,6 +42,26 @@ constexpr std::array<NamedValue<RopePairing>, 2> named_values(RopePairing) {
     return {{{RopePairing::interleaved, "interleaved"}, {RopePairing::half, "half"}}};
 }
 
+// position.scaling: how a trained RoPE model's angles are stretched to run past the length it
+// was trained at, chosen at evaluation time (docs/rope.md §"Scaling a trained model"):
+//   none         the trained angles (interpolation_factor / ntk_factor still apply)
+//   linear       position interpolation, m → m / s            (Chen et al. 2023)
+//   ntk          NTK-aware base, base → base · s^(r/(r−2))   (bloc97 2023)
+//   dynamic_ntk  NTK with the base grown from the current length L (emozilla 2023)
+//   yarn         per-frequency ramp between PI and none, plus an attention temperature
+//                (Peng et al. 2023)
+//   llama3       three bands by wavelength: kept, smoothed, divided by s (Meta, Llama 3.1)
+// s = position.scaling_factor; rope_scaling.hpp has the formulas.
+enum class RopeScaling { none, linear, ntk, dynamic_ntk, yarn, llama3 };
+constexpr std::array<NamedValue<RopeScaling>, 6> named_values(RopeScaling) {
+    return {{{RopeScaling::none, "none"},
+             {RopeScaling::linear, "linear"},
+             {RopeScaling::ntk, "ntk"},
+             {RopeScaling::dynamic_ntk, "dynamic_ntk"},
+             {RopeScaling::yarn, "yarn"},
+             {RopeScaling::llama3, "llama3"}}};
+}
+
 // Every knob of every scheme; the config file's [position] table maps onto it 1:1.
 struct PositionConfig {
     PositionKind scheme = PositionKind::rope;        // none | learned | sinusoidal | rope | alibi
@@ -51,10 +71,24 @@ struct PositionConfig {
     bool rotate_values = false;         // rope: also rotate v (RoFormer's rotary_value)
     double interpolation_factor = 1.0;  // rope: position interpolation, m → m / factor
     double ntk_factor = 1.0;            // rope: NTK-aware base scaling, base·factor^(r/(r−2))
-    size_t max_positions = 512;         // learned: rows in the table (longest allowed T)
-    double sinusoidal_scale = 0.0;      // sinusoidal: amplitude of the added table;
-                                        // 0 = 1/sqrt(C), which under the embedding LayerNorm
-                                        // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
+    // Scaling a trained RoPE model (evaluation-time keys; rope_scaling.hpp):
+    RopeScaling scaling = RopeScaling::none;  // none | linear | ntk | dynamic_ntk | yarn | llama3
+    double scaling_factor = 1.0;              // s: the context is stretched s times
+    size_t original_max_positions = 0;   // L₀, the trained length (dynamic_ntk, yarn, llama3)
+    double yarn_beta_fast = 32.0;        // yarn: pairs turning > beta_fast times in L₀ keep θ_i
+    double yarn_beta_slow = 1.0;         // yarn: pairs turning < beta_slow times get θ_i / s
+    double yarn_attention_factor = 0.0;  // yarn: √(1/t) on q and k; 0 = 0.1·ln(s) + 1
+    double low_freq_factor = 1.0;        // llama3: wavelengths > L₀/low are divided by s
+    double high_freq_factor = 4.0;       // llama3: wavelengths < L₀/high are kept
+    // RoPE variants trained in (they define the model):
+    bool xpos = false;        // xPos (Sun et al. 2022): q·ζ^(m/B), k·ζ^(−n/B); causal only
+    double xpos_gamma = 0.4;  // xpos: ζ_i = (2i/r + γ) / (1 + γ)
+    double xpos_scale_base = 512.0;    // xpos: B, the distance over which ζ^(1) decays
+    bool learned_frequencies = false;  // θ_i trainable parameters, initialised at base^(−2i/r)
+    size_t max_positions = 512;        // learned: rows in the table (longest allowed T)
+    double sinusoidal_scale = 0.0;     // sinusoidal: amplitude of the added table;
+                                       // 0 = 1/sqrt(C), which under the embedding LayerNorm
+                                       // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)
 };
 
 // D = hidden / num_heads, the head size that the attention splits into and every position

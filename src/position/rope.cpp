@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "position/position.hpp"
+#include "position/rope_scaling.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -31,13 +32,27 @@ RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_d
     o.base = config.base;
     o.interpolation_factor = config.interpolation_factor;
     o.ntk_factor = config.ntk_factor;
+    o.scaling = config.scaling;
+    o.scaling_factor = config.scaling_factor;
+    o.original_max_positions = config.original_max_positions;
+    o.yarn_beta_fast = config.yarn_beta_fast;
+    o.yarn_beta_slow = config.yarn_beta_slow;
+    o.yarn_attention_factor = config.yarn_attention_factor;
+    o.low_freq_factor = config.low_freq_factor;
+    o.high_freq_factor = config.high_freq_factor;
     return o;
 }
 
 double rope_effective_base(const RopeOptions& o) {
-    if (o.ntk_factor == 1.0) return o.base;
+    if (o.scaling == RopeScaling::dynamic_ntk) return dynamic_ntk_base(o);
+    const double ntk = o.ntk_factor * (o.scaling == RopeScaling::ntk ? o.scaling_factor : 1.0);
+    if (ntk == 1.0) return o.base;
     const double r = static_cast<double>(o.rotary_dims);
-    return o.base * std::pow(o.ntk_factor, r / (r - 2.0));
+    return o.base * std::pow(ntk, r / (r - 2.0));
+}
+
+double rope_position_divisor(const RopeOptions& o) {
+    return o.interpolation_factor * (o.scaling == RopeScaling::linear ? o.scaling_factor : 1.0);
 }
 
 std::vector<double> rope_frequencies(const RopeOptions& o) {
@@ -46,7 +61,7 @@ std::vector<double> rope_frequencies(const RopeOptions& o) {
     std::vector<double> theta(o.rotary_dims / 2);
     for (size_t i = 0; i < theta.size(); ++i)
         theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / r);
-    return theta;
+    return rescale_frequencies(o, std::move(theta));
 }
 
 // ---- the rules for RoPE's knobs, written once ------------------------------------------
@@ -79,12 +94,26 @@ void validate_rope_options(const RopeOptions& o) {
                                     " needs at least 4 rotary dims (base·factor^(r/(r-2)) is "
                                     "undefined for r = 2); raise position.rotary_fraction or set "
                                     "position.ntk_factor = 1");
+    validate_rope_scaling(o);
 }
 
 // ---- the angle table ----------------------------------------------------------------------
 RopeTable::RopeTable(RopeOptions options) : options_(options) {
     validate_rope_options(options_);
     theta_ = rope_frequencies(options_);
+    amplitude_ = rope_attention_factor(options_);
+}
+
+RopeTable& RopeTable::for_length(size_t length) {
+    if (options_.scaling != RopeScaling::dynamic_ntk || options_.dynamic_length != 0 ||
+        length <= options_.original_max_positions)
+        return *this;
+    if (!dynamic_ || dynamic_->options().dynamic_length != length) {
+        RopeOptions grown = options_;
+        grown.dynamic_length = length;
+        dynamic_ = std::make_shared<RopeTable>(grown);
+    }
+    return *dynamic_;
 }
 
 void RopeTable::reserve(size_t length) {
@@ -93,12 +122,12 @@ void RopeTable::reserve(size_t length) {
     cos_.resize(length * h);
     sin_.resize(length * h);
     for (size_t m = capacity_; m < length; ++m) {
-        // The angle in double: (m / factor)·θ_i. Only cos/sin are rounded to Real.
-        const double position = static_cast<double>(m) / options_.interpolation_factor;
+        // The angle in double: (m / divisor)·θ_i. Only a·cos, a·sin are rounded to Real.
+        const double position = static_cast<double>(m) / rope_position_divisor(options_);
         for (size_t i = 0; i < h; ++i) {
             const double angle = position * theta_[i];
-            cos_[m * h + i] = static_cast<Real>(std::cos(angle));
-            sin_[m * h + i] = static_cast<Real>(std::sin(angle));
+            cos_[m * h + i] = static_cast<Real>(amplitude_ * std::cos(angle));
+            sin_[m * h + i] = static_cast<Real>(amplitude_ * std::sin(angle));
         }
     }
     capacity_ = length;
@@ -107,14 +136,6 @@ void RopeTable::reserve(size_t length) {
 // ---- the kernel: rope_kernel.cpp (forward) and rope_backward.cpp (backward) ----------
 
 // ---- the op -----------------------------------------------------------------------------
-namespace {
-// cos/sin rows gathered for the positions of one call: [T, r/2] each. The backward keeps its
-// own copy, so later table growth (which may move the table's storage) cannot affect it.
-struct RopeAngles {
-    std::vector<Real> cos, sin;
-};
-}  // namespace
-
 static std::vector<size_t> consecutive_positions(const Tensor& x, size_t offset) {
     const size_t T = x.dim() >= 2 ? x.size(-2) : 0;
     std::vector<size_t> positions(T);
@@ -138,40 +159,27 @@ Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offse
     return rope_op(x, table, consecutive_positions(x, offset), Real(+1));
 }
 
-// y = R_m x per row   x:[..., T, D] → y:[..., T, D]
-static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions,
-                      Real backward_sin_sign) {
-    const RopeOptions& o = table.options();
-    if (x.dim() < 2 || x.size(-1) != o.head_dim)
-        throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
-                                    " but the table is for [..., T, " + std::to_string(o.head_dim) +
+// y = K_t x per row   x:[..., T, D] → y:[..., T, D]   angles: [T, r/2]
+Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
+                        std::shared_ptr<const RopeAngles> angles, const char* op,
+                        Real backward_sin_sign) {
+    if (x.dim() < 2 || x.size(-1) != D)
+        throw std::invalid_argument(std::string(op) + ": x has shape " + shape_str(x.shape()) +
+                                    " but the table is for [..., T, " + std::to_string(D) +
                                     "] (head size D)");
-    const size_t T = x.size(-2), D = o.head_dim, r = o.rotary_dims, h = r / 2;
-    if (positions.size() != T)
-        throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
-                                    " position ids for a sequence of length T = " +
-                                    std::to_string(T) + " in x " + shape_str(x.shape()));
+    const size_t T = x.size(-2), h = r / 2;
+    if (angles->cos.size() != T * h)
+        throw std::invalid_argument(std::string(op) + ": " + std::to_string(angles->cos.size()) +
+                                    " angles for a sequence of length T = " + std::to_string(T) +
+                                    " with r/2 = " + std::to_string(h) + " pairs in x " +
+                                    shape_str(x.shape()));
     const size_t N = T == 0 ? 0 : x.numel() / (T * D);
-
-    size_t longest = 0;
-    for (size_t p : positions) longest = std::max(longest, p + 1);
-    table.reserve(longest);
-    auto angles = std::make_shared<RopeAngles>();
-    angles->cos.resize(T * h);
-    angles->sin.resize(T * h);
-    for (size_t t = 0; t < T; ++t)
-        for (size_t i = 0; i < h; ++i) {
-            angles->cos[t * h + i] = table.cos_row(positions[t])[i];
-            angles->sin[t * h + i] = table.sin_row(positions[t])[i];
-        }
-
     Array y = Array::from_shape(x.value().shape());
-    rope_kernel(x.data(), y.data(), N, T, D, r, o.pairing, angles->cos.data(), angles->sin.data(),
+    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, angles->cos.data(), angles->sin.data(),
                 Real(1), false);
-
-    const RopePairing pairing = o.pairing;
-    return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {
-        // dx += R_mᵀ dy = R_{−m} dy   dy, dx:[..., T, D]   (rope_backward.cpp)
+    return make_result(std::move(y), {x}, op, [=](TensorImpl& out) {
+        // dx += K_tᵀ dy   dy, dx:[..., T, D]   (sin sign −1, rope_backward.cpp; a scale a in
+        // the rows stays a)
         Array* dx = grad_of(out.node->parents[0]);
         if (!dx) return;
         if (backward_sin_sign < 0)
@@ -181,6 +189,35 @@ static Tensor rope_op(const Tensor& x, RopeTable& table, const std::vector<size_
             rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
                         angles->sin.data(), Real(1), true);
     });
+}
+
+// y = R_m x per row   x:[..., T, D] → y:[..., T, D]
+static Tensor rope_op(const Tensor& x, RopeTable& given, const std::vector<size_t>& positions,
+                      Real backward_sin_sign) {
+    const RopeOptions& o = given.options();
+    if (x.dim() < 2 || x.size(-1) != o.head_dim)
+        throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
+                                    " but the table is for [..., T, " + std::to_string(o.head_dim) +
+                                    "] (head size D)");
+    const size_t T = x.size(-2), h = o.rotary_dims / 2;
+    if (positions.size() != T)
+        throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
+                                    " position ids for a sequence of length T = " +
+                                    std::to_string(T) + " in x " + shape_str(x.shape()));
+    size_t longest = 0;
+    for (size_t p : positions) longest = std::max(longest, p + 1);
+    RopeTable& table = given.for_length(longest);  // dynamic_ntk: the base for this length
+    table.reserve(longest);
+    auto angles = std::make_shared<RopeAngles>();
+    angles->cos.resize(T * h);
+    angles->sin.resize(T * h);
+    for (size_t t = 0; t < T; ++t)
+        for (size_t i = 0; i < h; ++i) {
+            angles->cos[t * h + i] = table.cos_row(positions[t])[i];
+            angles->sin[t * h + i] = table.sin_row(positions[t])[i];
+        }
+    return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims, angles, "rope",
+                            backward_sin_sign);
 }
 
 }  // namespace rf

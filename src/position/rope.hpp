@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,15 @@ struct RopeOptions {
     double base = 10000.0;              // θ_i = base^(−2i/r)
     double interpolation_factor = 1.0;  // position interpolation: angle uses m / factor
     double ntk_factor = 1.0;            // NTK-aware scaling: base → base · factor^(r/(r−2))
+    // Scaling a trained model (position.scaling and its knobs; rope_scaling.hpp):
+    RopeScaling scaling = RopeScaling::none;
+    double scaling_factor = 1.0;        // s
+    size_t original_max_positions = 0;  // L₀
+    double yarn_beta_fast = 32.0, yarn_beta_slow = 1.0;
+    double yarn_attention_factor = 0.0;  // 0 = 0.1·ln(s) + 1
+    double low_freq_factor = 1.0, high_freq_factor = 4.0;
+    // dynamic_ntk: the length L this table is made for (0 = L₀ or shorter: no scaling).
+    size_t dynamic_length = 0;
 };
 
 // The rules for RoPE's knobs, each written once; messages name the position.* key.
@@ -43,12 +53,18 @@ void validate_rope_options(const RopeOptions& options);
 size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
 RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
 
-// base · ntk^(r/(r−2)), exactly `base` when ntk = 1.
+// base · ntk^(r/(r−2)), exactly `base` when ntk = 1 (ntk = ntk_factor, times s for
+// scaling = ntk; dynamic_ntk's base for dynamic_length: rope_scaling.hpp).
 double rope_effective_base(const RopeOptions& options);
-// θ_i = effective_base^(−2i/r), i = 0 … r/2−1, in double.
+// θ_i = effective_base^(−2i/r), i = 0 … r/2−1, in double; then reshaped per frequency by
+// scaling = yarn or llama3 (rope_scaling.hpp).
 std::vector<double> rope_frequencies(const RopeOptions& options);
+// The divisor of m: interpolation_factor, times s for scaling = linear.
+double rope_position_divisor(const RopeOptions& options);
 
-// The angle table: row m holds cos and sin of (m / interpolation_factor)·θ_i for i < r/2.
+// The angle table: row m holds a·cos and a·sin of (m / divisor)·θ_i for i < r/2, where a is
+// the attention factor (1 but for yarn, whose temperature scales q and k and so q·k by a²:
+// folded into the table, the composed op and the fused kernel apply it alike).
 // Angles are computed in double and only the final cos/sin are rounded to Real (a float
 // product m·θ_i loses ~1e-3 rad at m = 100 000; see tests/test_rope.cpp "precision").
 // The table keeps every row it has computed: reserve(n) appends rows up to n and never
@@ -63,6 +79,10 @@ public:
     size_t half() const { return options_.rotary_dims / 2; }
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
+    // The table to rotate a sequence of `length` positions with: *this, except for
+    // scaling = dynamic_ntk past L₀, where it is a table whose base is grown for that length
+    // (kept until a different length is asked for).
+    RopeTable& for_length(size_t length);
     const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
     const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
 
@@ -71,6 +91,8 @@ private:
     std::vector<double> theta_;    // [r/2]
     std::vector<Real> cos_, sin_;  // [capacity, r/2]
     size_t capacity_ = 0;
+    double amplitude_ = 1.0;              // the attention factor a
+    std::shared_ptr<RopeTable> dynamic_;  // dynamic_ntk: the table of the last length > L₀
 };
 
 // The kernel, forward and backward in one: for every row (n, t)
@@ -88,6 +110,21 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
 // table. dy, dx: [N, T, D]. R_m is a rotation, so R_mᵀ = R_m⁻¹ = R_{−m} (rope_backward.cpp).
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin);
+
+// cos/sin rows gathered for the positions of one call, [T, r/2] each, any per-row scale
+// folded in (yarn's attention factor, xPos's decay). The backward keeps them: later table
+// growth (which may move the table's storage) cannot affect it.
+struct RopeAngles {
+    std::vector<Real> cos, sin;
+};
+
+// The op every rotary variant shares: y[..., t, :] = K_t x[..., t, :] with K_t the pairs'
+// 2×2 blocks [c −s; s c] from row t of `angles` (a scaled rotation a·R when the rows carry a
+// scale a), identity on dims r … D−1. Backward: dx += K_tᵀ dy (the kernel, sin sign −1).
+// x:[..., T, D]; `op` names the graph node ("rope", "xpos", "rope_2d").
+Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
+                        std::shared_ptr<const RopeAngles> angles, const char* op = "rope",
+                        Real backward_sin_sign = Real(-1));
 
 // x:[..., T, D] → y:[..., T, D] with y[..., t, :] = R_{offset+t} x[..., t, :].
 // Grows the table when offset + T exceeds it. Backward: dx += R_mᵀ dy (same kernel, sign −1).

@@ -87,10 +87,11 @@ public:
     void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                          size_t offset = 0) override;
     RopeTable& table() { return table_; }
-    // The fused kernel rotates q and k with table(); rotated values it leaves to the ops.
+    // The fused kernel rotates q and k with table(); rotated values it leaves to the ops, and
+    // dynamic_ntk, whose table depends on the length the kernel is not told.
     bool rotation_only(RopeTable** table) override {
         *table = &table_;
-        return !rotate_values_;
+        return !rotate_values_ && table_.options().scaling != RopeScaling::dynamic_ntk;
     }
     // The table for F features, created at the first request for that F.
     RopeTable& feature_table(size_t feature_size);

@@ -202,9 +202,10 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
         if (before.at(key) != value)
             throw std::invalid_argument("--set " + key + " changes the trained model (it was " +
                                         before.at(key) +
-                                        "); only data.*, train.threads and "
-                                        "position.interpolation_factor / ntk_factor may change "
-                                        "at evaluation");
+                                        "); only data.*, train.threads, "
+                                        "position.interpolation_factor / ntk_factor and "
+                                        "position.scaling with its knobs may change at "
+                                        "evaluation");
     run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
     run.model =

@@ -54,7 +54,8 @@ struct LoadedRun {
 
 // Loads config.toml, tokenizer.json and model.safetensors from `run_dir`. `overrides` are
 // applied to the saved config first; only evaluation-time keys may change (data.*,
-// position.interpolation_factor, position.ntk_factor, train.threads, train.eval_batches) —
+// position.interpolation_factor, position.ntk_factor, position.scaling and its knobs,
+// train.threads, train.eval_batches) —
 // anything that changes the model is refused with a message naming the key.
 LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
