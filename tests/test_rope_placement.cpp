@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "experiments/compare.hpp"
 #include "model/roformer.hpp"
 #include "ops/ops.hpp"
 #include "position/schemes.hpp"
@@ -67,7 +68,8 @@ double max_abs_difference(const Tensor& a, const Tensor& b) {
 
 double max_abs(const Tensor& a) {
     double largest = 0.0;
-    for (size_t i = 0; i < a.numel(); ++i) largest = std::max(largest, std::abs(double(a.data()[i])));
+    for (size_t i = 0; i < a.numel(); ++i)
+        largest = std::max(largest, std::abs(double(a.data()[i])));
     return largest;
 }
 
@@ -116,7 +118,8 @@ TEST_CASE("rope_placement: the scheme rotates q, k before φ or φ's outputs, ne
         CHECK(vn2.impl() == v.impl());
     }
     // Schemes other than rope act at neither place, whatever the key says.
-    for (PositionKind other : {PositionKind::none, PositionKind::learned, PositionKind::sinusoidal}) {
+    for (PositionKind other :
+         {PositionKind::none, PositionKind::learned, PositionKind::sinusoidal}) {
         PositionConfig p = rope_config(RopePlacement::before_feature_map);
         p.scheme = other;
         auto s = make_position_scheme(p, C, H, rng, F);
@@ -138,8 +141,8 @@ TEST_CASE("position.rope_placement: a model key, read as a word, refused when mi
     // It changes the trained model: in the signature a checkpoint is matched against.
     const auto signature = model_signature(config);
     REQUIRE(signature.count("position.rope_placement") == 1);
-    CHECK(signature.at("position.rope_placement") != model_signature(default_config()).at(
-                                                         "position.rope_placement"));
+    CHECK(signature.at("position.rope_placement") !=
+          model_signature(default_config()).at("position.rope_placement"));
     // eq. 19 rotates pairs of random features (M must be even); before the map it rotates q, k,
     // so an odd M is fine.
     ModelConfig favor = testing::tiny_model_config(40, 0.2);
@@ -184,10 +187,10 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
     Rng master(2026);
     Tensor q = randn({1, 1, T, D}, master, 0.6), k = randn({1, 1, T, D}, master, 0.6);
     Tensor v = Tensor::zeros({1, 1, T, D});
-    auto before = make_position_scheme(rope_config(RopePlacement::before_feature_map, base), D, 1,
-                                       master, M);
-    auto eq19 = make_position_scheme(rope_config(RopePlacement::eq19_features, base), D, 1,
-                                     master, M);
+    auto before =
+        make_position_scheme(rope_config(RopePlacement::before_feature_map, base), D, 1, master, M);
+    auto eq19 =
+        make_position_scheme(rope_config(RopePlacement::eq19_features, base), D, 1, master, M);
     const size_t offset = 5;
     Tensor rq = q, rk = k, rv = v;
     before->rotate_before_feature_map(rq, rk, rv, offset);
@@ -200,8 +203,9 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
                 const double angle =
                     (double(n) - double(m)) * std::pow(base, -2.0 * double(i) / double(D));
                 const double k0 = k.data()[n * D + 2 * i], k1 = k.data()[n * D + 2 * i + 1];
-                score += q.data()[m * D + 2 * i] * (k0 * std::cos(angle) - k1 * std::sin(angle)) +
-                         q.data()[m * D + 2 * i + 1] * (k0 * std::sin(angle) + k1 * std::cos(angle));
+                score +=
+                    q.data()[m * D + 2 * i] * (k0 * std::cos(angle) - k1 * std::sin(angle)) +
+                    q.data()[m * D + 2 * i + 1] * (k0 * std::sin(angle) + k1 * std::cos(angle));
             }
             truth[m * T + n] = std::exp(score / std::sqrt(double(D)));
         }
@@ -217,9 +221,8 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
             {favor_features(q, W, true, false), favor_features(k, W, false, false)}};
         Tensor eq_q = features[2][0], eq_k = features[2][1], unused = v;
         eq19->rotate_features(eq_q, eq_k, unused, offset);
-        const Tensor* used[3][2] = {{&features[0][0], &features[0][1]},
-                                    {&features[1][0], &features[1][1]},
-                                    {&eq_q, &eq_k}};
+        const Tensor* used[3][2] = {
+            {&features[0][0], &features[0][1]}, {&features[1][0], &features[1][1]}, {&eq_q, &eq_k}};
         for (size_t e = 0; e < 3; ++e)
             for (size_t m = 0; m < T; ++m)
                 for (size_t n = 0; n < T; ++n) {
@@ -246,10 +249,9 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
             }
             outside[e] += std::abs(mean - truth[pair]) > 4.0 * se;
         }
-    MESSAGE("pairs outside 4 SE of exp(q_mᵀ R_(n−m) k_n / √D), of " << T * T << ": before the map "
-                                                                   << outside[0] << ", no rotation "
-                                                                   << outside[1] << ", eq. 19 "
-                                                                   << outside[2]);
+    MESSAGE("pairs outside 4 SE of exp(q_mᵀ R_(n−m) k_n / √D), of "
+            << T * T << ": before the map " << outside[0] << ", no rotation " << outside[1]
+            << ", eq. 19 " << outside[2]);
     CHECK(outside[0] == 0);
     CHECK(outside[1] > 0);  // dropping the rotation fails the same check
     CHECK(outside[2] > 0);  // eq. 19 is relative, but not an estimate of this
@@ -270,8 +272,8 @@ TEST_CASE("eq19_features is exactly shift-invariant; before_feature_map with elu
             CAPTURE(favor);
             CAPTURE(causal);
             const size_t F = favor ? M : D;
-            auto eq19 = make_position_scheme(rope_config(RopePlacement::eq19_features), H * D, H,
-                                             rng, F);
+            auto eq19 =
+                make_position_scheme(rope_config(RopePlacement::eq19_features), H * D, H, rng, F);
             auto before = make_position_scheme(rope_config(RopePlacement::before_feature_map),
                                                H * D, H, rng, F);
             const Tensor* w = favor ? &W : nullptr;
@@ -289,4 +291,29 @@ TEST_CASE("eq19_features is exactly shift-invariant; before_feature_map with elu
                 CHECK(moved_before > 1e-2 * max_abs(before_at_0));  // the same test can fail
             }
         }
+}
+
+TEST_CASE("the placement presets: both placements, the same tokens per step at both lengths") {
+    // configs/compare_placement.toml (64 characters) and compare_placement_long.toml (256):
+    // rope_eq19 and rope_before differ in the placement only; batch × seq_len is the same.
+    size_t tokens_per_step = 0;
+    for (const std::string name : {"compare_placement", "compare_placement_long"}) {
+        CAPTURE(name);
+        const ComparePreset p =
+            load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
+        std::vector<std::string> runs = p.settings.schemes;
+        std::sort(runs.begin(), runs.end());
+        CHECK(runs == std::vector<std::string>{"learned", "none", "rope_before", "rope_eq19",
+                                               "softmax_rope"});
+        const Config eq19 = comparison_run_config(p.base, "rope_eq19", 1, p.settings.variants);
+        Config before = comparison_run_config(p.base, "rope_before", 1, p.settings.variants);
+        CHECK(eq19.position.rope_placement == RopePlacement::eq19_features);
+        CHECK(before.position.rope_placement == RopePlacement::before_feature_map);
+        before.position.rope_placement = RopePlacement::eq19_features;
+        CHECK(before == eq19);
+        CHECK(eq19.model.attention == AttentionKind::linear);
+        const size_t tokens = p.base.train.batch_size * p.base.data.seq_len;
+        if (tokens_per_step) CHECK(tokens == tokens_per_step);
+        tokens_per_step = tokens;
+    }
 }

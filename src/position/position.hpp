@@ -63,7 +63,8 @@ constexpr std::array<NamedValue<RopePlacement>, 2> named_values(RopePlacement) {
 struct PositionConfig {
     PositionKind scheme = PositionKind::rope;        // none | learned | sinusoidal | rope | alibi
     RopePairing pairing = RopePairing::interleaved;  // rope: interleaved | half
-    RopePlacement rope_placement = RopePlacement::eq19_features;  // rope in linear attention
+    // rope in linear attention: eq19_features | before_feature_map (RopePlacement above)
+    RopePlacement rope_placement = RopePlacement::eq19_features;
     double base = 10000.0;                           // rope / sinusoidal: θ_i = base^(−2i/d)
     double rotary_fraction = 1.0;       // rope: rotate the first r = fraction·D dims (r even)
     bool rotate_values = false;         // rope: also rotate v (RoFormer's rotary_value)

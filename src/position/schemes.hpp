@@ -67,8 +67,7 @@ public:
     // feature_size > 0 builds the feature table for F now (and validates it) when placement
     // is eq19_features; 0 defers it to the first rotate_features call.
     RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction = 1.0,
-                 size_t feature_size = 0,
-                 RopePlacement placement = RopePlacement::eq19_features);
+                 size_t feature_size = 0, RopePlacement placement = RopePlacement::eq19_features);
     std::string name() const override {
         return std::string("rope_") + rope_pairing_name(table_.options().pairing);
     }

@@ -104,8 +104,7 @@ TEST_CASE("gradcheck whole model: linear elu1 + rope half with rotate_values, ca
     c.position.rotate_values = true;
     check_model(c);
 }
-TEST_CASE("gradcheck whole model: linear rope before the feature map, elu1 / favor, "
-          "bidirectional / causal") {
+TEST_CASE("gradcheck whole model: linear rope before the map, elu1 / favor, both masks") {
     for (const std::string feature_map : {"elu1", "favor"})
         for (bool causal : {false, true}) {
             CAPTURE(feature_map);
