@@ -138,6 +138,8 @@ inline Setup setup_from(const SafetensorsFile& f) {
     s.position.scheme = parse_enum<PositionKind>(meta(f, "position.scheme"), "position.scheme");
     s.position.pairing = parse_enum<RopePairing>(meta(f, "position.pairing"), "position.pairing");
     s.position.rotate_values = meta(f, "position.rotate_values") == "true";
+    s.position.rope_placement = parse_enum<RopePlacement>(
+        meta_or(f, "position.rope_placement", "eq19_features"), "position.rope_placement");
     s.position.base = meta_number(f, "position.base");
     s.position.max_positions = meta_size(f, "position.max_positions");
     s.position.sinusoidal_scale = meta_number(f, "position.sinusoidal_scale");

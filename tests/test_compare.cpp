@@ -234,7 +234,8 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
     CHECK(preset.base == rf::load_config((dir / "plain.toml").string()));
     // Every run of every shipped preset validates, and learned's table is exactly the window
     // length (so extrapolation reports "cannot run" for it rather than using untrained rows).
-    for (const char* name : {"compare", "compare_long", "compare_smoke"}) {
+    for (const char* name : {"compare", "compare_long", "compare_smoke", "compare_placement",
+                             "compare_placement_long"}) {
         CAPTURE(name);
         const rf::ComparePreset p =
             rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");

@@ -227,6 +227,7 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "model.fused=false",
         "position.scheme=learned",
         "position.pairing=half",
+        "position.rope_placement=before_feature_map",
         "position.base=500000",
         "position.rotary_fraction=0.5",
         "position.rotate_values=true",

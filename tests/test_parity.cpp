@@ -11,7 +11,8 @@
 //                               linear_* / clm_* cases also PyTorch's own float32 run); the
 //                               favor cases also hold the W they used. Cases: the seven
 //                               position schemes (softmax MLM), linear attention (elu1, favor;
-//                               RoFormer eq. 19) and causal LMs (clm_*: causal attention,
+//                               RoFormer eq. 19, and *_before: RoPE before the feature map)
+//                               and causal LMs (clm_*: causal attention,
 //                               next-token labels labels[t] = ids[t + 1], built here too)
 // Each test loads init.safetensors into our float32 model, runs the same computation and
 // compares every tensor with the criterion below. Legend: M labelled rows, V vocabulary.
@@ -111,6 +112,11 @@ RF_PARITY_CASES("linear_favor_rope")
 RF_PARITY_CASES("clm_softmax_rope")
 RF_PARITY_CASES("clm_elu1_rope_values")
 RF_PARITY_CASES("clm_favor_rope")
+// RoPE before the feature map (position.rope_placement = before_feature_map)
+RF_PARITY_CASES("linear_elu1_rope_before")
+RF_PARITY_CASES("linear_favor_rope_before")
+RF_PARITY_CASES("clm_favor_rope_before")
+RF_PARITY_CASES("clm_elu1_rope_before_values")
 #undef RF_PARITY_CASES
 
 TEST_CASE("parity can fail: a corrupted weight, gradient or schedule step is detected") {

@@ -58,6 +58,7 @@ std::vector<Field> fields_of(Config& c) {
         {"model", "fused", true, &m.fused},
         {"position", "scheme", false, enum_field(&p.scheme)},
         {"position", "pairing", false, enum_field(&p.pairing)},
+        {"position", "rope_placement", false, enum_field(&p.rope_placement)},
         {"position", "base", false, &p.base},
         {"position", "rotary_fraction", false, &p.rotary_fraction},
         {"position", "rotate_values", false, &p.rotate_values},

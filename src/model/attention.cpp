@@ -105,6 +105,7 @@ Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position,
         // row (depends on q_m only). Keys, bidirectional: one c per (batch, head) slice. Keys,
         // causal: none — a c over the slice would depend on future keys (cancelling exactly in
         // real arithmetic, not in float32 rounding); the bound above keeps exp finite instead.
+        position.rotate_before_feature_map(q, k, v);  // RoPE's other placement (position.hpp)
         Tensor qf = favor ? favor_features(q, feature_projection, true) : elu_plus_one(q);
         Tensor kf = favor ? favor_features(k, feature_projection, false, !causal) : elu_plus_one(k);
         Tensor q_num = qf, k_num = kf;              // numerator features: RoPE rotates these only

@@ -11,9 +11,12 @@
 //   p = softmax(s), or causal_softmax(s) when causal (p_mn = 0 for n > m)
 //   ctx = dropout(p)·v                            [B,H,T,D]
 // model.attention = linear (RoFormer §3.3, eq. 19; docs/linear_attention.md):
+//   q, k (, v) ← RoPE(q, k (, v))                  only with position.rope_placement =
+//                                                  before_feature_map (rotate_before_feature_map)
 //   φq = φ(q), φk = φ(k)                           [B,H,T,F]   elu_plus_one, or favor_features
 //                                                  with this layer's fixed W:[M, D]
-//   φq_num, φk_num (, v) ← RoPE(φq, φk (, v))      (scheme.rotate_features; others: unchanged)
+//   φq_num, φk_num (, v) ← RoPE(φq, φk (, v))      (scheme.rotate_features, the default
+//                                                  eq19_features placement; else unchanged)
 //   ctx_m = Σ_n (φq_num_m·φk_num_n) v_n / Σ_n φq_m·φk_n,  n over all T or n ≤ m (causal)
 //   No attention dropout here: there is no probability matrix to drop entries of.
 // merge heads, out = ctx·Woᵀ + bo                  [B,T,C]

@@ -30,11 +30,13 @@ void validate_model_options(const ModelConfig& m, const PositionConfig& position
         throw std::invalid_argument(
             "model.random_features must be positive, got 0: favor needs at least one random "
             "feature per head (e.g. 64)");
-    if (position.scheme == PositionKind::rope && m.random_features % 2 != 0)
+    if (position.scheme == PositionKind::rope &&
+        position.rope_placement == RopePlacement::eq19_features && m.random_features % 2 != 0)
         throw std::invalid_argument(
             "model.random_features = " + std::to_string(m.random_features) +
-            " must be even with position.scheme = rope (RoPE rotates pairs of features in "
-            "linear attention)");
+            " must be even with position.scheme = rope (eq. 19 rotates pairs of features in "
+            "linear attention; position.rope_placement = before_feature_map rotates q, k "
+            "instead)");
 }
 
 }  // namespace rf

@@ -105,7 +105,7 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
                     rope_options_from_config(config, hidden / num_heads));
             return std::make_unique<RopePosition>(
                 rope_options_from_config(config, hidden / num_heads), config.rotate_values,
-                config.rotary_fraction, feature_size);
+                config.rotary_fraction, feature_size, config.rope_placement);
         case PositionKind::none:
             break;
     }
@@ -130,9 +130,12 @@ RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction
 }
 
 RopePosition::RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction,
-                           size_t feature_size)
-    : table_(options), rotate_values_(rotate_values), rotary_fraction_(rotary_fraction) {
-    if (feature_size > 0) feature_table(feature_size);
+                           size_t feature_size, RopePlacement placement)
+    : table_(options),
+      rotate_values_(rotate_values),
+      rotary_fraction_(rotary_fraction),
+      placement_(placement) {
+    if (feature_size > 0 && placement_ == RopePlacement::eq19_features) feature_table(feature_size);
 }
 
 RopeTable& RopePosition::feature_table(size_t F) {
@@ -155,6 +158,7 @@ void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
 // v:[B,H,T,D] → R_m v with the head table when rotate_values.
 void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                                    size_t offset) {
+    if (placement_ != RopePlacement::eq19_features) return;
     if (q_features.dim() < 2 || q_features.shape() != k_features.shape())
         throw std::invalid_argument("rotate_features: φ(q) " + shape_str(q_features.shape()) +
                                     " and φ(k) " + shape_str(k_features.shape()) +
@@ -163,6 +167,12 @@ void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tenso
     q_features = rope(q_features, features, offset);
     k_features = rope(k_features, features, offset);
     if (rotate_values_) v = rope(v, table_, offset);
+}
+
+// q, k:[B,H,T,D] → R_m q, R_m k before linear attention's φ (v too when rotate_values): the
+// placement of the Performer figure's code, φ(R_m q_m)·φ(R_n k_n) in numerator and denominator.
+void RopePosition::rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
+    if (placement_ == RopePlacement::before_feature_map) rotate(q, k, v, offset);
 }
 
 }  // namespace rf

@@ -7,6 +7,8 @@
 //   bias_scores(s)      before the softmax           s:[B,H,T,T]  (ALiBi adds its bias here)
 //   rotate_features(φq, φk, v)  linear attention only, after the feature map φ
 //                                                    φq,φk:[B,H,T,F] v:[B,H,T,D]  (RoPE, eq. 19)
+//   rotate_before_feature_map(q, k, v)  linear attention only, before φ   q,k,v:[B,H,T,D]
+//                                       (RoPE with position.rope_placement = before_feature_map)
 // Schemes that do nothing at a place return their input unchanged.
 #pragma once
 
@@ -62,10 +64,27 @@ constexpr std::array<NamedValue<RopeScaling>, 6> named_values(RopeScaling) {
              {RopeScaling::llama3, "llama3"}}};
 }
 
+// position.rope_placement, where RoPE enters linear attention (docs/linear_attention.md §4;
+// softmax attention has one place only and ignores it):
+//   eq19_features      the paper's eq. 19 — rotate the features φ(q), φ(k) in the numerator
+//                      only; exactly relative for any φ, but a row's weights need not be
+//                      positive or sum to 1
+//   before_feature_map the code behind the paper's Performer figure (lucidrains/
+//                      performer-pytorch) — rotate q, k, then φ(R q), φ(R k) in numerator and
+//                      denominator; weights stay positive, and with favor it is an unbiased
+//                      estimate of softmax attention with RoPE, but with elu1 not relative
+enum class RopePlacement { eq19_features, before_feature_map };
+constexpr std::array<NamedValue<RopePlacement>, 2> named_values(RopePlacement) {
+    return {{{RopePlacement::eq19_features, "eq19_features"},
+             {RopePlacement::before_feature_map, "before_feature_map"}}};
+}
+
 // Every knob of every scheme; the config file's [position] table maps onto it 1:1.
 struct PositionConfig {
     PositionKind scheme = PositionKind::rope;        // none | learned | sinusoidal | rope | alibi
     RopePairing pairing = RopePairing::interleaved;  // rope: interleaved | half
+    // rope in linear attention: eq19_features | before_feature_map (RopePlacement above)
+    RopePlacement rope_placement = RopePlacement::eq19_features;
     double base = 10000.0;                           // rope / sinusoidal: θ_i = base^(−2i/d)
     double rotary_fraction = 1.0;       // rope: rotate the first r = fraction·D dims (r even)
     bool rotate_values = false;         // rope: also rotate v (RoFormer's rotary_value)
@@ -114,9 +133,13 @@ public:
     // Linear attention (RoFormer §3.3, eq. 19; docs/linear_attention.md §4): the feature-mapped
     // queries and keys φ(q), φ(k):[B,H,T,F] → R_m φ(q), R_m φ(k), the numerator's features (the
     // caller keeps the unrotated ones for the denominator); v:[B,H,T,D] → R_m v when the scheme
-    // rotates values. Only RoPE acts here; it never rotates q, k before φ in linear attention.
+    // rotates values. Only RoPE with rope_placement = eq19_features acts here.
     virtual void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                                  size_t offset = 0) {}
+    // Linear attention, before the feature map: q, k:[B,H,T,D] → R_m q, R_m k (v → R_m v when
+    // the scheme rotates values), which φ then maps for numerator and denominator alike. Only
+    // RoPE with rope_placement = before_feature_map acts here (the Performer figure's code).
+    virtual void rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
 
     // The fused attention kernel (model.fused; src/model/execution_plan.hpp) rotates q and k
     // itself, tile by tile, and does nothing else a scheme might want. A scheme opts in by

@@ -74,18 +74,22 @@ RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction
 
 class RopePosition : public PositionScheme {
 public:
-    // feature_size > 0 builds the feature table for F now (and validates it); 0 defers it to
-    // the first rotate_features call.
+    // feature_size > 0 builds the feature table for F now (and validates it) when placement
+    // is eq19_features; 0 defers it to the first rotate_features call.
     RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction = 1.0,
-                 size_t feature_size = 0);
+                 size_t feature_size = 0, RopePlacement placement = RopePlacement::eq19_features);
     std::string name() const override {
         return std::string("rope_") + rope_pairing_name(table_.options().pairing);
     }
     // q, k (and v if rotate_values) ← rope(·, table, offset)
     void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
-    // φq, φk:[B,H,T,F] ← rope(·, feature_table(F), offset); v ← rope(v, table) if rotate_values
+    // eq19_features: φq, φk:[B,H,T,F] ← rope(·, feature_table(F), offset); v ← rope(v, table)
+    // if rotate_values. before_feature_map: nothing.
     void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                          size_t offset = 0) override;
+    // before_feature_map: rotate(q, k, v, offset). eq19_features: nothing.
+    void rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
+    RopePlacement placement() const { return placement_; }
     RopeTable& table() { return table_; }
     // The fused kernel rotates q and k with table(); rotated values it leaves to the ops, and
     // dynamic_ntk, whose table depends on the length the kernel is not told.
@@ -100,6 +104,7 @@ private:
     RopeTable table_;
     bool rotate_values_;
     double rotary_fraction_;
+    RopePlacement placement_;
     std::map<size_t, RopeTable> feature_tables_;  // F → its table (one F per model in practice)
 };
 

@@ -1,6 +1,7 @@
 // Gradient checks (Real = double) for src/ops/linear_attention.cpp: elu_plus_one; linear
 // attention bidirectional and causal — numerator and denominator given as the same tensors
-// (fan-out), given separately, and with RoPE on the numerator features (RoFormer eq. 19);
+// (fan-out), given separately, with RoPE on the numerator features (RoFormer eq. 19) and with
+// RoPE on q, k before the feature map (position.rope_placement = before_feature_map);
 // FAVOR+ features alone (stabilise = false) and through linear attention (stabilise = true,
 // where the stabiliser cancels). (causal_softmax, its softmax counterpart: test_softmax_grad.cpp.)
 //
@@ -130,4 +131,29 @@ TEST_CASE("favor_features → linear_attention gradient, stabilise = true (the s
             },
             {randn({2, 5, 3}, rng), randn({2, 5, 3}, rng), randn({2, 5, 2}, rng)});
     }
+}
+
+TEST_CASE("linear_attention gradient with RoPE before the feature map (φ(R q), φ(R k))") {
+    // position.rope_placement = before_feature_map: q, k rotated first, then φ, the same
+    // features in numerator and denominator. Both feature maps, both pairings, both masks.
+    for (bool favor : {false, true})
+        for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half})
+            for (bool causal : {false, true}) {
+                CAPTURE(favor);
+                CAPTURE(rf::rope_pairing_name(pairing));
+                CAPTURE(causal);
+                rf::Rng rng(8);
+                rf::RopeTable table(rf::testing::rope_options(pairing, 4, 4, 10.0));
+                const Tensor W = rf::orthogonal_random_features(5, 4, rng);  // M = 5: odd is fine
+                gradcheck(
+                    [&](const Inputs& in) {
+                        Tensor rq = rf::rope(in[0], table, 3), rk = rf::rope(in[1], table, 3);
+                        Tensor qf = favor ? rf::favor_features(rq, W, true) : rf::elu_plus_one(rq);
+                        Tensor kf = favor ? rf::favor_features(rk, W, false, !causal)
+                                          : rf::elu_plus_one(rk);
+                        return rf::linear_attention(qf, kf, in[2], qf, kf, causal);
+                    },
+                    {randn({2, 2, 4, 4}, rng, 0.7), randn({2, 2, 4, 4}, rng, 0.7),
+                     randn({2, 2, 4, 3}, rng)});
+            }
 }

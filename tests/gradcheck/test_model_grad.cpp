@@ -104,6 +104,23 @@ TEST_CASE("gradcheck whole model: linear elu1 + rope half with rotate_values, ca
     c.position.rotate_values = true;
     check_model(c);
 }
+TEST_CASE("gradcheck whole model: linear rope before the map, elu1 / favor, both masks") {
+    for (const std::string feature_map : {"elu1", "favor"})
+        for (bool causal : {false, true}) {
+            CAPTURE(feature_map);
+            CAPTURE(causal);
+            TinySetup c = attention_config("rope", feature_map, causal);
+            c.position.rope_placement = RopePlacement::before_feature_map;
+            check_model(c);
+        }
+}
+TEST_CASE("gradcheck whole model: linear favor, rope before the feature map, half, values") {
+    TinySetup c = attention_config("rope", "favor", true);
+    c.position.rope_placement = RopePlacement::before_feature_map;
+    c.position.pairing = RopePairing::half;
+    c.position.rotate_values = true;
+    check_model(c);
+}
 TEST_CASE("gradcheck whole model: linear favor + learned positions") {
     check_model(attention_config("learned", "favor", false));
 }

@@ -27,7 +27,9 @@ Attention (model.attention; docs/linear_attention.md), written here in its O(T²
   softmax     p = softmax(q·kᵀ/√D (+ ALiBi)); causal: scores of keys n > m set to −∞ first
   linear      RoFormer eq. (19): out_m = Σ_n (R_m φ(q_m))·(R_n φ(k_n)) v_n / Σ_n φ(q_m)·φ(k_n),
               n ≤ m when causal, R = the RoPE rotation on the F features (none: R = I), v
-              rotated with rotate_values. Built as explicit T×T weight matrices, not as the
+              rotated with rotate_values. That is position.rope_placement = eq19_features;
+              before_feature_map (the code behind the paper's Performer figure) rotates q, k
+              first: out_m = Σ_n φ(R_m q_m)·φ(R_n k_n) v_n / Σ_n φ(R_m q_m)·φ(R_n k_n). Built as explicit T×T weight matrices, not as the
               C++'s running F×D state: a different algorithm for the same sum.
               φ = elu(x) + 1 (Katharopoulos et al. 2020), or FAVOR+ (Choromanski et al. 2020):
               φ(x)_j = exp(w_j·x̃ − |x̃|²/2)/√M, x̃ = x·D^(−1/4), W:[M, D] read from the C++
@@ -116,6 +118,7 @@ class Config:
         self.scheme = kw["scheme"]
         self.pairing = kw.get("pairing", "interleaved")
         self.rotate_values = kw.get("rotate_values", False)
+        self.rope_placement = kw.get("rope_placement", "eq19_features")  # | before_feature_map
         self.base = kw.get("base", 10000.0)
         self.rotary_fraction = kw.get("rotary_fraction", 1.0)
         self.interpolation_factor = kw.get("interpolation_factor", 1.0)
@@ -139,6 +142,7 @@ def config_from_toml(conf, vocab_size):
     return Config(vocab_size=vocab_size, hidden=m["hidden"], num_heads=m["num_heads"],
                   num_layers=m["num_layers"], ffn=m["ffn"], layer_norm_eps=m["layer_norm_eps"],
                   scheme=p["scheme"], pairing=p["pairing"], rotate_values=p["rotate_values"],
+                  rope_placement=p.get("rope_placement", "eq19_features"),
                   base=p["base"], rotary_fraction=p["rotary_fraction"],
                   interpolation_factor=p["interpolation_factor"], ntk_factor=p["ntk_factor"],
                   max_positions=p["max_positions"],
@@ -270,12 +274,15 @@ class SelfAttention(nn.Module):
         if cfg.scheme == "rope" and cfg.rotate_values:
             v = rope_rotate(v, cfg)
         if cfg.attention == "linear":
+            if cfg.scheme == "rope" and cfg.rope_placement == "before_feature_map":
+                q, k = rope_rotate(q, cfg), rope_rotate(k, cfg)   # φ(R q), φ(R k) everywhere
             if cfg.feature_map == "favor":
                 qf, kf = favor_features(q, self.feature_projection), favor_features(k, self.feature_projection)
             else:
                 qf, kf = F.elu(q) + 1, F.elu(k) + 1
             q_num, k_num = qf, kf
-            if cfg.scheme == "rope":      # eq. (19): the numerator's features only
+            if cfg.scheme == "rope" and cfg.rope_placement == "eq19_features":
+                # eq. (19): the numerator's features only
                 q_num, k_num = rope_rotate(qf, cfg), rope_rotate(kf, cfg)
             context = linear_attention(q_num, k_num, v, qf, kf, cfg.causal)
             return context.transpose(1, 2).reshape(B, T, C)
@@ -438,6 +445,18 @@ SCHEMES = {
                                  attention="linear", feature_map="elu1", causal=True),
     "clm_favor_rope": dict(scheme="rope", pairing="interleaved", attention="linear",
                            feature_map="favor", causal=True),
+    # RoPE before the feature map (position.rope_placement = before_feature_map, the paper's
+    # Performer figure's code): both feature maps, both pairings, bidirectional and causal
+    "linear_elu1_rope_before": dict(scheme="rope", pairing="interleaved", attention="linear",
+                                    feature_map="elu1", rope_placement="before_feature_map"),
+    "linear_favor_rope_before": dict(scheme="rope", pairing="half", attention="linear",
+                                     feature_map="favor", rope_placement="before_feature_map"),
+    "clm_favor_rope_before": dict(scheme="rope", pairing="interleaved", attention="linear",
+                                  feature_map="favor", causal=True,
+                                  rope_placement="before_feature_map"),
+    "clm_elu1_rope_before_values": dict(scheme="rope", pairing="half", rotate_values=True,
+                                        attention="linear", feature_map="elu1", causal=True,
+                                        rope_placement="before_feature_map"),
 }
 FAVOR_INIT = os.path.join(HERE, "init_favor.safetensors")
 NEWER_CASES = [name for name in SCHEMES if name.startswith(("linear_", "clm_"))]
@@ -563,6 +582,8 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir, favor_init=None):
             "train.objective": "clm" if cfg.causal else "mlm",
             "parity.adamw_tolerance_factor": str(ADAMW_TOLERANCE.get(name, 1)),
         })
+        if cfg.rope_placement != "eq19_features":   # the eq. 19 fixtures keep their bytes
+            fixture_meta["position.rope_placement"] = cfg.rope_placement
         if projections:
             with open(FAVOR_INIT, "rb") as f:
                 fixture_meta["init_favor_sha256"] = hashlib.sha256(f.read()).hexdigest()
