@@ -18,8 +18,22 @@ namespace {
 struct FinetuneCommandOptions {
     std::string from, task, out, config_path;
     std::vector<std::string> overrides;
-    bool from_scratch = false, quiet = false;
+    bool from_scratch = false, quiet = false, resume = false;
+    size_t stop_after = 0;
 };
+
+// The command that continues this fine-tune, for the message after an interruption.
+std::string resume_command(const FinetuneCommandOptions& o) {
+    auto quoted = [](const std::string& s) {
+        return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
+    };
+    std::string command = "roformer finetune --from " + quoted(o.from);
+    if (!o.task.empty()) command += " --task " + quoted(o.task);
+    if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
+    for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
+    if (o.from_scratch) command += " --from-scratch";
+    return command + " --resume --out " + quoted(o.out);
+}
 
 void run_finetune(const FinetuneCommandOptions& o) {
     std::vector<std::string> overrides = o.overrides;
@@ -32,13 +46,19 @@ void run_finetune(const FinetuneCommandOptions& o) {
     options.from_scratch = o.from_scratch;
     options.out_dir = o.out;
     options.quiet = o.quiet;
+    options.resume = o.resume;
+    options.stop_after = o.stop_after;
     const rf::FinetuneSummary s = rf::finetune(config, options, std::cerr);
     if (s.interrupted_by) {
         std::cerr << "interrupted at step " << s.steps << " of " << s.total_steps
                   << "; the model of that step is saved in " << o.out
-                  << " (roformer classify reads it); a fine-tune run cannot be resumed yet — "
-                     "fine-tune again into a new --out\n";
+                  << "; continue with: " << resume_command(o) << "\n";
         std::exit(128 + s.interrupted_by);
+    }
+    if (s.steps < s.total_steps) {
+        std::printf("stopped after step %zu of %zu; continue with: %s\n", s.steps, s.total_steps,
+                    resume_command(o).c_str());
+        return;
     }
     std::printf("test: accuracy %.4f, macro-F1 %.4f on %zu examples (loss %.4f)\n", s.test.accuracy,
                 s.test.macro_f1, s.test.n, s.test.loss);
@@ -62,6 +82,9 @@ void add_finetune(CLI::App& app) {
         ->take_all();
     cmd->add_flag("--from-scratch", o->from_scratch,
                   "Baseline: the --from run's architecture and tokenizer, fresh weights");
+    cmd->add_flag("--resume", o->resume, "Continue the fine-tune in --out from its checkpoint");
+    cmd->add_option("--stop-after", o->stop_after,
+                    "Stop after this step with a checkpoint (continue later with --resume)");
     cmd->add_flag("--quiet", o->quiet, "No progress output");
     cmd->callback([o] { run_finetune(*o); });
 }

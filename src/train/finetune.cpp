@@ -7,7 +7,9 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -210,11 +212,9 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     const Encoded test =
         encode_examples(task.test, task.pair, *source.tokenizer, "task " + task.name);
 
-    // 3. The run directory (lock, emptiness) and its files.
-    RunDirectory run = RunDirectory::fresh(options.out_dir);
-    write_file_atomically(run.file("finetune.toml"), to_toml(fc));
-    write_file_atomically(run.file("config.toml"), to_toml(encoder_config));
-    write_file_atomically(run.file("split.txt"), task.split_summary + "\n");
+    // 3. The run directory (lock, emptiness) and its files; or, resuming, its checks.
+    const std::string dir = options.out_dir;
+    auto file = [&](const std::string& name) { return run_file(dir, name); };
     Json task_json = {{"task", task.name},
                       {"labels", task.labels},
                       {"pair", task.pair},
@@ -222,8 +222,38 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
                       {"from", options.from_run},
                       {"from_scratch", options.from_scratch},
                       {"pretrained_step", options.from_scratch ? 0 : source.step}};
-    write_file_atomically(run.file("task.json"), task_json.dump(2) + "\n");
-    write_file_atomically(run.file("tokenizer.json"), source.tokenizer->to_json());
+    std::optional<RunDirectory> fresh_run;
+    std::optional<RunLock> resume_lock;
+    CheckpointState resumed;
+    if (!options.resume) {
+        fresh_run.emplace(RunDirectory::fresh(dir));
+        write_file_atomically(file("finetune.toml"), to_toml(fc));
+        write_file_atomically(file("config.toml"), to_toml(encoder_config));
+        write_file_atomically(file("split.txt"), task.split_summary + "\n");
+        write_file_atomically(file("task.json"), task_json.dump(2) + "\n");
+        write_file_atomically(file("tokenizer.json"), source.tokenizer->to_json());
+    } else {
+        if (!std::filesystem::is_directory(dir))
+            throw std::runtime_error("--resume: '" + dir +
+                                     "' does not exist; drop --resume to start a new fine-tune");
+        resume_lock.emplace(RunLock::acquire(dir));
+        for (const char* name : {"finetune.toml", "task.json"})
+            if (!std::filesystem::exists(file(name)))
+                throw std::runtime_error("--resume: '" + file(name) + "' is missing; delete '" +
+                                         dir + "' and fine-tune again without --resume");
+        if (read_file_bytes(file("finetune.toml"), 1 << 20) != to_toml(fc))
+            throw std::runtime_error("--resume: the fine-tune config differs from " +
+                                     file("finetune.toml") +
+                                     "; resume with the same --task, --config and --set values");
+        const Json saved = Json::parse(read_file_bytes(file("task.json"), 1 << 20), nullptr, false);
+        if (saved.is_discarded() || saved.value("from", "") != options.from_run ||
+            saved.value("from_scratch", false) != options.from_scratch)
+            throw std::runtime_error("--resume: " + file("task.json") +
+                                     " records another --from / --from-scratch; resume with "
+                                     "the ones the run started with");
+        resumed = recover_checkpoint(dir);
+        remove_stale_temporaries(dir);
+    }
 
     // 4. The model: the encoder (pre-trained weights copied in unless from scratch) + a head.
     const size_t vocab = source.tokenizer->vocab_size();
@@ -242,6 +272,17 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     }
     SequenceClassifier model(std::move(encoder), task.labels.size(), fc.seed ^ 0xC1A55ULL);
     AdamW optimizer(model.parameters(), AdamWOptions{0.9, 0.999, 1e-8, fc.weight_decay});
+    size_t start_step = 0;
+    if (resumed.present) {
+        const std::string path = file("model.safetensors");
+        const SafetensorsFile saved = read_safetensors(path);
+        for (const NamedParameter& p : model.parameters()) {
+            Tensor target = p.tensor;
+            copy_into(saved.at(target.name(), path), target);
+        }
+        load_optimizer_state(optimizer, file("optimizer.safetensors"));
+        start_step = resumed.step;
+    }
 
     // 5. The floor and the majority class, on the same split.
     FinetuneSummary summary;
@@ -260,7 +301,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
              {{"accuracy", summary.floor.accuracy}, {"macro_f1", summary.floor.macro_f1}}},
             {"majority_class", {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}}},
             {"test_examples", test.labels.size()}};
-        write_file_atomically(run.file("floor.json"), floor.dump(2) + "\n");
+        if (!options.resume) write_file_atomically(file("floor.json"), floor.dump(2) + "\n");
     }
 
     std::vector<size_t> lengths;
@@ -281,8 +322,13 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     schedule.schedule = Schedule::linear;
     schedule.min_lr_ratio = 0;
 
+    if (start_step >= summary.total_steps)
+        throw std::runtime_error("--resume: the fine-tune in '" + dir +
+                                 "' is already finished (step " + std::to_string(start_step) +
+                                 "); classify with it, or fine-tune "
+                                 "into a new --out");
     if (!options.quiet)
-        log << "finetune " << run.path() << ": task " << task.name << " (" << task.labels.size()
+        log << "finetune " << dir << ": task " << task.name << " (" << task.labels.size()
             << " classes" << (task.pair ? ", sentence pairs" : "") << "), " << train.labels.size()
             << " train / " << test.labels.size() << " test examples; "
             << (options.from_scratch ? "encoder from scratch" : "encoder from " + options.from_run)
@@ -292,8 +338,19 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             << format_fixed(summary.floor.macro_f1, 4) << "; majority class acc "
             << format_fixed(summary.majority_accuracy, 4) << "\n";
 
-    std::ofstream metrics(run.file("metrics.csv"));
-    metrics << "step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s\n";
+    // metrics.csv: a resumed run keeps the rows up to its checkpoint and appends after them.
+    std::string kept = "step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s\n";
+    if (options.resume && std::filesystem::exists(file("metrics.csv"))) {
+        std::istringstream old(read_file_bytes(file("metrics.csv")));
+        std::string line;
+        std::getline(old, line);
+        while (std::getline(old, line))
+            if (!line.empty() && resumed.present &&
+                std::stoull(line.substr(0, line.find(','))) <= start_step)
+                kept += line + "\n";
+    }
+    write_file_atomically(file("metrics.csv"), kept);
+    std::ofstream metrics(file("metrics.csv"), std::ios::app);
     double window_loss = 0;
     size_t window_n = 0;
     auto evaluate_and_log = [&](size_t step, size_t epoch, double lr) {
@@ -316,16 +373,25 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     };
     auto checkpoint = [&](size_t step) {
         commit_checkpoint(
-            run.path(), step,
-            {{"model.safetensors", model_bytes(run.file("model.safetensors"), model, fc, step)}});
+            dir, step,
+            {{"model.safetensors", model_bytes(file("model.safetensors"), model, fc, step)},
+             {"optimizer.safetensors", optimizer_file_bytes(optimizer)}});
     };
 
     // 6. The loop.
-    size_t step = 0;
-    evaluate_and_log(0, 0, 0);
-    for (size_t epoch = 1; epoch <= fc.epochs && !summary.interrupted_by; ++epoch) {
+    // Every epoch's batches follow from (seed, epoch) alone, and dropout from (seed, step): a
+    // resumed run skips the batches its checkpoint had done and continues bit-identically.
+    size_t step = start_step;
+    const size_t end_step = options.stop_after ? std::min(options.stop_after, summary.total_steps)
+                                               : summary.total_steps;
+    bool stop = false;
+    if (start_step == 0) evaluate_and_log(0, 0, 0);
+    for (size_t epoch = start_step / per_epoch + 1; epoch <= fc.epochs && !stop; ++epoch) {
         Rng order(fc.seed * 0x9E3779B97F4A7C15ULL + epoch);
-        for (const std::vector<size_t>& members : length_batches(lengths, fc.batch_size, order)) {
+        const std::vector<std::vector<size_t>> batches =
+            length_batches(lengths, fc.batch_size, order);
+        for (size_t i = step - (epoch - 1) * per_epoch; i < batches.size(); ++i) {
+            const std::vector<size_t>& members = batches[i];
             const Batch b = make_batch(train, members, fc.max_len);
             const double lr = lr_at(step, schedule);
             model.encoder().dropout_rng() = Rng(fc.seed * 0x2545F4914F6CDD1DULL + step);
@@ -346,12 +412,13 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             ++window_n;
             if (fc.eval_every && step % fc.eval_every == 0 && step % per_epoch != 0)
                 evaluate_and_log(step, epoch, lr);
-            if (const int signal = InterruptGuard::pending()) {
-                summary.interrupted_by = signal;
+            summary.interrupted_by = InterruptGuard::pending();
+            if (summary.interrupted_by || step == end_step) {
+                stop = step < summary.total_steps;
                 break;
             }
         }
-        if (!summary.interrupted_by) evaluate_and_log(step, epoch, lr_at(step - 1, schedule));
+        if (step % per_epoch == 0) evaluate_and_log(step, epoch, lr_at(step - 1, schedule));
         checkpoint(step);
     }
     summary.steps = step;

@@ -19,7 +19,8 @@
 //   metrics.csv        step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s
 //   floor.json         the bag-of-words floor and the majority-class baseline on the test set
 //   model.safetensors  roformer.* + classifier.* (HF RoFormerForSequenceClassification names),
-//                      committed with checkpoint.json after every epoch
+//                      committed with optimizer.safetensors and checkpoint.json after every
+//                      epoch and on Ctrl-C / --stop-after (--resume continues from it)
 //   lock
 #pragma once
 
@@ -40,6 +41,8 @@ struct FinetuneOptions {
     std::string from_run;       // the pre-trained MLM run directory
     bool from_scratch = false;  // keep its architecture and tokenizer, not its weights
     std::string out_dir;
+    bool resume = false;    // continue out_dir from its last checkpoint
+    size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = run to the end
     bool quiet = false;
 };
 
