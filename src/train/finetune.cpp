@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -184,8 +185,22 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
         throw std::invalid_argument(
             "finetune: no --from RUN given (the MLM run whose tokenizer "
             "and encoder to use; with --from-scratch, its architecture)");
-    // 1. The pre-trained run: config, tokenizer, encoder.
-    LoadedRun source = load_run(options.from_run);
+    // 1. The pre-trained run: config, tokenizer, encoder (from scratch: config and tokenizer
+    //    only, so a baseline can run beside a pre-training that has not finished).
+    LoadedRun source;
+    if (options.from_scratch) {
+        if (!std::filesystem::is_directory(options.from_run))
+            throw std::runtime_error("run directory '" + options.from_run +
+                                     "' does not exist; --from takes a `roformer train` --out");
+        for (const char* name : {"config.toml", "tokenizer.json"})
+            if (!std::filesystem::exists(run_file(options.from_run, name)))
+                throw std::runtime_error("'" + run_file(options.from_run, name) +
+                                         "' is missing; --from takes a `roformer train` --out");
+        source.config = load_config(run_file(options.from_run, "config.toml"));
+        source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
+    } else {
+        source = load_run(options.from_run);
+    }
     if (source.config.train.objective == data::Objective::clm)
         throw std::invalid_argument("--from " + options.from_run +
                                     " is a causal-LM run (train.objective = clm); fine-tuning "
