@@ -56,8 +56,12 @@ TEST_CASE("SequenceClassifier: logits [B,K], HF tensor names, segment b changes 
     CHECK(out.logits.shape() == Shape{2, 4});
     CHECK(std::isfinite(out.loss.item()));
     const std::vector<int> types = {0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1};
-    const ClassifierOutput paired = model.forward(ids, types, {}, 2, 6, false);
-    CHECK(paired.logits.data()[0] != doctest::Approx(out.logits.data()[0]).epsilon(1e-6));
+    // segment b's type-1 embedding reaches [CLS] through attention: its hidden state moves
+    const Tensor plain = model.encoder().encode(ids, 2, 6, false);
+    const Tensor paired = model.encoder().encode(ids, 2, 6, false, types);
+    double moved = 0;
+    for (size_t c = 0; c < 8; ++c) moved += std::abs(paired.data()[c] - plain.data()[c]);
+    CHECK(moved > 1e-3);
     CHECK_THROWS_AS(model.forward(ids, {}, {4, 0}, 2, 6, false), std::invalid_argument);
     CHECK_THROWS_AS(model.forward(ids, std::vector<int>(12, 2), {}, 2, 6, false),
                     std::invalid_argument);
