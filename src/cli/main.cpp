@@ -36,8 +36,8 @@ static std::string library_context(const std::string& what, const std::string& c
 // (train, evaluate, use it, look inside it), then the experiments, then the teaching tools.
 // Each cmd_*.cpp registers itself; a registered command missing here is listed after these.
 static const char* const kCommandOrder[] = {
-    "train",   "eval",        "fill-mask",  "generate", "attention", "tokenize",
-    "compare", "extrapolate", "rope-decay", "graph",    "gradcheck",
+    "train",    "eval",    "fill-mask",   "generate",   "finetune", "classify",  "attention",
+    "tokenize", "compare", "extrapolate", "rope-decay", "graph",    "gradcheck",
 };
 
 static std::vector<std::pair<const char*, CommandAdder>>& registry() {

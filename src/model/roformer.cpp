@@ -86,21 +86,33 @@ Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, const Ex
 }
 
 // ---- the encoder --------------------------------------------------------------------------
-// ids:[B,T] → dropout(LN(word_emb[ids] + type_emb[0] + positions)):[B,T,C]
-Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training) {
+// ids, types:[B,T] → dropout(LN(word_emb[ids] + type_emb[types] + positions)):[B,T,C]
+Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
+                       const std::vector<int>& token_types) {
     if (ids.size() != batch * seq_len)
         throw std::invalid_argument("encode: got " + std::to_string(ids.size()) + " ids for [" +
                                     std::to_string(batch) + ", " + std::to_string(seq_len) + "]");
+    if (!token_types.empty() && token_types.size() != ids.size())
+        throw std::invalid_argument("encode: got " + std::to_string(token_types.size()) +
+                                    " token types for " + std::to_string(ids.size()) + " ids");
+    for (int t : token_types)
+        if (t != 0 && t != 1)
+            throw std::invalid_argument("encode: token type " + std::to_string(t) +
+                                        " is not 0 or 1 (segment a or b)");
     Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,C]
-    h = add(h, slice(token_type_embeddings, 0, 0, 1));             // + type_emb[0]
-    h = position_->embed(h);                                       // + absolute pos
+    if (token_types.empty())
+        h = add(h, slice(token_type_embeddings, 0, 0, 1));  // + type_emb[0]
+    else
+        h = add(h, embedding(token_type_embeddings, token_types, {batch, seq_len}));
+    h = position_->embed(h);  // + absolute pos
     return dropout(embedding_norm(h), static_cast<Real>(config_.dropout), training, dropout_rng_);
 }
 
 // ids:[B,T] → hidden:[B·T, C]
-Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training) {
+Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
+                        const std::vector<int>& token_types) {
     const Real p = static_cast<Real>(config_.dropout);
-    Tensor h = embed(ids, batch, seq_len, training);
+    Tensor h = embed(ids, batch, seq_len, training, token_types);
     for (const EncoderLayer& layer : layers_)
         h = layer.forward(h, *position_, plan_, training, p, dropout_rng_);
     return reshape(h, {batch * seq_len, config_.hidden});

@@ -64,10 +64,13 @@ public:
     // Logits at every position (fill-mask, inspection): [B·T, V].
     Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len);
     // The encoder's last hidden states [B·T, C]: embed, then every layer's forward.
-    Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
-    // The encoder's input: dropout(LN(word_emb[ids] + type_emb[0] + absolute positions)),
-    // ids:[B,T] → [B,T,C].
-    Tensor embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training);
+    Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
+                  const std::vector<int>& token_types = {});
+    // The encoder's input: dropout(LN(word_emb[ids] + type_emb[types] + absolute positions)),
+    // ids, token_types:[B,T] → [B,T,C]. No token_types: every token is type 0 (one segment);
+    // a sentence pair marks segment b with 1 (model/classifier.hpp).
+    Tensor embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
+                 const std::vector<int>& token_types = {});
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
@@ -96,7 +99,7 @@ private:
     PositionConfig position_config_;
     ExecutionPlan plan_;
     Tensor word_embeddings;        // [V, C]
-    Tensor token_type_embeddings;  // [2, C]: HF keeps a token-type table; we use type 0
+    Tensor token_type_embeddings;  // [2, C]: segment a (0) and b (1) of a sentence pair
     LayerNorm embedding_norm;
     std::unique_ptr<PositionScheme> position_;
     std::vector<EncoderLayer> layers_;

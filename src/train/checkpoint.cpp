@@ -64,6 +64,10 @@ static void require_finite(const NamedTensor& t, const std::string& path) {
 
 // AdamW's moments under "<parameter>.exp_avg" / ".exp_avg_sq", its step in the metadata.
 static std::string encode_optimizer(const AdamW& optimizer) {
+    return optimizer_file_bytes(optimizer);
+}
+
+std::string optimizer_file_bytes(const AdamW& optimizer) {
     const AdamWState state = optimizer.export_state();
     std::vector<NamedTensor> moments;
     for (const AdamWState::Moments& m : state.params) {

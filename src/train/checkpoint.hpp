@@ -43,6 +43,9 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 // tensor (parameter or buffer) is missing or has another shape. Returns the checkpoint's step.
 size_t load_model_weights(RoFormer& model, const Config& config, const std::string& path);
 void load_optimizer_state(AdamW& optimizer, const std::string& path);
+// The bytes of optimizer.safetensors (AdamW's moments + step) for commit_checkpoint: for a
+// writer of another model file (train/finetune.cpp) that commits the optimizer beside it.
+std::string optimizer_file_bytes(const AdamW& optimizer);
 
 // A trained run, ready to evaluate or predict.
 struct LoadedRun {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `roformer finetune` / `classify` end to end (ctest cli_finetune): a tiny MLM run fine-tuned
+# for a few steps on kjv-testament, classified; then the refusals, each one line, exit 2 and no
+# run directory left behind: a clm run as --from, a task the tokenizer cannot encode at all
+# (a tokenizer trained on Greek), an empty split (a corpus whose chapters are too short for
+# the pair task); and Ctrl-C: exit 130 with a committed checkpoint classify can read.
+#   tests/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+set -uo pipefail
+BIN=$1 WORK=$2
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$WORK" && mkdir -p "$WORK"
+train() { "$BIN" train --config configs/tiny.toml --set train.steps=3 --set train.eval_every=0 --quiet "$@"; }
+train --out "$WORK/mlm" >/dev/null || fail "training the MLM run"
+ft() { "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=1 "$@"; }
+out=$(ft --task kjv-testament --out "$WORK/ft") || fail "finetune: $out"
+echo "$out" | grep -q "^test: accuracy 0\.[0-9]*, macro-F1" || fail "finetune output: $out"
+for f in finetune.toml config.toml tokenizer.json task.json metrics.csv floor.json model.safetensors checkpoint.json; do
+  [ -f "$WORK/ft/$f" ] || fail "no $f in the fine-tune run"
+done
+out=$("$BIN" classify --run "$WORK/ft" "And Jesus answered and said") || fail "classify: $out"
+echo "$out" | head -1 | grep -Eq "^label: (Old|New) Testament$" || fail "classify output: $out"
+/usr/bin/python3 - "$out" <<'PY' || fail "probabilities do not sum to 1"
+import sys
+p = [float(l.split()[0]) for l in sys.argv[1].splitlines()[1:]]
+assert len(p) == 2 and abs(sum(p) - 1) < 1e-3, p
+PY
+refuse() {  # refuse NAME EXPECTED-FRAGMENT COMMAND...
+  local name=$1 want=$2; shift 2
+  msg=$("$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, not 2: $msg"
+  [ "$(echo "$msg" | wc -l)" -eq 1 ] || fail "$name: not one line: $msg"
+  echo "$msg" | grep -q "$want" || fail "$name: message: $msg"
+  echo "$name refused: $msg"
+}
+train --set train.objective=clm --out "$WORK/clm" >/dev/null || fail "training the clm run"
+refuse "clm --from" "is a causal-LM run" "$BIN" finetune --from "$WORK/clm" --out "$WORK/no1"
+[ -e "$WORK/no1" ] && fail "a refused finetune left a directory"
+/usr/bin/python3 -c "
+words = 'αβγ δεζ ηθι κλμ νξο πρσ τυφ χψω'.split()
+print('\n\n'.join('\n'.join(' '.join(words[(b + l + k) % 8] for k in range(12)) for l in range(30)) for b in range(40)))
+" > "$WORK/greek.txt"
+train --set data.path="$WORK/greek.txt" --set data.tokenizer=char --out "$WORK/greek" >/dev/null || fail "training the Greek run"
+refuse "unencodable task" "cannot encode this task's text" "$BIN" finetune --from "$WORK/greek" --task kjv-testament --out "$WORK/no2"
+/usr/bin/python3 -c "print('\n\n'.join('In the beginning was the word\nand the word was' for _ in range(1189)))" > "$WORK/short.txt"
+refuse "empty split" "split is empty" "$BIN" finetune --from "$WORK/mlm" --task kjv-next-verse --set corpus="$WORK/short.txt" --out "$WORK/no3"
+# Ctrl-C: the step finishes, the model is committed, exit 130
+"$BIN" finetune --from "$WORK/mlm" --task kjv-testament --set threads=1 --set epochs=50 --out "$WORK/int" 2>"$WORK/int.log" &
+pid=$!
+for _ in $(seq 1 300); do grep -q "^step 0 " "$WORK/int.log" 2>/dev/null && break; sleep 0.1; done
+kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "SIGINT: exit $rc, not 130: $(cat "$WORK/int.log")"
+grep -q "interrupted at step .*continue with: roformer finetune .* --resume --out" "$WORK/int.log" || fail "no interruption message: $(tail -1 "$WORK/int.log")"
+"$BIN" classify --run "$WORK/int" "In the beginning" >/dev/null || fail "classify after Ctrl-C"
+# --stop-after then --resume ends bit-identical to an uninterrupted fine-tune (model bytes, test
+# columns; the train-loss column averages a window, which restarts at the resume)
+ft --task kjv-testament --set epochs=2 --out "$WORK/whole" >/dev/null || fail "the uninterrupted fine-tune"
+out=$(ft --task kjv-testament --set epochs=2 --out "$WORK/parts" --stop-after 7) || fail "--stop-after: $out"
+echo "$out" | grep -q "stopped after step 7 of" || fail "--stop-after output: $out"
+ft --task kjv-testament --set epochs=2 --out "$WORK/parts" --resume >/dev/null || fail "--resume"
+cmp "$WORK/whole/model.safetensors" "$WORK/parts/model.safetensors" || fail "resumed model differs"
+[ "$(cut -d, -f1,2,4-6 "$WORK/whole/metrics.csv")" = "$(cut -d, -f1,2,4-6 "$WORK/parts/metrics.csv")" ] || fail "resumed metrics differ (test columns)"
+refuse "changed config on resume" "config differs" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
+echo "resume: bit-identical model and metrics"
+echo PASS
