@@ -1,7 +1,7 @@
 // Stage 7 — config: reading, overriding, checking and writing the run configuration.
 //
-// fields_of below is the key table of config.hpp (config_fields): the ONE list of
-// "table.key → member of Config".
+// The key table itself — the ONE list of "table.key → member of Config" — is
+// config_fields.cpp.
 #include "config/config.hpp"
 
 #include <algorithm>
@@ -26,85 +26,6 @@ namespace {
 
 // ---- the key table ------------------------------------------------------------------------
 using Field = ConfigField;
-
-template <class E>
-EnumField enum_field(E* member) {
-    return {[member] { return std::string(enum_name(*member)); },
-            [member](const std::string& word, const std::string& key) {
-                *member = parse_enum<E>(word, key);
-            },
-            [] { return enum_choices<E>(); }};
-}
-
-std::vector<Field> fields_of(Config& c) {
-    //  table       key           eval_time  member
-    ModelConfig& m = c.model;
-    PositionConfig& p = c.position;
-    DataConfig& d = c.data;
-    TrainConfig& t = c.train;
-    return {
-        {"model", "vocab_size", false, &m.vocab_size},
-        {"model", "hidden", false, &m.hidden},
-        {"model", "num_heads", false, &m.num_heads},
-        {"model", "num_layers", false, &m.num_layers},
-        {"model", "ffn", false, &m.ffn},
-        {"model", "dropout", true, &m.dropout},
-        {"model", "attention_dropout", true, &m.attention_dropout},
-        {"model", "layer_norm_eps", false, &m.layer_norm_eps},
-        {"model", "init_std", false, &m.init_std},
-        {"model", "attention", false, enum_field(&m.attention)},
-        {"model", "feature_map", false, enum_field(&m.feature_map)},
-        {"model", "random_features", false, &m.random_features},
-        {"model", "fused", true, &m.fused},
-        {"position", "scheme", false, enum_field(&p.scheme)},
-        {"position", "pairing", false, enum_field(&p.pairing)},
-        {"position", "rope_placement", false, enum_field(&p.rope_placement)},
-        {"position", "base", false, &p.base},
-        {"position", "rotary_fraction", false, &p.rotary_fraction},
-        {"position", "rotate_values", false, &p.rotate_values},
-        {"position", "interpolation_factor", true, &p.interpolation_factor},
-        {"position", "ntk_factor", true, &p.ntk_factor},
-        {"position", "scaling", true, enum_field(&p.scaling)},
-        {"position", "scaling_factor", true, &p.scaling_factor},
-        {"position", "original_max_positions", true, &p.original_max_positions},
-        {"position", "yarn_beta_fast", true, &p.yarn_beta_fast},
-        {"position", "yarn_beta_slow", true, &p.yarn_beta_slow},
-        {"position", "yarn_attention_factor", true, &p.yarn_attention_factor},
-        {"position", "low_freq_factor", true, &p.low_freq_factor},
-        {"position", "high_freq_factor", true, &p.high_freq_factor},
-        {"position", "xpos", false, &p.xpos},
-        {"position", "xpos_gamma", false, &p.xpos_gamma},
-        {"position", "xpos_scale_base", false, &p.xpos_scale_base},
-        {"position", "learned_frequencies", false, &p.learned_frequencies},
-        {"position", "max_positions", false, &p.max_positions},
-        {"position", "sinusoidal_scale", false, &p.sinusoidal_scale},
-        {"data", "path", true, &d.path},
-        {"data", "tokenizer", true, &d.tokenizer},
-        {"data", "vocab_size", true, &d.vocab_size},
-        {"data", "seq_len", true, &d.seq_len},
-        {"data", "validation_fraction", true, &d.validation_fraction},
-        {"data", "val_windows", true, &d.val_windows},
-        {"data", "mask_prob", true, &d.mask_prob},
-        {"train", "objective", false, enum_field(&t.objective)},
-        {"train", "seed", true, &t.seed},
-        {"train", "batch_size", true, &t.batch_size},
-        {"train", "steps", true, &t.steps},
-        {"train", "lr", true, &t.lr},
-        {"train", "min_lr_ratio", true, &t.min_lr_ratio},
-        {"train", "warmup_steps", true, &t.warmup_steps},
-        {"train", "schedule", true, enum_field(&t.schedule)},
-        {"train", "beta1", true, &t.beta1},
-        {"train", "beta2", true, &t.beta2},
-        {"train", "eps", true, &t.eps},
-        {"train", "weight_decay", true, &t.weight_decay},
-        {"train", "grad_clip", true, &t.grad_clip},
-        {"train", "eval_every", true, &t.eval_every},
-        {"train", "eval_batches", true, &t.eval_batches},
-        {"train", "log_every", true, &t.log_every},
-        {"train", "threads", true, &t.threads},
-        {"train", "checkpoint_every", true, &t.checkpoint_every},
-    };
-}
 
 const std::vector<std::string> kTables = {"model", "position", "data", "train"};
 
@@ -257,18 +178,16 @@ Config default_config() { return Config{}; }
 std::vector<std::string> config_keys() {
     Config scratch;
     std::vector<std::string> keys;
-    for (const Field& f : fields_of(scratch)) keys.push_back(full_key(f));
+    for (const Field& f : config_fields(scratch)) keys.push_back(full_key(f));
     return keys;
 }
-
-std::vector<ConfigField> config_fields(Config& config) { return fields_of(config); }
 
 ConfigField find_config_field(Config& config, const std::string& name, const std::string& where) {
     const size_t dot = name.find('.');
     if (dot == std::string::npos)
         throw std::invalid_argument("'" + name + "'" + where +
                                     " is not a table.key name, e.g. train.lr");
-    std::vector<Field> fields = fields_of(config);
+    std::vector<Field> fields = config_fields(config);
     return find_field(fields, name.substr(0, dot), name.substr(dot + 1), where);
 }
 
@@ -277,7 +196,7 @@ std::string render_value(const ConfigValue& value) { return render(value); }
 std::map<std::string, std::string> model_signature(const Config& config) {
     Config copy = config;  // the key table hands out mutable pointers
     std::map<std::string, std::string> signature;
-    for (const Field& f : fields_of(copy))
+    for (const Field& f : config_fields(copy))
         if (!f.eval_time) signature[f.name()] = render(f.value);
     return signature;
 }
@@ -302,7 +221,7 @@ void apply_toml_text(Config& config, const std::string& text, const std::string&
                                  std::to_string(begin.column) +
                                  ": malformed TOML: " + std::string(e.description()));
     }
-    std::vector<Field> fields = fields_of(config);
+    std::vector<Field> fields = config_fields(config);
     for (auto&& [table_key, table_node] : root) {
         const std::string table(table_key.str());
         if (std::find(other_tables.begin(), other_tables.end(), table) != other_tables.end())
@@ -332,7 +251,7 @@ void apply_override(Config& config, const std::string& assignment) {
         throw std::invalid_argument("--set '" + assignment +
                                     "': expected table.key=value, e.g. train.lr=3e-4");
     const std::string value = trim(assignment.substr(eq + 1));
-    std::vector<Field> fields = fields_of(config);
+    std::vector<Field> fields = config_fields(config);
     const std::string where = " in --set " + name;
     Field& field = find_field(fields, name.substr(0, dot), name.substr(dot + 1), " in --set");
 
@@ -381,7 +300,7 @@ std::string to_toml(const Config& config) {
     Config copy = config;  // the key table hands out mutable pointers
     std::string out = "# roformer configuration, fully resolved (every key)\n";
     std::string current;
-    for (const Field& f : fields_of(copy)) {
+    for (const Field& f : config_fields(copy)) {
         if (current != f.table) {
             out += "\n[" + std::string(f.table) + "]\n";
             current = f.table;
@@ -402,7 +321,7 @@ Config load_config(const std::optional<std::string>& path,
 
 bool operator==(const Config& a, const Config& b) {
     Config ca = a, cb = b;
-    const std::vector<Field> fa = fields_of(ca), fb = fields_of(cb);
+    const std::vector<Field> fa = config_fields(ca), fb = config_fields(cb);
     for (size_t i = 0; i < fa.size(); ++i) {
         const bool same = std::visit(
             [&](auto x) {

@@ -211,11 +211,7 @@ static Tensor rope_op(const Tensor& x, RopeTable& given, const std::vector<size_
     auto angles = std::make_shared<RopeAngles>();
     angles->cos.resize(T * h);
     angles->sin.resize(T * h);
-    for (size_t t = 0; t < T; ++t)
-        for (size_t i = 0; i < h; ++i) {
-            angles->cos[t * h + i] = table.cos_row(positions[t])[i];
-            angles->sin[t * h + i] = table.sin_row(positions[t])[i];
-        }
+    for (size_t t = 0; t < T; ++t) angles->set_from(table, positions[t], t, h, 0, h);
     return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims, angles, "rope",
                             backward_sin_sign);
 }

@@ -116,6 +116,15 @@ void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_
 // growth (which may move the table's storage) cannot affect it.
 struct RopeAngles {
     std::vector<Real> cos, sin;
+    // Copies `count` pairs of `table`'s row `position` into this call's row t, from pair
+    // `first` on (rows of r/2 = pairs_per_row pairs): the gather every variant does.
+    void set_from(const RopeTable& table, size_t position, size_t t, size_t pairs_per_row,
+                  size_t first, size_t count) {
+        for (size_t i = 0; i < count; ++i) {
+            cos[t * pairs_per_row + first + i] = table.cos_row(position)[i];
+            sin[t * pairs_per_row + first + i] = table.sin_row(position)[i];
+        }
+    }
 };
 
 // The op every rotary variant shares: y[..., t, :] = K_t x[..., t, :] with K_t the pairs'

@@ -147,13 +147,10 @@ Tensor rope_2d(const Tensor& x, RopeTable& axis_table, const std::vector<size_t>
     auto angles = std::make_shared<RopeAngles>();
     angles->cos.resize(T * h);
     angles->sin.resize(T * h);
-    for (size_t t = 0; t < T; ++t)
-        for (size_t j = 0; j < quarter; ++j) {
-            angles->cos[t * h + j] = axis_table.cos_row(rows[t])[j];
-            angles->sin[t * h + j] = axis_table.sin_row(rows[t])[j];
-            angles->cos[t * h + quarter + j] = axis_table.cos_row(cols[t])[j];
-            angles->sin[t * h + quarter + j] = axis_table.sin_row(cols[t])[j];
-        }
+    for (size_t t = 0; t < T; ++t) {
+        angles->set_from(axis_table, rows[t], t, h, 0, quarter);        // pairs by the row
+        angles->set_from(axis_table, cols[t], t, h, quarter, quarter);  // pairs by the column
+    }
     return rotate_by_angles(x, axis.pairing, axis.head_dim, h * 2, angles, "rope_2d");
 }
 

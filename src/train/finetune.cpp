@@ -21,9 +21,9 @@
 #include "io/safetensors.hpp"
 #include "nn/adamw.hpp"
 #include "tensor/format.hpp"
-#include "train/bag_of_words.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_commit.hpp"
+#include "train/finetune_data.hpp"
 #include "train/interrupt.hpp"
 #include "train/run_directory.hpp"
 #include "train/schedule.hpp"
@@ -35,131 +35,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-constexpr const char* kFormat = "roformer-cpp classifier";
-
-struct Encoded {
-    std::vector<std::vector<int>> a, b;  // token ids, no framing (b empty for single sentences)
-    std::vector<int> labels;
-};
-
-// Tokenizes every example; refuses a task the tokenizer cannot encode at all (every token of
-// the task's text is [UNK] or bare whitespace: another alphabet than the pre-training corpus).
-Encoded encode_examples(const std::vector<data::LabelledExample>& examples, bool pair,
-                        const data::Tokenizer& tokenizer, const std::string& what) {
-    Encoded e;
-    size_t known = 0, total = 0;
-    for (const data::LabelledExample& x : examples) {
-        e.a.push_back(tokenizer.encode(x.a));
-        if (pair) e.b.push_back(tokenizer.encode(x.b));
-        e.labels.push_back(x.label);
-        for (const std::vector<int>* ids : {&e.a.back(), pair ? &e.b.back() : nullptr})
-            if (ids)
-                for (int id : *ids) {
-                    ++total;
-                    known += id != data::kUnkId &&
-                             tokenizer.token(id).find_first_not_of(" \t\n") != std::string::npos;
-                }
-    }
-    if (total == 0 || known == 0)
-        throw std::runtime_error(
-            what +
-            ": the tokenizer of the --from run cannot encode this "
-            "task's text (every token is [UNK] or whitespace); pre-train on text in the "
-            "same alphabet, or pick another --task");
-    return e;
-}
-
-data::FramedText framed(const Encoded& e, size_t i, size_t max_len) {
-    return data::frame_for_classifier(e.a[i], e.b.empty() ? nullptr : &e.b[i], max_len);
-}
-
-// Batches of examples of equal framed length (no padding, no attention mask): within each
-// length the examples in a seeded shuffle, cut into batches of ≤ B, the batches shuffled.
-// The number of batches is the same every epoch: Σ over lengths ⌈count / B⌉.
-std::vector<std::vector<size_t>> length_batches(const std::vector<size_t>& lengths, size_t B,
-                                                Rng& rng) {
-    std::vector<size_t> order(lengths.size());
-    std::iota(order.begin(), order.end(), size_t(0));
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next_u64() % i]);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t y) { return lengths[x] < lengths[y]; });
-    std::vector<std::vector<size_t>> batches;
-    for (size_t i = 0; i < order.size(); ++i) {
-        if (batches.empty() || batches.back().size() == B ||
-            lengths[batches.back().front()] != lengths[order[i]])
-            batches.emplace_back();
-        batches.back().push_back(order[i]);
-    }
-    for (size_t i = batches.size(); i > 1; --i)
-        std::swap(batches[i - 1], batches[rng.next_u64() % i]);
-    return batches;
-}
-
-struct Batch {
-    std::vector<int> ids, types, labels;
-    size_t batch = 0, seq_len = 0;
-};
-Batch make_batch(const Encoded& e, const std::vector<size_t>& members, size_t max_len) {
-    Batch out;
-    for (size_t i : members) {
-        const data::FramedText f = framed(e, i, max_len);
-        out.seq_len = f.ids.size();
-        out.ids.insert(out.ids.end(), f.ids.begin(), f.ids.end());
-        out.types.insert(out.types.end(), f.types.begin(), f.types.end());
-        out.labels.push_back(e.labels[i]);
-    }
-    out.batch = members.size();
-    return out;
-}
-
-// Loss, accuracy, macro-F1 of `model` on every example of `e` (no dropout, no gradients).
-ClassificationScore evaluate_classifier(SequenceClassifier& model, const Encoded& e, size_t max_len,
-                                        size_t batch_size) {
-    NoGradGuard no_grad;
-    std::vector<size_t> lengths;
-    for (size_t i = 0; i < e.labels.size(); ++i)
-        lengths.push_back(framed(e, i, max_len).ids.size());
-    Rng fixed(0);  // the grouping only; every example is scored once
-    std::vector<int> predicted(e.labels.size()), truth(e.labels.size());
-    double loss = 0;
-    for (const std::vector<size_t>& members : length_batches(lengths, batch_size, fixed)) {
-        const Batch b = make_batch(e, members, max_len);
-        const ClassifierOutput out =
-            model.forward(b.ids, b.types, b.labels, b.batch, b.seq_len, false);
-        loss += out.loss.item() * double(b.batch);
-        const size_t K = model.num_labels();
-        for (size_t r = 0; r < b.batch; ++r) {
-            const Real* row = out.logits.data() + r * K;
-            predicted[members[r]] = int(std::max_element(row, row + K) - row);
-            truth[members[r]] = e.labels[members[r]];
-        }
-    }
-    ClassificationScore s = score_predictions(predicted, truth, model.num_labels());
-    s.loss = e.labels.empty() ? 0 : loss / double(e.labels.size());
-    return s;
-}
-
-// The floor: a linear model on token counts (a pair: b's tokens in a second block of features).
-ClassificationScore bag_of_words_floor(const Encoded& train, const Encoded& test, size_t vocab,
-                                       size_t classes, uint64_t seed) {
-    const bool pair = !train.b.empty();
-    auto features = [&](const Encoded& e, size_t i) {
-        std::vector<int> x = e.a[i];
-        if (pair)
-            for (int id : e.b[i]) x.push_back(id + int(vocab));
-        return x;
-    };
-    std::vector<std::vector<int>> xs;
-    for (size_t i = 0; i < train.labels.size(); ++i) xs.push_back(features(train, i));
-    BagOfWords model(pair ? 2 * vocab : vocab, classes);
-    BagOfWordsOptions options;
-    options.seed = seed;
-    model.fit(xs, train.labels, options);
-    std::vector<int> predicted;
-    for (size_t i = 0; i < test.labels.size(); ++i)
-        predicted.push_back(model.predict(features(test, i)));
-    return score_predictions(predicted, test.labels, classes);
-}
 
 std::string model_bytes(const std::string& path, const SequenceClassifier& model,
                         const FinetuneConfig& config, size_t step) {
@@ -167,7 +42,7 @@ std::string model_bytes(const std::string& path, const SequenceClassifier& model
     for (const NamedParameter& p : model.parameters()) tensors.push_back(to_named_tensor(p.tensor));
     for (const Tensor& b : model.encoder().buffers()) tensors.push_back(to_named_tensor(b));
     return encode_safetensors(path, tensors,
-                              {{"format", kFormat},
+                              {{"format", kClassifierFormat},
                                {"step", std::to_string(step)},
                                {"task", config.task},
                                {"num_labels", std::to_string(model.num_labels())}});
@@ -222,9 +97,9 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             std::swap(train_examples[i - 1], train_examples[pick.next_u64() % i]);
         train_examples.resize(fc.max_train_examples);
     }
-    const Encoded train =
+    const EncodedExamples train =
         encode_examples(train_examples, task.pair, *source.tokenizer, "task " + task.name);
-    const Encoded test =
+    const EncodedExamples test =
         encode_examples(task.test, task.pair, *source.tokenizer, "task " + task.name);
 
     // 3. The run directory (lock, emptiness) and its files; or, resuming, its checks.
@@ -407,7 +282,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             length_batches(lengths, fc.batch_size, order);
         for (size_t i = step - (epoch - 1) * per_epoch; i < batches.size(); ++i) {
             const std::vector<size_t>& members = batches[i];
-            const Batch b = make_batch(train, members, fc.max_len);
+            const ExampleBatch b = make_batch(train, members, fc.max_len);
             const double lr = lr_at(step, schedule);
             model.encoder().dropout_rng() = Rng(fc.seed * 0x2545F4914F6CDD1DULL + step);
             optimizer.zero_grad();
@@ -439,69 +314,6 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     summary.steps = step;
     summary.elapsed_s = elapsed();
     return summary;
-}
-
-ClassifierRun load_classifier_run(const std::string& dir) {
-    const std::string task_path = run_file(dir, "task.json");
-    for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
-        if (!std::filesystem::exists(run_file(dir, name)))
-            throw std::runtime_error("'" + run_file(dir, name) +
-                                     "' is missing; --run takes the --out directory of a "
-                                     "`roformer finetune`");
-    verify_checkpoint_file(dir, "model.safetensors");
-    ClassifierRun run;
-    Json task;
-    try {
-        task = Json::parse(read_file_bytes(task_path, 1 << 20));
-        run.labels = task.at("labels").get<std::vector<std::string>>();
-        run.pair = task.at("pair").get<bool>();
-        run.max_len = task.at("max_len").get<size_t>();
-        run.task = task.at("task").get<std::string>();
-    } catch (const Json::exception& e) {
-        throw std::runtime_error("'" + task_path + "' is damaged (" + e.what() +
-                                 "); fine-tune again");
-    }
-    const Config config = load_config(run_file(dir, "config.toml"));
-    run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
-    auto encoder = std::make_unique<RoFormer>(
-        resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
-    run.model = std::make_unique<SequenceClassifier>(std::move(encoder), run.labels.size(), 0);
-    const std::string path = run_file(dir, "model.safetensors");
-    const SafetensorsFile file = read_safetensors(path);
-    if (file.metadata.count("format") == 0 || file.metadata.at("format") != kFormat)
-        throw std::runtime_error(path + " is not a fine-tuned classifier (format tag)");
-    for (const NamedParameter& p : run.model->parameters()) {
-        Tensor target = p.tensor;
-        copy_into(file.at(target.name(), path), target);
-    }
-    for (Tensor target : run.model->encoder().buffers())
-        copy_into(file.at(target.name(), path), target);
-    return run;
-}
-
-std::vector<double> classify(ClassifierRun& run, const std::string& a, const std::string* b) {
-    if (run.pair && !b)
-        throw std::invalid_argument("task " + run.task +
-                                    " classifies sentence pairs; give two "
-                                    "texts: \"text a\" \"text b\"");
-    if (!run.pair && b)
-        throw std::invalid_argument("task " + run.task +
-                                    " classifies single sentences; give "
-                                    "one text");
-    const std::vector<int> ida = run.tokenizer->encode(a);
-    const std::vector<int> idb = b ? run.tokenizer->encode(*b) : std::vector<int>{};
-    if (ida.empty() || (b && idb.empty()))
-        throw std::invalid_argument("classify: an empty text; give some words");
-    const data::FramedText f = data::frame_for_classifier(ida, b ? &idb : nullptr, run.max_len);
-    NoGradGuard no_grad;
-    const ClassifierOutput out = run.model->forward(f.ids, f.types, {}, 1, f.ids.size(), false);
-    const size_t K = run.model->num_labels();
-    std::vector<double> p(K);
-    const double m = *std::max_element(out.logits.data(), out.logits.data() + K);
-    double total = 0;
-    for (size_t k = 0; k < K; ++k) total += (p[k] = std::exp(double(out.logits.data()[k]) - m));
-    for (double& v : p) v /= total;
-    return p;
 }
 
 }  // namespace rf

@@ -58,6 +58,11 @@ struct FinetuneSummary {
 FinetuneSummary finetune(const FinetuneConfig& config, const FinetuneOptions& options,
                          std::ostream& log);
 
+// The format tag of a fine-tuned run's model.safetensors (written by finetune, checked by
+// load_classifier_run).
+inline constexpr const char* kClassifierFormat = "roformer-cpp classifier";
+
+// ---- classifier_run.cpp ------------------------------------------------------------------
 // A finished (or interrupted) fine-tune run, ready to classify.
 struct ClassifierRun {
     std::unique_ptr<data::Tokenizer> tokenizer;
