@@ -181,7 +181,7 @@ std::string summary_markdown(const ComparisonSummary& summary) {
        << " nats: the first "
           "validation point at or below it, interpolated linearly with the point before ("
        << (summary.threshold_automatic
-               ? "threshold chosen automatically: the worst position scheme's mean final loss + 0.1"
+               ? "threshold chosen automatically: the worst mean final loss among the schemes other than none, + 0.1"
                : "threshold fixed by the preset")
        << "). Versus " << summary.reference
        << ": the mean paired difference of the final loss across seeds with its 95 % interval, "
