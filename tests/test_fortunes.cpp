@@ -45,7 +45,8 @@ std::filesystem::path fake_fortunes(const std::vector<size_t>& count) {
 }  // namespace
 
 TEST_CASE("fortunes: a quote cleaned (overstrikes, whitespace) and a file split at % lines") {
-    CHECK(data::clean_fortune("  B\bBo\bol\bld  and _\bu_\bnder\n\tline  \n") == "Bold and under line");
+    CHECK(data::clean_fortune("  B\bBo\bol\bld  and _\bu_\bnder\n\tline  \n") ==
+          "Bold and under line");
     CHECK(data::clean_fortune("\n \t\n") == "");
     const std::vector<std::string> q = data::split_fortunes("one\nline\n%\n\n%\ntwo  words\n%\n");
     REQUIRE(q.size() == 2);  // the empty quote is dropped

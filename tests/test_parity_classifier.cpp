@@ -28,7 +28,9 @@ struct ClassifierCase {
     std::vector<int> ids, types, labels;
 };
 
-std::vector<int> ints(const NamedTensor& t) { return std::vector<int>(t.data.begin(), t.data.end()); }
+std::vector<int> ints(const NamedTensor& t) {
+    return std::vector<int>(t.data.begin(), t.data.end());
+}
 
 ClassifierCase case_from(const SafetensorsFile& f) {
     ClassifierCase c;
@@ -72,15 +74,16 @@ void report(const std::string& kind, const std::vector<Comparison>& all) {
 // the can-it-fail test moves one head weight by 1e-3 first.
 std::vector<Comparison> classifier_forward_backward(const std::string& kind, bool fused,
                                                     bool corrupt_head = false) {
-    const SafetensorsFile ref = read_safetensors(
-        reference_path("parity_classifier_" + kind + ".safetensors"));
+    const SafetensorsFile ref =
+        read_safetensors(reference_path("parity_classifier_" + kind + ".safetensors"));
     const ClassifierCase c = case_from(ref);
     auto model = build_classifier(c, fused);
     if (corrupt_head)
         for (const NamedParameter& p : model->parameters())
-            if (p.tensor.name() == "classifier.out_proj.weight") Tensor(p.tensor).data()[3] += 1e-3f;
-    ClassifierOutput out = model->forward(c.ids, c.types, c.labels, c.setup.batch,
-                                          c.setup.seq_len, false);
+            if (p.tensor.name() == "classifier.out_proj.weight")
+                Tensor(p.tensor).data()[3] += 1e-3f;
+    ClassifierOutput out =
+        model->forward(c.ids, c.types, c.labels, c.setup.batch, c.setup.seq_len, false);
     out.loss.backward();
     std::vector<Comparison> all;
     all.push_back(compare("logits", values_of(out.logits.value()), ref.at("logits").data));
@@ -106,18 +109,17 @@ std::vector<Comparison> classifier_forward_backward(const std::string& kind, boo
 // The fine-tune loop's order (train/finetune.cpp): zero_grad → forward → backward → clip →
 // lr_at(step) → AdamW step, with its AdamW constants; then every parameter.
 void check_adamw(const std::string& kind, bool fused) {
-    const SafetensorsFile ref = read_safetensors(
-        reference_path("parity_classifier_" + kind + ".safetensors"));
+    const SafetensorsFile ref =
+        read_safetensors(reference_path("parity_classifier_" + kind + ".safetensors"));
     const ClassifierCase c = case_from(ref);
     const TrainConfig& hp = c.setup.train;
     auto model = build_classifier(c, fused);
-    AdamW optimizer(model->parameters(),
-                    AdamWOptions{hp.beta1, hp.beta2, hp.eps, hp.weight_decay});
+    AdamW optimizer(model->parameters(), AdamWOptions{hp.beta1, hp.beta2, hp.eps, hp.weight_decay});
     std::vector<double> losses, norms, lrs;
     for (size_t step = 0; step < hp.steps; ++step) {
         optimizer.zero_grad();
-        ClassifierOutput out = model->forward(c.ids, c.types, c.labels, c.setup.batch,
-                                              c.setup.seq_len, true);
+        ClassifierOutput out =
+            model->forward(c.ids, c.types, c.labels, c.setup.batch, c.setup.seq_len, true);
         losses.push_back(out.loss.item());
         out.loss.backward();
         norms.push_back(optimizer.clip_grad_norm(hp.grad_clip));
@@ -136,9 +138,10 @@ void check_adamw(const std::string& kind, bool fused) {
     for (size_t i = 0; i < losses.size(); ++i)
         std::printf("    loss[%2zu]  ours %.7f  torch %.7f\n", i, losses[i],
                     double(ref.at("adamw.loss").data.at(i)));
-    std::vector<Comparison> all = {compare("adamw.loss", losses, ref.at("adamw.loss").data),
-                                   compare("adamw.grad_norm", norms, ref.at("adamw.grad_norm").data),
-                                   compare("adamw.lr", lrs, ref.at("adamw.lr").data)};
+    std::vector<Comparison> all = {
+        compare("adamw.loss", losses, ref.at("adamw.loss").data),
+        compare("adamw.grad_norm", norms, ref.at("adamw.grad_norm").data),
+        compare("adamw.lr", lrs, ref.at("adamw.lr").data)};
     // The parameters after the last step. An element whose gradient is at float32's noise
     // floor (0 < |g| < 1e-6·G at step 0, G the model's largest gradient: a GELU unit whose input
     // is far below 0 on every token) is not determined in float32. AdamW divides m by √v, so
@@ -165,8 +168,9 @@ void check_adamw(const std::string& kind, bool fused) {
             }
         all.push_back(compare("adamw.param." + name, ours, r));
     }
-    std::printf("  (%zu elements with 0 < |grad| < 1e-6 of the largest held to Σ lr = %.4f: worst %.2e)\n",
-                undetermined, lr_sum, undetermined_worst);
+    std::printf(
+        "  (%zu elements with 0 < |grad| < 1e-6 of the largest held to Σ lr = %.4f: worst %.2e)\n",
+        undetermined, lr_sum, undetermined_worst);
     CHECK(undetermined_worst <= lr_sum);
     CHECK(undetermined < 10);  // a few weights of dead units, not a tensor
     report(kind, all);
@@ -188,8 +192,9 @@ TEST_CASE("parity classifier: 10 AdamW steps end at PyTorch's parameters (single
         for (bool fused : {true, false}) check_adamw(kind, fused);
 }
 
-TEST_CASE("parity classifier can fail: a head weight 1e-3 off, or the pair read as one "
-          "sentence, is detected") {
+TEST_CASE(
+    "parity classifier can fail: a head weight 1e-3 off, or the pair read as one "
+    "sentence, is detected") {
     auto failures = [](const std::vector<Comparison>& all) {
         return std::count_if(all.begin(), all.end(), [](const Comparison& c) { return !c.ok(); });
     };

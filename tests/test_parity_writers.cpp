@@ -142,9 +142,10 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
 // fine-tune loop's (train/finetune.cpp): betas 0.9, 0.999, eps 1e-8, linear warm-up then
 // linear decay to 0, with a larger peak lr so that 10 steps move every parameter visibly.
 // build/tests/test_roformer -tc="parity: write init_classifier*" --no-skip
-TEST_CASE("parity: write init_classifier.safetensors, the head and two batches (by hand, "
-          "--no-skip)" *
-          doctest::skip()) {
+TEST_CASE(
+    "parity: write init_classifier.safetensors, the head and two batches (by hand, "
+    "--no-skip)" *
+    doctest::skip()) {
     const SafetensorsFile& init = init_file();
     const uint64_t seed = std::stoull(meta(init, "seed")) + 25;
     const size_t C = meta_size(init, "model.hidden"), V = meta_size(init, "model.vocab_size");

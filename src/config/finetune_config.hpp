@@ -31,7 +31,7 @@ struct FinetuneConfig {
     // validation macro-F1. The validation examples are a fixed 10 % of the training examples,
     // held out of training only when patience > 0; the best model is kept as best.safetensors.
     size_t patience = 0;
-    size_t seed = 1;                // head init, example order, dropout
+    size_t seed = 1;  // head init, example order, dropout
     size_t threads = 2;
 };
 

@@ -26,8 +26,8 @@ std::string clean_fortune(const std::string& raw) {
     std::string out;
     bool space = false;
     for (char c : plain) {
-        const bool is_space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' ||
-                              c == '\v';
+        const bool is_space =
+            c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
         if (is_space) {
             space = !out.empty();
             continue;
@@ -87,9 +87,9 @@ ClassificationTask make_fortunes_task(const std::string& dir) {
     }
     size_t per_topic = kFortunesPerTopic;
     for (std::vector<std::string>& qs : quotes) {
-        qs.erase(std::remove_if(qs.begin(), qs.end(),
-                                [&](const std::string& q) { return seen[q] > 1; }),
-                 qs.end());
+        qs.erase(
+            std::remove_if(qs.begin(), qs.end(), [&](const std::string& q) { return seen[q] > 1; }),
+            qs.end());
         std::sort(qs.begin(), qs.end(), [](const std::string& x, const std::string& y) {
             const uint64_t hx = fnv1a64(x), hy = fnv1a64(y);
             return hx != hy ? hx < hy : x < y;
@@ -109,12 +109,11 @@ ClassificationTask make_fortunes_task(const std::string& dir) {
                                  " split is empty (" + std::to_string(per_topic) +
                                  " distinct quotes in the smallest topic file of '" + dir +
                                  "'); check finetune.fortunes_dir");
-    task.split_summary = "test = every " + std::to_string(kFortunesTestEvery) + "th of the " +
-                         std::to_string(per_topic) +
-                         " quotes per topic taken in FNV-1a hash order from " + dir + " (" +
-                         std::to_string(topics.size()) + " topics): " +
-                         std::to_string(task.test.size()) + " test / " +
-                         std::to_string(task.train.size()) + " training examples";
+    task.split_summary =
+        "test = every " + std::to_string(kFortunesTestEvery) + "th of the " +
+        std::to_string(per_topic) + " quotes per topic taken in FNV-1a hash order from " + dir +
+        " (" + std::to_string(topics.size()) + " topics): " + std::to_string(task.test.size()) +
+        " test / " + std::to_string(task.train.size()) + " training examples";
     return task;
 }
 

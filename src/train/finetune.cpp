@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -229,8 +229,8 @@ struct EarlyStopping {
     std::string best_bytes;  // best.safetensors
 
     // One evaluation's scores; true when the run should stop now.
-    bool update(size_t step, const ClassificationScore& validation,
-                const ClassificationScore& test, const std::function<std::string()>& bytes) {
+    bool update(size_t step, const ClassificationScore& validation, const ClassificationScore& test,
+                const std::function<std::string()>& bytes) {
         if (!has_best || validation.macro_f1 > best_validation.macro_f1) {
             has_best = true;
             best_step = step;
@@ -278,8 +278,8 @@ struct EarlyStopping {
             best_validation = score_of(j.at("best_validation"));
             best_test = score_of(j.at("best_test"));
         } catch (const std::exception& e) {
-            throw std::runtime_error("--resume: '" + path + "' is missing or damaged (" +
-                                     e.what() + "); fine-tune again into a new --out");
+            throw std::runtime_error("--resume: '" + path + "' is missing or damaged (" + e.what() +
+                                     "); fine-tune again into a new --out");
         }
         verify_checkpoint_file(dir, "best.safetensors");
         best_bytes = read_file_bytes(run_file(dir, "best.safetensors"));
@@ -301,7 +301,8 @@ void score_floors(const TaskData& d, const FinetuneConfig& fc, size_t vocab, boo
     std::vector<int> always(d.test.labels.size(), majority);
     const ClassificationScore m = score_predictions(always, d.test.labels, classes);
     const Json floor = {
-        {"bag_of_words", {{"accuracy", summary.floor.accuracy}, {"macro_f1", summary.floor.macro_f1}}},
+        {"bag_of_words",
+         {{"accuracy", summary.floor.accuracy}, {"macro_f1", summary.floor.macro_f1}}},
         {"majority_class", {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}}},
         {"test_examples", d.test.labels.size()}};
     if (write) write_file_atomically(run_file(dir, "floor.json"), floor.dump(2) + "\n");
@@ -338,8 +339,16 @@ public:
                  SequenceClassifier& model, AdamW& optimizer, const TaskData& d,
                  const StepPlan& plan, FinetuneSummary& summary, EarlyStopping& early,
                  Clock::time_point t0)
-        : fc_(fc), options_(options), log_(log), model_(model), optimizer_(optimizer), d_(d),
-          plan_(plan), summary_(summary), early_(early), t0_(t0) {}
+        : fc_(fc),
+          options_(options),
+          log_(log),
+          model_(model),
+          optimizer_(optimizer),
+          d_(d),
+          plan_(plan),
+          summary_(summary),
+          early_(early),
+          t0_(t0) {}
 
     // metrics.csv: a resumed run keeps the rows up to its checkpoint and appends after them.
     void open_metrics(const CheckpointState& resumed, size_t start_step) {
@@ -431,7 +440,8 @@ private:
                  << csv_number(t.macro_f1) << "," << csv_number(lr) << ","
                  << format_fixed(elapsed(), 1);
         if (early_.patience) {
-            const ClassificationScore v = evaluate_classifier(model_, d_.validation, fc_.max_len, 64);
+            const ClassificationScore v =
+                evaluate_classifier(model_, d_.validation, fc_.max_len, 64);
             metrics_ << "," << csv_number(v.loss) << "," << csv_number(v.accuracy) << ","
                      << csv_number(v.macro_f1);
             const bool improved_before = early_.has_best;
@@ -443,9 +453,9 @@ private:
             if (!options_.quiet)
                 log_ << "step " << step << "  validation macro-F1 " << format_fixed(v.macro_f1, 4)
                      << (early_.since_best == 0
-                             ? (improved_before ? " (best so far, up from " +
-                                                      format_fixed(best_before, 4) + ")"
-                                                : " (the first)")
+                             ? (improved_before
+                                    ? " (best so far, up from " + format_fixed(best_before, 4) + ")"
+                                    : " (the first)")
                              : " (no gain for " + std::to_string(early_.since_best) + " of " +
                                    std::to_string(early_.patience) + " evaluations)")
                      << "\n";
@@ -466,7 +476,8 @@ private:
     void checkpoint(size_t step) {
         const std::string& dir = options_.out_dir;
         CheckpointFiles files = {
-            {"model.safetensors", model_bytes(run_file(dir, "model.safetensors"), model_, fc_, step)},
+            {"model.safetensors",
+             model_bytes(run_file(dir, "model.safetensors"), model_, fc_, step)},
             {"optimizer.safetensors", optimizer_file_bytes(optimizer_)}};
         if (early_.patience) {
             files.emplace_back("best.safetensors", early_.best_bytes);
@@ -542,9 +553,9 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             << (options.from_scratch ? "encoder from scratch" : "encoder from " + options.from_run)
             << ", " << model.parameters().size() << " tensors; " << summary.total_steps
             << " steps\n"
-            << "floor: bag of words acc " << format_fixed(summary.floor.accuracy, 4)
-            << " macro-F1 " << format_fixed(summary.floor.macro_f1, 4)
-            << "; majority class acc " << format_fixed(summary.majority_accuracy, 4) << "\n";
+            << "floor: bag of words acc " << format_fixed(summary.floor.accuracy, 4) << " macro-F1 "
+            << format_fixed(summary.floor.macro_f1, 4) << "; majority class acc "
+            << format_fixed(summary.majority_accuracy, 4) << "\n";
     if (!options.quiet && early.patience)
         log << "early stopping: " << d.validation.labels.size()
             << " validation examples held out of training; stop after " << early.patience
