@@ -4,10 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "data/fortunes.hpp"
 #include "data/tasks.hpp"
+#include "data/tokenizer.hpp"
 
 using namespace rf;
 
@@ -123,4 +125,22 @@ TEST_CASE("fortunes: the installed package (scripts/setup.sh) gives 6 × 140 quo
         CHECK(q.find('\n') == std::string::npos);
     }
     MESSAGE("fortunes-topic: " << t.split_summary);
+}
+
+TEST_CASE("fortunes: characters the KJV tokenizer never saw become [UNK], the rest encodes") {
+    const data::ClassificationTask t = data::make_task("fortunes-topic", "", 0.05);
+    std::ifstream kjv(std::string(RF_SOURCE_DIR) + "/data/kjv.txt");
+    std::string text((std::istreambuf_iterator<char>(kjv)), std::istreambuf_iterator<char>());
+    REQUIRE(text.size() > 1000000);
+    const auto tokenizer = data::train_tokenizer("char", text, 200);  // every KJV character
+    size_t unknown = 0, known = 0;
+    for (const data::LabelledExample& x : t.train)
+        for (int id : tokenizer->encode(x.a)) (id == data::kUnkId ? unknown : known) += 1;
+    CHECK(unknown > 0);           // digits, double quotes, '/', '*', '=' are not in the KJV
+    CHECK(known > 50 * unknown);  // nearly all of it is letters, spaces and punctuation
+    MESSAGE("fortunes-topic training text through a KJV character tokenizer: "
+            << unknown << " [UNK] of " << unknown + known << " tokens");
+    const std::vector<int> ids = tokenizer->encode("Go 2 the light");
+    CHECK(ids.at(3) == data::kUnkId);
+    CHECK(ids.at(0) != data::kUnkId);
 }
