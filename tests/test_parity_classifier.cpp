@@ -108,11 +108,13 @@ std::vector<Comparison> classifier_forward_backward(const std::string& kind, boo
 
 // The fine-tune loop's order (train/finetune.cpp): zero_grad → forward → backward → clip →
 // lr_at(step) → AdamW step, with its AdamW constants; then every parameter.
-void check_adamw(const std::string& kind, bool fused) {
+// beta2: the can-it-fail test runs AdamW with another β2 (0: the fixture's).
+std::vector<Comparison> adamw_comparisons(const std::string& kind, bool fused, double beta2 = 0) {
     const SafetensorsFile ref =
         read_safetensors(reference_path("parity_classifier_" + kind + ".safetensors"));
     const ClassifierCase c = case_from(ref);
-    const TrainConfig& hp = c.setup.train;
+    TrainConfig hp = c.setup.train;
+    if (beta2 > 0) hp.beta2 = beta2;
     auto model = build_classifier(c, fused);
     AdamW optimizer(model->parameters(), AdamWOptions{hp.beta1, hp.beta2, hp.eps, hp.weight_decay});
     std::vector<double> losses, norms, lrs;
@@ -173,7 +175,7 @@ void check_adamw(const std::string& kind, bool fused) {
         undetermined, lr_sum, undetermined_worst);
     CHECK(undetermined_worst <= lr_sum);
     CHECK(undetermined < 10);  // a few weights of dead units, not a tensor
-    report(kind, all);
+    return all;
 }
 
 }  // namespace
@@ -189,17 +191,26 @@ TEST_CASE("parity classifier: logits, loss and every gradient match PyTorch (sin
 
 TEST_CASE("parity classifier: 10 AdamW steps end at PyTorch's parameters (single, pair)") {
     for (const char* kind : {"single", "pair"})
-        for (bool fused : {true, false}) check_adamw(kind, fused);
+        for (bool fused : {true, false}) report(kind, adamw_comparisons(kind, fused));
 }
 
 TEST_CASE(
-    "parity classifier can fail: a head weight 1e-3 off, or the pair read as one "
-    "sentence, is detected") {
+    "parity classifier can fail: a head weight 1e-3 off, AdamW's β2 changed, or the pair "
+    "read as one sentence, is detected") {
     auto failures = [](const std::vector<Comparison>& all) {
         return std::count_if(all.begin(), all.end(), [](const Comparison& c) { return !c.ok(); });
     };
     CHECK(failures(classifier_forward_backward("pair", true)) == 0);
     CHECK(failures(classifier_forward_backward("pair", true, true)) > 0);
+    // AdamW with β2 = 0.98 (the pre-training's) instead of the fine-tune's 0.999: the losses
+    // stay close for 10 steps, the parameters do not.
+    CHECK(failures(adamw_comparisons("single", true)) == 0);
+    const std::vector<Comparison> other_beta2 = adamw_comparisons("single", true, 0.98);
+    size_t parameters_off = 0;
+    for (const Comparison& c : other_beta2)
+        parameters_off += !c.ok() && c.name.rfind("adamw.param.", 0) == 0;
+    MESSAGE("β2 = 0.98: " << parameters_off << " parameter tensors differ after 10 steps");
+    CHECK(parameters_off > 0);
     // The pair's token types matter: all-zero types give other logits than PyTorch's.
     const SafetensorsFile ref =
         read_safetensors(reference_path("parity_classifier_pair.safetensors"));
