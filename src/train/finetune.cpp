@@ -293,7 +293,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     loop.open_metrics(run.resumed, start_step);
     summary.steps = loop.run(start_step);
     summary.early_stopping = early.patience > 0;
-    summary.stopped_early = early.stopped;
+    summary.stopped_early = early.stopped && summary.steps < summary.total_steps;
     summary.validation_examples = d.validation.labels.size();
     summary.best_step = early.best_step;
     summary.best_validation = early.best_validation;
