@@ -62,6 +62,10 @@ cmp "$WORK/whole/model.safetensors" "$WORK/parts/model.safetensors" || fail "res
 [ "$(cut -d, -f1,2,4-6 "$WORK/whole/metrics.csv")" = "$(cut -d, -f1,2,4-6 "$WORK/parts/metrics.csv")" ] || fail "resumed metrics differ (test columns)"
 refuse "changed config on resume" "config differs" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
 echo "resume: bit-identical model and metrics"
+# a learned-position run with fewer positions than finetune.max_len: refused before any file
+train --set position.scheme=learned --set position.max_positions=16 --set data.seq_len=16 --out "$WORK/learned16" >/dev/null || fail "training the learned run"
+refuse "max_len over learned positions" "is more than the --from run's position.max_positions = 16" "$BIN" finetune --from "$WORK/learned16" --out "$WORK/no5"
+[ -e "$WORK/no5" ] && fail "a refused max_len finetune left a directory"
 # fortunes-topic without the package: one line naming the apt-get command
 refuse "fortunes missing" "apt-get install fortunes" "$BIN" finetune --from "$WORK/mlm" --task fortunes-topic --set fortunes_dir="$WORK/no-fortunes" --out "$WORK/no4"
 [ -e "$WORK/no4" ] && fail "a refused fortunes finetune left a directory"

@@ -241,6 +241,14 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     apply_threading(encoder_config);
     const InterruptGuard interrupts;
 
+    // A learned position table has max_positions rows and no more: refuse before any file.
+    const size_t positions = source.config.position.max_positions;
+    if (source.config.position.scheme == PositionKind::learned && fc.max_len > positions)
+        throw std::invalid_argument(
+            "finetune.max_len = " + std::to_string(fc.max_len) + " is more than the --from run's " +
+            "position.max_positions = " + std::to_string(positions) +
+            " (its learned position table has no rows beyond); set max_len = " +
+            std::to_string(positions) + " or less");
     const TaskData d = load_task(fc, source);
     const OpenedRun run = open_run_directory(fc, options, encoder_config, d, source);
 
