@@ -10,6 +10,7 @@ PACKAGES=(cmake g++ make pkg-config
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
+          fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
           libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)
           graphviz  # notebook 02 draws the autograd graph with dot
           clang libclang-rt-14-dev libomp-14-dev)  # the sanitizer + fuzz build (scripts/fuzz.sh)

@@ -3,7 +3,8 @@
 # for a few steps on kjv-testament, classified; then the refusals, each one line, exit 2 and no
 # run directory left behind: a clm run as --from, a task the tokenizer cannot encode at all
 # (a tokenizer trained on Greek), an empty split (a corpus whose chapters are too short for
-# the pair task); and Ctrl-C: exit 130 with a committed checkpoint classify can read.
+# the pair task), fortunes-topic without the fortunes package; Ctrl-C: exit 130 with a
+# committed checkpoint classify can read; early stopping, interrupted and resumed.
 #   tests/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -61,4 +62,31 @@ cmp "$WORK/whole/model.safetensors" "$WORK/parts/model.safetensors" || fail "res
 [ "$(cut -d, -f1,2,4-6 "$WORK/whole/metrics.csv")" = "$(cut -d, -f1,2,4-6 "$WORK/parts/metrics.csv")" ] || fail "resumed metrics differ (test columns)"
 refuse "changed config on resume" "config differs" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
 echo "resume: bit-identical model and metrics"
+# a learned-position run with fewer positions than finetune.max_len: refused before any file
+train --set position.scheme=learned --set position.max_positions=16 --set data.seq_len=16 --out "$WORK/learned16" >/dev/null || fail "training the learned run"
+refuse "max_len over learned positions" "is more than the --from run's position.max_positions = 16" "$BIN" finetune --from "$WORK/learned16" --out "$WORK/no5"
+[ -e "$WORK/no5" ] && fail "a refused max_len finetune left a directory"
+# fortunes-topic without the package: one line naming the apt-get command
+refuse "fortunes missing" "apt-get install fortunes" "$BIN" finetune --from "$WORK/mlm" --task fortunes-topic --set fortunes_dir="$WORK/no-fortunes" --out "$WORK/no4"
+[ -e "$WORK/no4" ] && fail "a refused fortunes finetune left a directory"
+# Early stopping (patience = 2, evaluated every step): the run says when and why it stopped;
+# stopped with --stop-after before that step and resumed, it stops at the same step with the
+# same best and last models; resuming a stopped run is refused; classify reads best.safetensors.
+es() { ft --task kjv-testament --set eval_every=1 --set patience=2 "$@"; }
+out=$(es --out "$WORK/es_whole") || fail "early stopping: $out"
+echo "$out" | grep -q "^stopped early after step [0-9]* of [0-9]*: validation macro-F1 (30 held-out training examples) did not rise for 2 evaluations" || fail "early-stopping output: $out"
+echo "$out" | grep -q "^best: step [0-9]*, validation macro-F1" || fail "no best line: $out"
+stop=$(echo "$out" | sed -n 's/^stopped early after step \([0-9]*\) of.*/\1/p')
+[ "$stop" -ge 2 ] || fail "stopped at step $stop: too early to test a resume before it"
+for f in best.safetensors early_stopping.json; do [ -f "$WORK/es_whole/$f" ] || fail "no $f"; done
+head -1 "$WORK/es_whole/metrics.csv" | grep -q ",val_loss,val_accuracy,val_macro_f1$" || fail "metrics.csv header: $(head -1 "$WORK/es_whole/metrics.csv")"
+es --out "$WORK/es_parts" --stop-after $((stop - 1)) >/dev/null || fail "early stopping --stop-after"
+out2=$(es --out "$WORK/es_parts" --resume) || fail "early stopping --resume: $out2"
+[ "$(echo "$out2" | head -2)" = "$(echo "$out" | head -2)" ] || fail "resumed run stopped differently: $out2 vs $out"
+for f in best.safetensors model.safetensors early_stopping.json; do
+  cmp "$WORK/es_whole/$f" "$WORK/es_parts/$f" || fail "resumed early-stopping run: $f differs"
+done
+refuse "resume a stopped run" "stopped early at step $stop" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=1 --task kjv-testament --set eval_every=1 --set patience=2 --out "$WORK/es_whole" --resume
+"$BIN" classify --run "$WORK/es_whole" "In the beginning" >/dev/null || fail "classify an early-stopped run"
+echo "early stopping: stopped at step $stop, resumed run identical"
 echo PASS

@@ -125,8 +125,9 @@ struct Setup {
     double adamw_tolerance_factor = 1;  // parity.adamw_tolerance_factor
 };
 
-// Everything make_reference.py used, read back from the fixture's own metadata.
-inline Setup setup_from(const SafetensorsFile& f) {
+// Everything make_reference.py used, read back from the fixture's own metadata (the batch
+// not yet: setup_from reads the MLM one; the classifier's is read by its own test).
+inline Setup setup_from_metadata(const SafetensorsFile& f) {
     Setup s;
     s.model.vocab_size = meta_size(f, "model.vocab_size");
     s.model.hidden = meta_size(f, "model.hidden");
@@ -162,6 +163,11 @@ inline Setup setup_from(const SafetensorsFile& f) {
     s.train.grad_clip = meta_number(f, "train.grad_clip");
     s.batch = meta_size(f, "data.batch_size");
     s.seq_len = meta_size(f, "data.seq_len");
+    return s;
+}
+
+inline Setup setup_from(const SafetensorsFile& f) {
+    Setup s = setup_from_metadata(f);
     for (float v : f.at("batch.input_ids").data) s.ids.push_back(int(v));
     if (s.model.causal) {  // built here from the ids; the fixture's copy must agree
         s.labels = next_token_labels(s.ids, s.batch, s.seq_len);

@@ -3,6 +3,8 @@
 // tests/reference/make_reference.py reads. tests/test_parity.cpp says what the fixtures hold.
 #include <sstream>
 
+#include "data/tokenizer.hpp"
+#include "model/classifier.hpp"
 #include "parity.hpp"
 
 using namespace rf;
@@ -127,5 +129,86 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
                        {"seed", meta(init, "seed")},
                        {"model.random_features", std::to_string(mc.random_features)},
                        {"model.head_size", std::to_string(mc.hidden / mc.num_heads)}});
+    MESSAGE("wrote " << path);
+}
+
+// The classification head's fixtures (tests/test_parity_classifier.cpp): the head's initial
+// weights and two labelled batches, one of single sentences and one of sentence pairs, read by
+// make_reference.py beside init.safetensors (the encoder). K = 3 classes; the head is drawn
+// by our own initialiser with init.safetensors's init_std (0.2) and its biases moved off 0.
+// Every row is framed as the fine-tune frames it (data/sentence_pair.hpp): [CLS] a [SEP] with
+// types 0, or [CLS] a [SEP] b [SEP] with the types of b and its [SEP] = 1; all rows of a batch
+// have one length (fine-tuning's batches have no padding). The AdamW settings are the
+// fine-tune loop's (train/finetune.cpp): betas 0.9, 0.999, eps 1e-8, linear warm-up then
+// linear decay to 0, with a larger peak lr so that 10 steps move every parameter visibly.
+// build/tests/test_roformer -tc="parity: write init_classifier*" --no-skip
+TEST_CASE(
+    "parity: write init_classifier.safetensors, the head and two batches (by hand, "
+    "--no-skip)" *
+    doctest::skip()) {
+    const SafetensorsFile& init = init_file();
+    const uint64_t seed = std::stoull(meta(init, "seed")) + 25;
+    const size_t C = meta_size(init, "model.hidden"), V = meta_size(init, "model.vocab_size");
+    const size_t K = 3, B = 4, T = 12;
+    Rng rng(seed);
+    ClassificationHead head(C, K, 0.2, rng);
+    std::vector<NamedParameter> params;
+    head.collect(params);
+    std::vector<NamedTensor> tensors;
+    for (const NamedParameter& p : params) {
+        Tensor t = p.tensor;
+        if (t.dim() == 1)
+            for (size_t i = 0; i < t.numel(); ++i) t.data()[i] = Real(0.1 * rng.normal());
+        tensors.push_back(to_named_tensor(t));
+    }
+    for (const char* kind : {"single", "pair"}) {
+        const bool pair = std::string(kind) == "pair";
+        std::vector<float> ids, types, labels;
+        for (size_t b = 0; b < B; ++b) {
+            const size_t a_len = pair ? 3 + b : T - 2;  // a pair: b takes T − 3 − a_len tokens
+            ids.push_back(float(data::kClsId));
+            types.push_back(0);
+            for (size_t t = 0; t < a_len; ++t) {
+                ids.push_back(float(5 + rng.below(V - 5)));
+                types.push_back(0);
+            }
+            ids.push_back(float(data::kSepId));
+            types.push_back(0);
+            while (pair && ids.size() < (b + 1) * T - 1) {
+                ids.push_back(float(5 + rng.below(V - 5)));
+                types.push_back(1);
+            }
+            if (pair) {
+                ids.push_back(float(data::kSepId));
+                types.push_back(1);
+            }
+            labels.push_back(float(b % K));  // every class present
+        }
+        REQUIRE(ids.size() == B * T);
+        const std::string prefix = std::string("batch.") + kind + ".";
+        tensors.push_back({prefix + "input_ids", {B, T}, ids});
+        tensors.push_back({prefix + "token_type_ids", {B, T}, types});
+        tensors.push_back({prefix + "labels", {B}, labels});
+    }
+    const std::string path = reference_path("init_classifier.safetensors");
+    write_safetensors(path, tensors,
+                      {{"format", "roformer-cpp parity classifier init"},
+                       {"written_by",
+                        "tests/test_parity_writers.cpp: test_roformer -tc=\"parity: write "
+                        "init_classifier*\" --no-skip"},
+                       {"seed", std::to_string(seed)},
+                       {"classifier.num_labels", std::to_string(K)},
+                       {"data.batch_size", std::to_string(B)},
+                       {"data.seq_len", std::to_string(T)},
+                       {"train.steps", "10"},
+                       {"train.lr", "0.003"},
+                       {"train.min_lr_ratio", "0"},
+                       {"train.warmup_steps", "3"},
+                       {"train.schedule", "linear"},
+                       {"train.beta1", "0.9"},
+                       {"train.beta2", "0.999"},
+                       {"train.eps", "1e-08"},
+                       {"train.weight_decay", "0.01"},
+                       {"train.grad_clip", "1"}});
     MESSAGE("wrote " << path);
 }

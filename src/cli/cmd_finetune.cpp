@@ -55,13 +55,28 @@ void run_finetune(const FinetuneCommandOptions& o) {
                   << "; continue with: " << resume_command(o) << "\n";
         std::exit(128 + s.interrupted_by);
     }
-    if (s.steps < s.total_steps) {
+    if (s.stopped_early) {
+        std::printf(
+            "stopped early after step %zu of %zu: validation macro-F1 (%zu held-out "
+            "training examples) did not rise for %zu evaluations\n",
+            s.steps, s.total_steps, s.validation_examples, config.patience);
+        std::printf(
+            "best: step %zu, validation macro-F1 %.4f; its test accuracy %.4f, macro-F1 "
+            "%.4f (kept in best.safetensors, which classify uses)\n",
+            s.best_step, s.best_validation.macro_f1, s.best_test.accuracy, s.best_test.macro_f1);
+    } else if (s.steps < s.total_steps) {
         std::printf("stopped after step %zu of %zu; continue with: %s\n", s.steps, s.total_steps,
                     resume_command(o).c_str());
         return;
     }
-    std::printf("test: accuracy %.4f, macro-F1 %.4f on %zu examples (loss %.4f)\n", s.test.accuracy,
-                s.test.macro_f1, s.test.n, s.test.loss);
+    if (s.early_stopping && !s.stopped_early)
+        std::printf(
+            "best: step %zu, validation macro-F1 %.4f; its test accuracy %.4f, macro-F1 "
+            "%.4f (kept in best.safetensors, which classify uses)\n",
+            s.best_step, s.best_validation.macro_f1, s.best_test.accuracy, s.best_test.macro_f1);
+    std::printf("test: accuracy %.4f, macro-F1 %.4f on %zu examples (loss %.4f)%s\n",
+                s.test.accuracy, s.test.macro_f1, s.test.n, s.test.loss,
+                s.early_stopping ? " — the last model" : "");
     std::printf("floor: bag of words accuracy %.4f, macro-F1 %.4f; majority class accuracy %.4f\n",
                 s.floor.accuracy, s.floor.macro_f1, s.majority_accuracy);
     std::printf("run directory: %s (%zu steps, %.1f s)\n", o.out.c_str(), s.steps, s.elapsed_s);

@@ -24,6 +24,7 @@ struct Key {
 std::vector<Key> keys_of(FinetuneConfig& c) {
     return {{"task", &c.task},
             {"corpus", &c.corpus},
+            {"fortunes_dir", &c.fortunes_dir},
             {"lr", &c.lr},
             {"epochs", &c.epochs},
             {"batch_size", &c.batch_size},
@@ -34,6 +35,7 @@ std::vector<Key> keys_of(FinetuneConfig& c) {
             {"max_len", &c.max_len},
             {"max_train_examples", &c.max_train_examples},
             {"eval_every", &c.eval_every},
+            {"patience", &c.patience},
             {"seed", &c.seed},
             {"threads", &c.threads}};
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "data/corpus.hpp"
+#include "data/fortunes.hpp"
 #include "tensor/random.hpp"
 
 namespace rf::data {
@@ -108,16 +109,19 @@ std::vector<std::vector<std::string>> chapters_of(const std::string& text) {
 
 }  // namespace
 
-std::vector<std::string> task_names() { return {"kjv-testament", "kjv-book", "kjv-next-verse"}; }
+std::vector<std::string> task_names() {
+    return {"kjv-testament", "kjv-book", "kjv-next-verse", "fortunes-topic"};
+}
 
 ClassificationTask make_task(const std::string& name, const std::string& corpus_path,
-                             double validation_fraction) {
+                             double validation_fraction, const std::string& fortunes_dir) {
     const std::vector<std::string> names = task_names();
     if (std::find(names.begin(), names.end(), name) == names.end()) {
         std::string list;
         for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
         throw std::invalid_argument("unknown task '" + name + "'; the tasks are " + list);
     }
+    if (name == "fortunes-topic") return make_fortunes_task(fortunes_dir);
     const std::string text = read_text_file(corpus_path);
     const std::vector<std::vector<std::string>> chapters = chapters_of(text);
     if (chapters.size() != kChapters)

@@ -5,6 +5,8 @@
 //   kjv-next-verse  a pair (verse a, verse b) → is b the verse right after a in its chapter?
 //                   negatives are other verses of the same chapter (hard: same topic, words,
 //                   names), one positive or one negative per verse, fixed seed
+//   fortunes-topic  a quote from Debian's fortunes package → which of 6 topics (data/fortunes.hpp:
+//                   the text, the topics and the split; text the pre-training never saw)
 // data/kjv.txt holds one verse per line and one blank line between chapters, in canonical
 // order (data/README.md); the book of a chapter follows from the 66 books' chapter counts.
 // The split: the test chapters are exactly the MLM run's validation blocks (corpus.hpp's
@@ -35,9 +37,11 @@ struct ClassificationTask {
 // The task names, in the order `roformer finetune --help` lists them.
 std::vector<std::string> task_names();
 
-// Builds task `name` from `corpus_path`. Refuses (one line) an unknown name, a corpus that is
-// not the KJV layout (1189 chapters), and an empty split.
+// Builds task `name` from `corpus_path` (the KJV tasks) or `fortunes_dir` (fortunes-topic).
+// Refuses (one line) an unknown name, a corpus that is not the KJV layout (1189 chapters), a
+// missing fortunes package, and an empty split.
 ClassificationTask make_task(const std::string& name, const std::string& corpus_path,
-                             double validation_fraction);
+                             double validation_fraction,
+                             const std::string& fortunes_dir = "/usr/share/games/fortunes");
 
 }  // namespace rf::data

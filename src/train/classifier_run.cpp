@@ -23,8 +23,13 @@ ClassifierRun load_classifier_run(const std::string& dir) {
             throw std::runtime_error("'" + run_file(dir, name) +
                                      "' is missing; --run takes the --out directory of a "
                                      "`roformer finetune`");
-    verify_checkpoint_file(dir, "model.safetensors");
+    // With early stopping the run keeps its best model beside its last one: classify uses it.
+    const std::string weights = std::filesystem::exists(run_file(dir, "best.safetensors"))
+                                    ? "best.safetensors"
+                                    : "model.safetensors";
+    verify_checkpoint_file(dir, weights);
     ClassifierRun run;
+    run.weights = weights;
     Json task;
     try {
         task = Json::parse(read_file_bytes(task_path, 1 << 20));
@@ -41,7 +46,7 @@ ClassifierRun load_classifier_run(const std::string& dir) {
     auto encoder = std::make_unique<RoFormer>(
         resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
     run.model = std::make_unique<SequenceClassifier>(std::move(encoder), run.labels.size(), 0);
-    const std::string path = run_file(dir, "model.safetensors");
+    const std::string path = run_file(dir, weights);
     const SafetensorsFile file = read_safetensors(path);
     if (file.metadata.count("format") == 0 || file.metadata.at("format") != kClassifierFormat)
         throw std::runtime_error(path + " is not a fine-tuned classifier (format tag)");

@@ -1,4 +1,7 @@
-// Stage 7 — train: the fine-tuning loop (read top to bottom: set-up, floor, loop, one step).
+// Stage 7 — train: the fine-tuning loop, read top to bottom: the loop (one epoch, one step, an
+// evaluation), saving, then finetune(), which ties them to the set-up (finetune_setup.hpp: the
+// --from run, the task, the run directory or a resumed checkpoint, the encoder, the floors,
+// the steps) and to early stopping (early_stopping.hpp).
 #include "train/finetune.hpp"
 
 #include <algorithm>
@@ -6,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -23,7 +27,9 @@
 #include "tensor/format.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_commit.hpp"
+#include "train/early_stopping.hpp"
 #include "train/finetune_data.hpp"
+#include "train/finetune_setup.hpp"
 #include "train/interrupt.hpp"
 #include "train/run_directory.hpp"
 #include "train/schedule.hpp"
@@ -33,6 +39,7 @@ namespace rf {
 
 namespace {
 
+using namespace finetune_setup;
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -50,269 +57,256 @@ std::string model_bytes(const std::string& path, const SequenceClassifier& model
 
 std::string csv_number(double v) { return format_fixed(v, 6); }
 
+// ---- the loop: one epoch, one step, the evaluations, the checkpoints -----------------
+class FinetuneLoop {
+public:
+    FinetuneLoop(const FinetuneConfig& fc, const FinetuneOptions& options, std::ostream& log,
+                 SequenceClassifier& model, AdamW& optimizer, const TaskData& d,
+                 const StepPlan& plan, FinetuneSummary& summary, EarlyStopping& early,
+                 Clock::time_point t0)
+        : fc_(fc),
+          options_(options),
+          log_(log),
+          model_(model),
+          optimizer_(optimizer),
+          d_(d),
+          plan_(plan),
+          summary_(summary),
+          early_(early),
+          t0_(t0) {}
+
+    // metrics.csv: a resumed run keeps the rows up to its checkpoint and appends after them.
+    void open_metrics(const CheckpointState& resumed, size_t start_step) {
+        const std::string path = run_file(options_.out_dir, "metrics.csv");
+        std::string kept = "step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s";
+        kept += early_.patience ? ",val_loss,val_accuracy,val_macro_f1\n" : "\n";
+        if (options_.resume && std::filesystem::exists(path)) {
+            std::istringstream old(read_file_bytes(path));
+            std::string line;
+            std::getline(old, line);
+            while (std::getline(old, line))
+                if (!line.empty() && resumed.present &&
+                    std::stoull(line.substr(0, line.find(','))) <= start_step)
+                    kept += line + "\n";
+        }
+        write_file_atomically(path, kept);
+        metrics_.open(path, std::ios::app);
+    }
+
+    // Every epoch's batches follow from (seed, epoch) alone, and dropout from (seed, step): a
+    // resumed run skips the batches its checkpoint had done and continues bit-identically.
+    size_t run(size_t start_step) {
+        size_t step = start_step;
+        const size_t end_step = options_.stop_after
+                                    ? std::min(options_.stop_after, plan_.total_steps)
+                                    : plan_.total_steps;
+        bool stop = false;
+        if (start_step == 0) evaluate(0, 0, 0);
+        for (size_t epoch = start_step / plan_.per_epoch + 1; epoch <= fc_.epochs && !stop;
+             ++epoch) {
+            stop = run_epoch(epoch, step, end_step);
+            if (step % plan_.per_epoch == 0 && !early_.stopped)
+                evaluate(step, epoch, lr_at(step - 1, plan_.schedule));
+            stop = stop || early_.stopped;
+            checkpoint(step);
+        }
+        return step;
+    }
+
+private:
+    double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+
+    // One epoch from `step` on (a resumed run starts mid-epoch); true when the run stops
+    // before its last step (Ctrl-C, --stop-after, early stopping).
+    bool run_epoch(size_t epoch, size_t& step, size_t end_step) {
+        Rng order(fc_.seed * 0x9E3779B97F4A7C15ULL + epoch);
+        const std::vector<std::vector<size_t>> batches =
+            length_batches(plan_.lengths, fc_.batch_size, order);
+        for (size_t i = step - (epoch - 1) * plan_.per_epoch; i < batches.size(); ++i) {
+            const double lr = lr_at(step, plan_.schedule);
+            const double loss = train_step(make_batch(d_.train, batches[i], fc_.max_len), step, lr);
+            ++step;
+            window_loss_ += loss;
+            ++window_n_;
+            if (fc_.eval_every && step % fc_.eval_every == 0 && step % plan_.per_epoch != 0)
+                evaluate(step, epoch, lr);
+            if (early_.stopped) return true;
+            summary_.interrupted_by = InterruptGuard::pending();
+            if (summary_.interrupted_by || step == end_step) return step < plan_.total_steps;
+        }
+        return false;
+    }
+
+    // One AdamW step on one batch; returns its loss.
+    double train_step(const ExampleBatch& b, size_t step, double lr) {
+        model_.encoder().dropout_rng() = Rng(fc_.seed * 0x2545F4914F6CDD1DULL + step);
+        optimizer_.zero_grad();
+        ClassifierOutput out = model_.forward(b.ids, b.types, b.labels, b.batch, b.seq_len, true);
+        const double loss = out.loss.item();
+        if (!std::isfinite(loss))
+            throw std::runtime_error("fine-tuning loss became " + std::to_string(loss) +
+                                     " at step " + std::to_string(step + 1) +
+                                     "; lower finetune.lr");
+        out.loss.backward();
+        out = ClassifierOutput{};
+        if (fc_.grad_clip > 0) optimizer_.clip_grad_norm(fc_.grad_clip);
+        optimizer_.step(lr);
+        return loss;
+    }
+
+    // Scores the test set (and, with early stopping, the validation set: the best model kept,
+    // the stop decided); one metrics.csv row and one log line; restarts the loss window.
+    void evaluate(size_t step, size_t epoch, double lr) {
+        summary_.test = evaluate_classifier(model_, d_.test, fc_.max_len, 64);
+        const ClassificationScore& t = summary_.test;
+        metrics_ << step << "," << epoch << ","
+                 << (window_n_ ? csv_number(window_loss_ / double(window_n_)) : "") << ","
+                 << csv_number(t.loss) << "," << csv_number(t.accuracy) << ","
+                 << csv_number(t.macro_f1) << "," << csv_number(lr) << ","
+                 << format_fixed(elapsed(), 1);
+        if (!options_.quiet)
+            log_ << "step " << step << " (epoch " << epoch << ")  train loss "
+                 << (window_n_ ? format_fixed(window_loss_ / double(window_n_), 4) : "-")
+                 << "  test loss " << format_fixed(t.loss, 4) << " acc "
+                 << format_fixed(t.accuracy, 4) << " macro-F1 " << format_fixed(t.macro_f1, 4)
+                 << "  (" << format_fixed(elapsed(), 0) << " s)\n";
+        if (early_.patience) evaluate_validation(step, t);
+        metrics_ << "\n";
+        metrics_.flush();
+        window_loss_ = 0;
+        window_n_ = 0;
+    }
+
+    // Early stopping: the validation score (three more metrics.csv columns), the best model
+    // kept, the stop decided; one log line says which.
+    void evaluate_validation(size_t step, const ClassificationScore& test) {
+        const ClassificationScore v = evaluate_classifier(model_, d_.validation, fc_.max_len, 64);
+        metrics_ << "," << csv_number(v.loss) << "," << csv_number(v.accuracy) << ","
+                 << csv_number(v.macro_f1);
+        const bool had_best = early_.has_best;
+        const double best_before = early_.best_validation.macro_f1;
+        early_.update(step, v, test, [&] {
+            return model_bytes(run_file(options_.out_dir, "best.safetensors"), model_, fc_, step);
+        });
+        if (options_.quiet) return;
+        log_ << "  validation macro-F1 " << format_fixed(v.macro_f1, 4);
+        if (early_.since_best > 0)
+            log_ << " (no gain for " << early_.since_best << " of " << early_.patience
+                 << " evaluations)\n";
+        else if (had_best)
+            log_ << " (best so far, up from " << format_fixed(best_before, 4) << ")\n";
+        else
+            log_ << " (the first)\n";
+    }
+
+    // ---- saving: model, optimizer (and early stopping's state) committed together
+    // ----------------
+    void checkpoint(size_t step) {
+        const std::string& dir = options_.out_dir;
+        CheckpointFiles files = {
+            {"model.safetensors",
+             model_bytes(run_file(dir, "model.safetensors"), model_, fc_, step)},
+            {"optimizer.safetensors", optimizer_file_bytes(optimizer_)}};
+        if (early_.patience) {
+            files.emplace_back("best.safetensors", early_.best_bytes);
+            files.emplace_back("early_stopping.json", early_.to_json());
+        }
+        commit_checkpoint(dir, step, files);
+    }
+
+    const FinetuneConfig& fc_;
+    const FinetuneOptions& options_;
+    std::ostream& log_;
+    SequenceClassifier& model_;
+    AdamW& optimizer_;
+    const TaskData& d_;
+    const StepPlan& plan_;
+    FinetuneSummary& summary_;
+    EarlyStopping& early_;
+    Clock::time_point t0_;
+    std::ofstream metrics_;
+    double window_loss_ = 0;  // the training loss since the last evaluation
+    size_t window_n_ = 0;
+};
+
 }  // namespace
 
 FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& options,
                          std::ostream& log) {
     const auto t0 = Clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-    if (options.from_run.empty())
-        throw std::invalid_argument(
-            "finetune: no --from RUN given (the MLM run whose tokenizer "
-            "and encoder to use; with --from-scratch, its architecture)");
-    // 1. The pre-trained run: config, tokenizer, encoder (from scratch: config and tokenizer
-    //    only, so a baseline can run beside a pre-training that has not finished).
-    LoadedRun source;
-    if (options.from_scratch) {
-        if (!std::filesystem::is_directory(options.from_run))
-            throw std::runtime_error("run directory '" + options.from_run +
-                                     "' does not exist; --from takes a `roformer train` --out");
-        for (const char* name : {"config.toml", "tokenizer.json"})
-            if (!std::filesystem::exists(run_file(options.from_run, name)))
-                throw std::runtime_error("'" + run_file(options.from_run, name) +
-                                         "' is missing; --from takes a `roformer train` --out");
-        source.config = load_config(run_file(options.from_run, "config.toml"));
-        source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
-    } else {
-        source = load_run(options.from_run);
-    }
-    if (source.config.train.objective == data::Objective::clm)
-        throw std::invalid_argument("--from " + options.from_run +
-                                    " is a causal-LM run (train.objective = clm); fine-tuning "
-                                    "reads [CLS], which a causal encoder cannot see past — "
-                                    "pre-train with train.objective = mlm");
+    const LoadedRun source = load_source(options);
     Config encoder_config = source.config;
     encoder_config.model.dropout = fc.dropout;
     encoder_config.train.threads = fc.threads;
     apply_threading(encoder_config);
     const InterruptGuard interrupts;
 
-    // 2. The task, tokenized.
-    const data::ClassificationTask task =
-        data::make_task(fc.task, fc.corpus, source.config.data.validation_fraction);
-    std::vector<data::LabelledExample> train_examples = task.train;
-    if (fc.max_train_examples && fc.max_train_examples < train_examples.size()) {
-        Rng pick(0xF1E7 + fc.seed);
-        for (size_t i = train_examples.size(); i > 1; --i)
-            std::swap(train_examples[i - 1], train_examples[pick.next_u64() % i]);
-        train_examples.resize(fc.max_train_examples);
-    }
-    const EncodedExamples train =
-        encode_examples(train_examples, task.pair, *source.tokenizer, "task " + task.name);
-    const EncodedExamples test =
-        encode_examples(task.test, task.pair, *source.tokenizer, "task " + task.name);
+    // A learned position table has max_positions rows and no more: refuse before any file.
+    const size_t positions = source.config.position.max_positions;
+    if (source.config.position.scheme == PositionKind::learned && fc.max_len > positions)
+        throw std::invalid_argument(
+            "finetune.max_len = " + std::to_string(fc.max_len) + " is more than the --from run's " +
+            "position.max_positions = " + std::to_string(positions) +
+            " (its learned position table has no rows beyond); set max_len = " +
+            std::to_string(positions) + " or less");
+    const TaskData d = load_task(fc, source);
+    const OpenedRun run = open_run_directory(fc, options, encoder_config, d, source);
 
-    // 3. The run directory (lock, emptiness) and its files; or, resuming, its checks.
-    const std::string dir = options.out_dir;
-    auto file = [&](const std::string& name) { return run_file(dir, name); };
-    Json task_json = {{"task", task.name},
-                      {"labels", task.labels},
-                      {"pair", task.pair},
-                      {"max_len", fc.max_len},
-                      {"from", options.from_run},
-                      {"from_scratch", options.from_scratch},
-                      {"pretrained_step", options.from_scratch ? 0 : source.step}};
-    std::optional<RunDirectory> fresh_run;
-    std::optional<RunLock> resume_lock;
-    CheckpointState resumed;
-    if (!options.resume) {
-        fresh_run.emplace(RunDirectory::fresh(dir));
-        write_file_atomically(file("finetune.toml"), to_toml(fc));
-        write_file_atomically(file("config.toml"), to_toml(encoder_config));
-        write_file_atomically(file("split.txt"), task.split_summary + "\n");
-        write_file_atomically(file("task.json"), task_json.dump(2) + "\n");
-        write_file_atomically(file("tokenizer.json"), source.tokenizer->to_json());
-    } else {
-        if (!std::filesystem::is_directory(dir))
-            throw std::runtime_error("--resume: '" + dir +
-                                     "' does not exist; drop --resume to start a new fine-tune");
-        resume_lock.emplace(RunLock::acquire(dir));
-        for (const char* name : {"finetune.toml", "task.json"})
-            if (!std::filesystem::exists(file(name)))
-                throw std::runtime_error("--resume: '" + file(name) + "' is missing; delete '" +
-                                         dir + "' and fine-tune again without --resume");
-        if (read_file_bytes(file("finetune.toml"), 1 << 20) != to_toml(fc))
-            throw std::runtime_error("--resume: the fine-tune config differs from " +
-                                     file("finetune.toml") +
-                                     "; resume with the same --task, --config and --set values");
-        const Json saved = Json::parse(read_file_bytes(file("task.json"), 1 << 20), nullptr, false);
-        if (saved.is_discarded() || saved.value("from", "") != options.from_run ||
-            saved.value("from_scratch", false) != options.from_scratch)
-            throw std::runtime_error("--resume: " + file("task.json") +
-                                     " records another --from / --from-scratch; resume with "
-                                     "the ones the run started with");
-        resumed = recover_checkpoint(dir);
-        remove_stale_temporaries(dir);
-    }
-
-    // 4. The model: the encoder (pre-trained weights copied in unless from scratch) + a head.
-    const size_t vocab = source.tokenizer->vocab_size();
-    auto encoder = std::make_unique<RoFormer>(resolved_model_config(encoder_config, vocab),
-                                              encoder_config.position, fc.seed);
-    if (!options.from_scratch) {
-        const std::vector<NamedParameter>& from = source.model->parameters();
-        const std::vector<NamedParameter>& to = encoder->parameters();
-        for (size_t i = 0; i < to.size(); ++i) {
-            Tensor target = to[i].tensor;
-            copy_into(to_named_tensor(from.at(i).tensor), target);
-        }
-        std::vector<Tensor> from_buffers = source.model->buffers(), to_buffers = encoder->buffers();
-        for (size_t i = 0; i < to_buffers.size(); ++i)
-            copy_into(to_named_tensor(from_buffers.at(i)), to_buffers[i]);
-    }
-    SequenceClassifier model(std::move(encoder), task.labels.size(), fc.seed ^ 0xC1A55ULL);
+    SequenceClassifier model(make_encoder(fc, options, encoder_config, source),
+                             d.task.labels.size(), fc.seed ^ 0xC1A55ULL);
     AdamW optimizer(model.parameters(), AdamWOptions{0.9, 0.999, 1e-8, fc.weight_decay});
     size_t start_step = 0;
-    if (resumed.present) {
-        const std::string path = file("model.safetensors");
-        const SafetensorsFile saved = read_safetensors(path);
-        for (const NamedParameter& p : model.parameters()) {
-            Tensor target = p.tensor;
-            copy_into(saved.at(target.name(), path), target);
-        }
-        load_optimizer_state(optimizer, file("optimizer.safetensors"));
-        start_step = resumed.step;
+    EarlyStopping early;
+    early.patience = fc.patience;
+    if (run.resumed.present) {
+        restore_checkpoint(options.out_dir, model, optimizer);
+        start_step = run.resumed.step;
+        if (early.patience) early.restore(options.out_dir);
+        if (early.stopped)
+            throw std::runtime_error(
+                "--resume: the fine-tune in '" + options.out_dir + "' stopped early at step " +
+                std::to_string(start_step) + " (no gain in validation macro-F1 for " +
+                std::to_string(early.patience) + " evaluations; best at step " +
+                std::to_string(early.best_step) +
+                ", in best.safetensors); classify with it, or fine-tune into a new --out");
     }
 
-    // 5. The floor and the majority class, on the same split.
     FinetuneSummary summary;
-    summary.floor = bag_of_words_floor(train, test, vocab, task.labels.size(), fc.seed);
-    {
-        std::vector<size_t> counts(task.labels.size(), 0);
-        for (int y : train.labels) ++counts[size_t(y)];
-        const int majority = int(std::max_element(counts.begin(), counts.end()) - counts.begin());
-        summary.majority_accuracy =
-            double(std::count(test.labels.begin(), test.labels.end(), majority)) /
-            double(test.labels.size());
-        std::vector<int> always(test.labels.size(), majority);
-        const ClassificationScore m = score_predictions(always, test.labels, task.labels.size());
-        Json floor = {
-            {"bag_of_words",
-             {{"accuracy", summary.floor.accuracy}, {"macro_f1", summary.floor.macro_f1}}},
-            {"majority_class", {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}}},
-            {"test_examples", test.labels.size()}};
-        if (!options.resume) write_file_atomically(file("floor.json"), floor.dump(2) + "\n");
-    }
-
-    std::vector<size_t> lengths;
-    for (size_t i = 0; i < train.labels.size(); ++i)
-        lengths.push_back(framed(train, i, fc.max_len).ids.size());
-    size_t per_epoch = 0;
-    {
-        std::map<size_t, size_t> by_length;
-        for (size_t n : lengths) ++by_length[n];
-        for (const auto& [n, count] : by_length)
-            per_epoch += (count + fc.batch_size - 1) / fc.batch_size;
-    }
-    summary.total_steps = per_epoch * fc.epochs;
-    TrainConfig schedule;  // the fine-tune schedule in the trainer's terms: linear to 0
-    schedule.lr = fc.lr;
-    schedule.warmup_steps = std::min(fc.warmup_steps, summary.total_steps);
-    schedule.steps = summary.total_steps;
-    schedule.schedule = Schedule::linear;
-    schedule.min_lr_ratio = 0;
-
+    const size_t vocab = source.tokenizer->vocab_size();
+    score_floors(d, fc, vocab, !options.resume, options.out_dir, summary);
+    const StepPlan plan = plan_steps(fc, d.train);
+    summary.total_steps = plan.total_steps;
     if (start_step >= summary.total_steps)
-        throw std::runtime_error("--resume: the fine-tune in '" + dir +
+        throw std::runtime_error("--resume: the fine-tune in '" + options.out_dir +
                                  "' is already finished (step " + std::to_string(start_step) +
                                  "); classify with it, or fine-tune "
                                  "into a new --out");
     if (!options.quiet)
-        log << "finetune " << dir << ": task " << task.name << " (" << task.labels.size()
-            << " classes" << (task.pair ? ", sentence pairs" : "") << "), " << train.labels.size()
-            << " train / " << test.labels.size() << " test examples; "
+        log << "finetune " << options.out_dir << ": task " << d.task.name << " ("
+            << d.task.labels.size() << " classes" << (d.task.pair ? ", sentence pairs" : "")
+            << "), " << d.train.labels.size() << " train / " << d.test.labels.size()
+            << " test examples; "
             << (options.from_scratch ? "encoder from scratch" : "encoder from " + options.from_run)
             << ", " << model.parameters().size() << " tensors; " << summary.total_steps
             << " steps\n"
             << "floor: bag of words acc " << format_fixed(summary.floor.accuracy, 4) << " macro-F1 "
             << format_fixed(summary.floor.macro_f1, 4) << "; majority class acc "
             << format_fixed(summary.majority_accuracy, 4) << "\n";
+    if (!options.quiet && early.patience)
+        log << "early stopping: " << d.validation.labels.size()
+            << " validation examples held out of training; stop after " << early.patience
+            << " evaluations without a higher validation macro-F1\n";
 
-    // metrics.csv: a resumed run keeps the rows up to its checkpoint and appends after them.
-    std::string kept = "step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s\n";
-    if (options.resume && std::filesystem::exists(file("metrics.csv"))) {
-        std::istringstream old(read_file_bytes(file("metrics.csv")));
-        std::string line;
-        std::getline(old, line);
-        while (std::getline(old, line))
-            if (!line.empty() && resumed.present &&
-                std::stoull(line.substr(0, line.find(','))) <= start_step)
-                kept += line + "\n";
-    }
-    write_file_atomically(file("metrics.csv"), kept);
-    std::ofstream metrics(file("metrics.csv"), std::ios::app);
-    double window_loss = 0;
-    size_t window_n = 0;
-    auto evaluate_and_log = [&](size_t step, size_t epoch, double lr) {
-        summary.test = evaluate_classifier(model, test, fc.max_len, 64);
-        metrics << step << "," << epoch << ","
-                << (window_n ? csv_number(window_loss / double(window_n)) : "") << ","
-                << csv_number(summary.test.loss) << "," << csv_number(summary.test.accuracy) << ","
-                << csv_number(summary.test.macro_f1) << "," << csv_number(lr) << ","
-                << format_fixed(elapsed(), 1) << "\n";
-        metrics.flush();
-        if (!options.quiet)
-            log << "step " << step << " (epoch " << epoch << ")  train loss "
-                << (window_n ? format_fixed(window_loss / double(window_n), 4) : "-")
-                << "  test loss " << format_fixed(summary.test.loss, 4) << " acc "
-                << format_fixed(summary.test.accuracy, 4) << " macro-F1 "
-                << format_fixed(summary.test.macro_f1, 4) << "  (" << format_fixed(elapsed(), 0)
-                << " s)\n";
-        window_loss = 0;
-        window_n = 0;
-    };
-    auto checkpoint = [&](size_t step) {
-        commit_checkpoint(
-            dir, step,
-            {{"model.safetensors", model_bytes(file("model.safetensors"), model, fc, step)},
-             {"optimizer.safetensors", optimizer_file_bytes(optimizer)}});
-    };
-
-    // 6. The loop.
-    // Every epoch's batches follow from (seed, epoch) alone, and dropout from (seed, step): a
-    // resumed run skips the batches its checkpoint had done and continues bit-identically.
-    size_t step = start_step;
-    const size_t end_step = options.stop_after ? std::min(options.stop_after, summary.total_steps)
-                                               : summary.total_steps;
-    bool stop = false;
-    if (start_step == 0) evaluate_and_log(0, 0, 0);
-    for (size_t epoch = start_step / per_epoch + 1; epoch <= fc.epochs && !stop; ++epoch) {
-        Rng order(fc.seed * 0x9E3779B97F4A7C15ULL + epoch);
-        const std::vector<std::vector<size_t>> batches =
-            length_batches(lengths, fc.batch_size, order);
-        for (size_t i = step - (epoch - 1) * per_epoch; i < batches.size(); ++i) {
-            const std::vector<size_t>& members = batches[i];
-            const ExampleBatch b = make_batch(train, members, fc.max_len);
-            const double lr = lr_at(step, schedule);
-            model.encoder().dropout_rng() = Rng(fc.seed * 0x2545F4914F6CDD1DULL + step);
-            optimizer.zero_grad();
-            ClassifierOutput out =
-                model.forward(b.ids, b.types, b.labels, b.batch, b.seq_len, true);
-            const double loss = out.loss.item();
-            if (!std::isfinite(loss))
-                throw std::runtime_error("fine-tuning loss became " + std::to_string(loss) +
-                                         " at step " + std::to_string(step + 1) +
-                                         "; lower finetune.lr");
-            out.loss.backward();
-            out = ClassifierOutput{};
-            if (fc.grad_clip > 0) optimizer.clip_grad_norm(fc.grad_clip);
-            optimizer.step(lr);
-            ++step;
-            window_loss += loss;
-            ++window_n;
-            if (fc.eval_every && step % fc.eval_every == 0 && step % per_epoch != 0)
-                evaluate_and_log(step, epoch, lr);
-            summary.interrupted_by = InterruptGuard::pending();
-            if (summary.interrupted_by || step == end_step) {
-                stop = step < summary.total_steps;
-                break;
-            }
-        }
-        if (step % per_epoch == 0) evaluate_and_log(step, epoch, lr_at(step - 1, schedule));
-        checkpoint(step);
-    }
-    summary.steps = step;
-    summary.elapsed_s = elapsed();
+    FinetuneLoop loop(fc, options, log, model, optimizer, d, plan, summary, early, t0);
+    loop.open_metrics(run.resumed, start_step);
+    summary.steps = loop.run(start_step);
+    summary.early_stopping = early.patience > 0;
+    summary.stopped_early = early.stopped && summary.steps < summary.total_steps;
+    summary.validation_examples = d.validation.labels.size();
+    summary.best_step = early.best_step;
+    summary.best_validation = early.best_validation;
+    summary.best_test = early.best_test;
+    summary.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
     return summary;
 }
 

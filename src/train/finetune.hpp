@@ -17,10 +17,15 @@
 //   task.json          task name, labels, pair or not, max_len, where the encoder came from
 //   split.txt          which chapters are the test set
 //   metrics.csv        step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s
+//                      (+ val_loss,val_accuracy,val_macro_f1 with early stopping)
 //   floor.json         the bag-of-words floor and the majority-class baseline on the test set
 //   model.safetensors  roformer.* + classifier.* (HF RoFormerForSequenceClassification names),
 //                      committed with optimizer.safetensors and checkpoint.json after every
 //                      epoch and on Ctrl-C / --stop-after (--resume continues from it)
+//   best.safetensors   early stopping (finetune.patience > 0) only: the model of the evaluation
+//                      with the highest validation macro-F1 (ties: the earlier), committed with
+//                      every checkpoint beside early_stopping.json (the best step and score,
+//                      evaluations since, whether the run stopped); `classify` reads it
 //   lock
 #pragma once
 
@@ -53,6 +58,12 @@ struct FinetuneSummary {
     double majority_accuracy = 0;  // always the most frequent training class
     double elapsed_s = 0;
     int interrupted_by = 0;
+    // Early stopping (finetune.patience > 0): the validation score of the best evaluation,
+    // its step, and whether the run stopped before its last step because of it.
+    bool early_stopping = false, stopped_early = false;
+    size_t best_step = 0, validation_examples = 0;
+    ClassificationScore best_validation;
+    ClassificationScore best_test;  // the test score of that best model
 };
 
 FinetuneSummary finetune(const FinetuneConfig& config, const FinetuneOptions& options,
@@ -71,6 +82,7 @@ struct ClassifierRun {
     bool pair = false;
     size_t max_len = 0;
     std::string task;
+    std::string weights;  // the file the model came from: best.safetensors if the run has one
 };
 ClassifierRun load_classifier_run(const std::string& run_dir);
 

@@ -44,7 +44,14 @@ Usage (Debian's /usr/bin/python3 with python3-torch and python3-numpy; never run
       test_roformer -tc="parity: write*" --no-skip) and writes
       tests/reference/parity_<case>.safetensors for every case (--schemes picks some); the
       favor cases also read tests/reference/init_favor.safetensors (FAVOR's W per layer,
-      written by our C++: test_roformer -tc="parity: write init_favor*" --no-skip)
+      written by our C++: test_roformer -tc="parity: write init_favor*" --no-skip); the
+      classifier_* cases (HF RoFormerForSequenceClassification: the encoder of init.safetensors
+      with RoPE, the head classifier.dense → GELU → classifier.out_proj on the first token)
+      read the head and their batches (single sentences; pairs with token types) from
+      tests/reference/init_classifier.safetensors (our C++:
+      test_roformer -tc="parity: write init_classifier*" --no-skip) and also store every
+      parameter after the 10 AdamW steps (the fine-tune loop's: linear warm-up, linear decay
+      to 0)
   tests/reference/make_reference.py --check-checkpoint runs/X/model.safetensors [--ids "2 ... 3"]
       loads a `roformer train` checkpoint into this model with PyTorch's strict
       load_state_dict (names and shapes must match exactly, nothing renamed) and runs a
@@ -220,9 +227,10 @@ class Embeddings(nn.Module):
             self.position_embeddings = nn.Embedding(cfg.max_positions, cfg.hidden)
         self.LayerNorm = nn.LayerNorm(cfg.hidden, eps=cfg.layer_norm_eps)
 
-    def forward(self, ids):
+    def forward(self, ids, token_types=None):
         T = ids.shape[1]
-        h = self.word_embeddings(ids) + self.token_type_embeddings(torch.zeros_like(ids))
+        types = torch.zeros_like(ids) if token_types is None else token_types
+        h = self.word_embeddings(ids) + self.token_type_embeddings(types)
         if self.cfg.scheme == "learned":
             h = h + self.position_embeddings(torch.arange(T))
         elif self.cfg.scheme == "sinusoidal":
@@ -357,8 +365,8 @@ class RoFormerModel(nn.Module):
         self.embeddings = Embeddings(cfg)
         self.encoder = Encoder(cfg)
 
-    def forward(self, ids):
-        return self.encoder(self.embeddings(ids))
+    def forward(self, ids, token_types=None):
+        return self.encoder(self.embeddings(ids, token_types))
 
 
 class Transform(nn.Module):
@@ -407,6 +415,34 @@ class RoFormerForMaskedLM(nn.Module):
         rows = (flat != IGNORE).nonzero().squeeze(1)                            # row-major
         logits = self.cls.predictions(hidden[rows], E)
         return logits, F.cross_entropy(logits, flat[rows])
+
+
+class ClassificationHead(nn.Module):
+    """HF's RoFormerClassificationHead: the first token's hidden state (no pooler) →
+    dropout → dense → hidden_act (GELU) → dropout → out_proj."""
+    def __init__(self, cfg, num_labels):
+        super().__init__()
+        self.dense = nn.Linear(cfg.hidden, cfg.hidden)
+        self.out_proj = nn.Linear(cfg.hidden, num_labels)
+        self.p = cfg.dropout
+
+    def forward(self, features):
+        x = dropout(features[:, 0, :], self.p, self.training)
+        x = dropout(F.gelu(self.dense(x)), self.p, self.training)
+        return self.out_proj(x)
+
+
+class RoFormerForSequenceClassification(nn.Module):
+    """HF's RoFormerForSequenceClassification (single-label): roformer.* + classifier.*, the
+    loss the mean cross-entropy of the logits [B, K] against the labels [B]."""
+    def __init__(self, cfg, num_labels):
+        super().__init__()
+        self.roformer = RoFormerModel(cfg)
+        self.classifier = ClassificationHead(cfg, num_labels)
+
+    def forward(self, ids, token_types, labels):
+        logits = self.classifier(self.roformer(ids, token_types))
+        return logits, F.cross_entropy(logits, labels)
 
 
 def load_weights(model, tensors, allow_unused=()):
@@ -490,9 +526,13 @@ def lr_at(step, hp):
     return peak - (peak - floor) * p
 
 
-def adamw_trajectory(model, ids, labels, hp):
+def adamw_trajectory(model, ids, labels, hp, loss_of=None):
     """forward → zero_grad → backward → clip → lr(step) → AdamW step, hp["steps"] times.
-    Returns the losses (one more: after the last update), gradient norms and learning rates."""
+    Returns the losses (one more: after the last update), gradient norms and learning rates.
+    loss_of(model): the loss of one forward (default: the MLM model on ids, labels)."""
+    if loss_of is None:
+        def loss_of(m):
+            return m(ids, labels)[1]
     named = list(model.named_parameters())
     optimizer = torch.optim.AdamW(
         [{"params": [p for _, p in named if p.dim() >= 2], "weight_decay": hp["weight_decay"]},
@@ -500,7 +540,7 @@ def adamw_trajectory(model, ids, labels, hp):
         lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
     losses, norms, lrs = [], [], []
     for step in range(hp["steps"]):
-        _, step_loss = model(ids, labels)
+        step_loss = loss_of(model)
         losses.append(step_loss.item())
         optimizer.zero_grad()
         step_loss.backward()
@@ -510,7 +550,7 @@ def adamw_trajectory(model, ids, labels, hp):
             group["lr"] = lrs[-1]
         optimizer.step()
     with torch.no_grad():
-        losses.append(model(ids, labels)[1].item())
+        losses.append(loss_of(model).item())
     return losses, norms, lrs
 
 
@@ -593,6 +633,77 @@ def make_fixture(name, scheme, init, meta, init_sha, out_dir, favor_init=None):
           f"AdamW losses {losses[0]:.4f} → {losses[-1]:.4f}, grad norms {min(norms):.3f}…{max(norms):.3f}")
 
 
+# ---- the classification head's fixtures ----------------------------------------------------
+CLASSIFIER_INIT = os.path.join(HERE, "init_classifier.safetensors")
+CLASSIFIER_CASES = ["classifier_single", "classifier_pair"]
+
+
+def make_classifier_fixture(name, init, meta, init_sha, out_dir):
+    """parity_classifier_<kind>.safetensors: the encoder of init.safetensors (RoPE,
+    interleaved) with the head and batch of init_classifier.safetensors (our C++ wrote both):
+    logits, loss, every gradient; then 10 AdamW steps of the fine-tune loop and every
+    parameter after them."""
+    kind = name[len("classifier_"):]
+    head, head_meta = read_safetensors(CLASSIFIER_INIT)
+    cfg = Config(vocab_size=int(meta["model.vocab_size"]), hidden=int(meta["model.hidden"]),
+                 num_heads=int(meta["model.num_heads"]), num_layers=int(meta["model.num_layers"]),
+                 ffn=int(meta["model.ffn"]), layer_norm_eps=float(meta["model.layer_norm_eps"]),
+                 base=float(meta["position.base"]),
+                 max_positions=int(meta["position.max_positions"]),
+                 scheme="rope", pairing="interleaved")
+    num_labels = int(head_meta["classifier.num_labels"])
+    hp = {k[len("train."):]: (v if k == "train.schedule" else float(v))
+          for k, v in head_meta.items() if k.startswith("train.")}
+    hp["steps"], hp["warmup_steps"] = int(hp["steps"]), int(hp["warmup_steps"])
+    batch = {k: torch.from_numpy(head[f"batch.{kind}.{k}"].astype(np.int64))
+             for k in ("input_ids", "token_type_ids", "labels")}
+    weights = {n: t for n, t in init.items() if n.startswith("roformer.")}
+    weights.update({n: t for n, t in head.items() if n.startswith("classifier.")})
+    unused = ("roformer.embeddings.position_embeddings.weight",)   # rope has no table
+
+    def fresh():
+        model = RoFormerForSequenceClassification(cfg, num_labels).double()
+        load_weights(model, weights, allow_unused=unused)
+        return model
+
+    def loss_of(model):
+        return model(batch["input_ids"], batch["token_type_ids"], batch["labels"])[1]
+
+    model = fresh()
+    logits, loss = model(batch["input_ids"], batch["token_type_ids"], batch["labels"])
+    loss.backward()
+    grads = [("grad." + n, p.grad.numpy()) for n, p in model.named_parameters()]
+    trained = fresh()
+    losses, norms, lrs = adamw_trajectory(trained, None, None, hp, loss_of)
+    params = [("adamw.param." + n, p.detach().numpy()) for n, p in trained.named_parameters()]
+
+    tensors = [("batch.input_ids", head[f"batch.{kind}.input_ids"]),
+               ("batch.token_type_ids", head[f"batch.{kind}.token_type_ids"]),
+               ("batch.labels", head[f"batch.{kind}.labels"]),
+               ("logits", logits.detach().numpy()), ("loss", np.array(loss.item()))] + grads + [
+              ("adamw.loss", np.array(losses)), ("adamw.grad_norm", np.array(norms)),
+              ("adamw.lr", np.array(lrs))] + params
+    fixture_meta = {k: v for k, v in meta.items()
+                    if k not in ("format", "written_by") and not k.startswith(("train.", "data."))}
+    fixture_meta.update({k: v for k, v in head_meta.items() if k not in ("format", "written_by", "seed")})
+    with open(CLASSIFIER_INIT, "rb") as f:
+        classifier_sha = hashlib.sha256(f.read()).hexdigest()
+    fixture_meta.update({
+        "format": "roformer-cpp classifier parity fixture",
+        "position.scheme": cfg.scheme, "position.pairing": cfg.pairing,
+        "position.rotate_values": "false", "position.sinusoidal_scale": "0.0",
+        "reference": f"PyTorch {torch.__version__} float64 (tests/reference/make_reference.py)",
+        "torch_version": torch.__version__, "numpy_version": np.__version__,
+        "python_version": sys.version.split()[0],
+        "command": "/usr/bin/python3 " + shlex.join(sys.argv),
+        "init_sha256": init_sha, "init_classifier_sha256": classifier_sha,
+    })
+    path = os.path.join(out_dir, f"parity_{name}.safetensors")
+    write_safetensors(path, tensors, fixture_meta)
+    print(f"{path}: loss {loss.item():.6f}, {len(grads)} gradients, "
+          f"AdamW losses {losses[0]:.4f} → {losses[-1]:.4f}, grad norms {min(norms):.3f}…{max(norms):.3f}")
+
+
 # ---- a checkpoint written by `roformer train` ------------------------------------------------
 def check_checkpoint(path, ids_text, top_k):
     tensors, meta = read_safetensors(path)
@@ -632,7 +743,8 @@ def main():
     parser.add_argument("--init", default=os.path.join(HERE, "init.safetensors"),
                         help="initial weights + batch written by our C++")
     parser.add_argument("--out-dir", default=HERE, help="where the fixtures go")
-    parser.add_argument("--schemes", nargs="*", default=list(SCHEMES), choices=list(SCHEMES))
+    parser.add_argument("--schemes", nargs="*", default=list(SCHEMES) + CLASSIFIER_CASES,
+                        choices=list(SCHEMES) + CLASSIFIER_CASES)
     parser.add_argument("--check-checkpoint", metavar="MODEL_SAFETENSORS",
                         help="load a `roformer train` checkpoint by name and run a forward")
     parser.add_argument("--ids", help="token ids for --check-checkpoint (e.g. from `roformer "
@@ -648,9 +760,12 @@ def main():
     with open(args.init, "rb") as f:
         init_sha = hashlib.sha256(f.read()).hexdigest()
     favor_init = None
-    if any(SCHEMES[name].get("feature_map") == "favor" for name in args.schemes):
+    if any(SCHEMES.get(name, {}).get("feature_map") == "favor" for name in args.schemes):
         favor_init = read_safetensors(FAVOR_INIT)
     for name in args.schemes:
+        if name in CLASSIFIER_CASES:
+            make_classifier_fixture(name, init, meta, init_sha, args.out_dir)
+            continue
         make_fixture(name, SCHEMES[name], init, meta, init_sha, args.out_dir, favor_init)
 
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The fine-tune table at laptop scale (issue 25): every position scheme pre-trained (MLM) with
+# 3 seeds by `roformer compare`, each run fine-tuned on every task, a from-scratch baseline per
+# task and seed, and a table of mean ± std per scheme and task with paired 95 % intervals
+# against rope_interleaved, the bag-of-words floor and the majority class beside them.
+#
+#   scripts/finetune_sweep.sh OUT_DIR            the full sweep (configs/finetune_sweep.toml;
+#                                                its time is not measured yet — see its header)
+#   scripts/finetune_sweep.sh --smoke OUT_DIR    seconds: a tiny preset, 2 schemes × 2 seeds,
+#                                                2 tasks, 1 short epoch (tests/cli_finetune_sweep.sh)
+#
+# Layout: OUT_DIR/pretrain (a `roformer compare` directory: <scheme>/seed<k>),
+#         OUT_DIR/ft/<task>/<scheme>/seed<k> and OUT_DIR/ft/<task>/scratch/seed<k> (fine-tune
+#         run directories), OUT_DIR/table.md and OUT_DIR/finetune_results.csv.
+# Safe to run again: compare resumes its runs, and a fine-tune is redone only if it has no
+# "done" marker (an interrupted one is removed and started over).
+# Environment: ROFORMER_BIN (default build/roformer), PYTHON (default /usr/bin/python3),
+# SWEEP_TASKS (space-separated; default all four tasks), SWEEP_SET (extra "key=value" fine-tune
+# overrides, space-separated). Run from the repository root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=0
+if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
+[ $# -eq 1 ] || { echo "usage: scripts/finetune_sweep.sh [--smoke] OUT_DIR" >&2; exit 2; }
+OUT=$1
+BIN=${ROFORMER_BIN:-build/roformer}
+PYTHON=${PYTHON:-/usr/bin/python3}
+[ -x "$BIN" ] || { echo "finetune_sweep: $BIN not found; build first (scripts/setup.sh)" >&2; exit 2; }
+
+if [ $smoke = 1 ]; then
+  preset=configs/compare_smoke.toml
+  tasks=${SWEEP_TASKS:-"kjv-testament fortunes-topic"}
+  ft_set=(max_len=16 max_train_examples=60 epochs=1 batch_size=16 warmup_steps=2 threads=1)
+else
+  preset=configs/finetune_sweep.toml
+  tasks=${SWEEP_TASKS:-"kjv-testament kjv-book kjv-next-verse fortunes-topic"}
+  ft_set=()
+fi
+for kv in ${SWEEP_SET:-}; do ft_set+=("$kv"); done
+
+mkdir -p "$OUT"
+start=$SECONDS
+echo "finetune_sweep: pre-training ($preset) into $OUT/pretrain"
+"$BIN" compare --config "$preset" --out "$OUT/pretrain" --no-plot | grep -E "^\[|runs trained" || true
+[ -f "$OUT/pretrain/curves.csv" ] || { echo "finetune_sweep: the pre-training did not finish" >&2; exit 1; }
+
+finetune() {  # finetune OUT_RUN SEED ARGS...
+  local dir=$1 seed=$2; shift 2
+  [ -f "$dir/done" ] && return 0
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  local sets=(--set "seed=$seed")
+  for kv in "${ft_set[@]}"; do sets+=(--set "$kv"); done
+  "$BIN" finetune --config configs/finetune.toml "${sets[@]}" --quiet --out "$dir" "$@" > "$dir.log"
+  touch "$dir/done"
+  echo "  $(tail -n +1 "$dir.log" | head -1)  [$dir]"
+}
+
+for task in $tasks; do
+  echo "finetune_sweep: task $task"
+  for run in "$OUT"/pretrain/*/seed*; do
+    [ -f "$run/model.safetensors" ] || continue
+    scheme=$(basename "$(dirname "$run")") seed=${run##*seed}
+    finetune "$OUT/ft/$task/$scheme/seed$seed" "$seed" --from "$run" --task "$task"
+  done
+  # the no-pretraining baseline: the first scheme's architecture, fresh weights, every seed
+  first=$(ls -d "$OUT"/pretrain/*/ | head -1)
+  for run in "$first"seed*; do
+    seed=${run##*seed}
+    finetune "$OUT/ft/$task/scratch/seed$seed" "$seed" --from "$run" --from-scratch --task "$task"
+  done
+done
+"$PYTHON" scripts/finetune_table.py "$OUT"
+echo "finetune_sweep: $(( SECONDS - start )) s; the table is $OUT/table.md"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# scripts/finetune_sweep.sh --smoke (ctest cli_finetune_sweep): the fine-tune table's tooling
+# end to end in seconds — 2 schemes × 2 seeds pre-trained, each fine-tuned on 2 tasks, the
+# from-scratch baseline, the table with its floors and paired intervals; a second run redoes
+# nothing. The numbers mean nothing at this size.
+#   tests/cli_finetune_sweep.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+set -uo pipefail
+BIN=$1 WORK=$2
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$WORK"
+out=$(ROFORMER_BIN=$BIN scripts/finetune_sweep.sh --smoke "$WORK" 2>&1) || fail "the smoke sweep: $out"
+table="$WORK/table.md"
+[ -f "$table" ] || fail "no table.md"
+for task in kjv-testament fortunes-topic; do
+  grep -q "^## $task$" "$table" || fail "no section for $task in table.md"
+done
+for row in "rope_interleaved | 2 |" "learned | 2 |" "scratch | 2 |" "bag of words (floor) | 6 runs" "majority class (floor) | 6 runs"; do
+  [ "$(grep -c "^| $row" "$table")" -eq 2 ] || fail "row '$row' is not in both tasks' tables: $(cat "$table")"
+done
+grep -q "^| learned | 2 | 0\.[0-9]* ± 0\.[0-9]* | 0\.[0-9]* ± 0\.[0-9]* | [+-]0\.[0-9]* \[[+-]0\.[0-9]*, [+-]0\.[0-9]*\] |$" "$table" || fail "no paired interval on the learned row: $(cat "$table")"
+[ "$(tail -n +2 "$WORK/finetune_results.csv" | wc -l)" -eq 12 ] || fail "finetune_results.csv has not 12 runs (2 tasks × 3 models × 2 seeds)"
+before=$(stat -c %Y "$WORK/ft/kjv-testament/learned/seed1/model.safetensors")
+again=$(ROFORMER_BIN=$BIN scripts/finetune_sweep.sh --smoke "$WORK" 2>&1) || fail "the second smoke sweep: $again"
+echo "$again" | grep -q "0 runs trained, 0 resumed, 4 already finished" || fail "the second sweep pre-trained again: $again"
+echo "$again" | grep -q "test: accuracy" && fail "the second sweep fine-tuned again: $again"
+[ "$(stat -c %Y "$WORK/ft/kjv-testament/learned/seed1/model.safetensors")" = "$before" ] || fail "a finished fine-tune was redone"
+echo "smoke sweep: table with 2 tasks × (2 schemes + scratch) × 2 seeds and its floors; a rerun redoes nothing"
+echo PASS

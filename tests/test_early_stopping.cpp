@@ -1,0 +1,97 @@
+// Early stopping for a fine-tune (train/early_stopping.hpp) and its validation examples
+// (train/finetune_setup.hpp): the rule on hand-made score sequences, its state surviving a
+// checkpoint, and the fixed 10 % hold-out.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "train/checkpoint_commit.hpp"
+#include "train/early_stopping.hpp"
+#include "train/finetune_setup.hpp"
+
+using namespace rf;
+
+namespace {
+ClassificationScore f1(double macro_f1) {
+    ClassificationScore s;
+    s.macro_f1 = macro_f1;
+    s.accuracy = macro_f1 / 2;
+    s.n = 10;
+    return s;
+}
+}  // namespace
+
+TEST_CASE("early stopping: a new best resets the count, a tie does not, patience stops") {
+    EarlyStopping e;
+    e.patience = 2;
+    size_t saved = 0;  // how often the best model's bytes were made
+    auto bytes = [&] { return "model at save " + std::to_string(++saved); };
+    CHECK_FALSE(e.update(0, f1(0.40), f1(0.1), bytes));  // the first evaluation is the best
+    CHECK(e.best_step == 0);
+    CHECK_FALSE(e.update(5, f1(0.50), f1(0.2), bytes));  // better: new best
+    CHECK(e.best_step == 5);
+    CHECK(e.best_test.macro_f1 == doctest::Approx(0.2));
+    CHECK_FALSE(e.update(10, f1(0.50), f1(0.3), bytes));  // a tie keeps the earlier one
+    CHECK(e.best_step == 5);
+    CHECK(e.since_best == 1);
+    CHECK(e.best_bytes == "model at save 2");
+    CHECK(e.update(15, f1(0.45), f1(0.4), bytes));  // second evaluation without gain: stop
+    CHECK(e.stopped);
+    CHECK(saved == 2);
+    CHECK(e.best_validation.macro_f1 == doctest::Approx(0.5));
+}
+
+TEST_CASE("early stopping: the committed state restores exactly; a damaged one is refused") {
+    const auto dir = std::filesystem::temp_directory_path() / "rf_test_early_stopping";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    EarlyStopping e;
+    e.patience = 3;
+    e.update(0, f1(0.3), f1(0.25), [] { return std::string("best bytes"); });
+    e.update(4, f1(0.2), f1(0.35), [] { return std::string("never made"); });
+    commit_checkpoint(dir.string(), 4,
+                      {{"best.safetensors", e.best_bytes}, {"early_stopping.json", e.to_json()}});
+    EarlyStopping r;
+    r.patience = 3;
+    r.restore(dir.string());
+    CHECK(r.best_step == 0);
+    CHECK(r.since_best == 1);
+    CHECK_FALSE(r.stopped);
+    CHECK(r.best_bytes == "best bytes");
+    CHECK(r.best_validation.macro_f1 == e.best_validation.macro_f1);
+    CHECK(r.best_test.accuracy == e.best_test.accuracy);
+    CHECK(r.to_json() == e.to_json());
+    std::filesystem::remove(dir / "early_stopping.json");
+    CHECK_THROWS_WITH_AS(r.restore(dir.string()), doctest::Contains("early_stopping.json"),
+                         std::runtime_error);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("early stopping's validation examples: a fixed 10 %, disjoint, order kept") {
+    std::vector<data::LabelledExample> all;
+    for (int i = 0; i < 95; ++i) all.push_back({"example " + std::to_string(i), "", i % 3});
+    auto train = all;
+    std::vector<data::LabelledExample> validation;
+    finetune_setup::hold_out_validation(train, validation);
+    CHECK(validation.size() == 9);
+    CHECK(train.size() == 86);
+    std::set<std::string> seen;
+    for (const auto* part : {&train, &validation}) {
+        int last = -1;
+        for (const data::LabelledExample& x : *part) {
+            CHECK(seen.insert(x.a).second);  // every example exactly once
+            const int i = std::stoi(x.a.substr(8));
+            CHECK(i > last);  // the original order
+            last = i;
+        }
+    }
+    auto again = all;
+    std::vector<data::LabelledExample> validation2;
+    finetune_setup::hold_out_validation(again, validation2);
+    for (size_t i = 0; i < validation.size(); ++i) CHECK(validation2[i].a == validation[i].a);
+    std::vector<data::LabelledExample> two = {{"a", "", 0}, {"b", "", 1}}, held;
+    finetune_setup::hold_out_validation(two, held);
+    CHECK(held.size() == 1);  // at least one
+    CHECK(two.size() == 1);
+}
