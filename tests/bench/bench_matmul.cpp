@@ -157,7 +157,8 @@ void run_product(Lib lib, Mode mode, const Product& p, Operands& o) {
 struct Cell {
     Lib lib;
     Mode mode;
-    std::vector<double> seconds;  // per call, one entry per repetition
+    std::vector<double> seconds;      // wall seconds per call, one entry per repetition
+    std::vector<double> cpu_seconds;  // the process's CPU seconds per call (all threads)
 };
 
 double median(std::vector<double> v) {
@@ -165,21 +166,31 @@ double median(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Times every cell of one product, repetitions interleaved; returns GFLOP/s per cell.
-std::vector<double> time_cells(const Product& p, std::vector<Cell> cells) {
+struct Rates {
+    std::vector<double> wall;  // GFLOP/s per cell: the headline
+    std::vector<double> cpu;   // GFLOP per CPU-second per cell (see bench_libraries)
+};
+
+// Times every cell of one product, repetitions interleaved.
+Rates time_cells(const Product& p, std::vector<Cell> cells) {
     Operands o(p);
     const int calls = std::max(1, int(1.5e9 / p.flops()));            // ~20–40 ms a repetition
     for (auto& cell : cells) run_product(cell.lib, cell.mode, p, o);  // warm-up
     for (int r = 0; r < g_reps; ++r)
         for (auto& cell : cells) {
+            const std::clock_t cpu_start = std::clock();
             const auto start = std::chrono::steady_clock::now();
             for (int i = 0; i < calls; ++i) run_product(cell.lib, cell.mode, p, o);
             cell.seconds.push_back(seconds_since(start) / calls);
+            cell.cpu_seconds.push_back(double(std::clock() - cpu_start) / CLOCKS_PER_SEC / calls);
         }
-    std::vector<double> gflops;
-    for (auto& cell : cells) gflops.push_back(p.flops() / median(cell.seconds) * 1e-9);
+    Rates rates;
+    for (auto& cell : cells) {
+        rates.wall.push_back(p.flops() / median(cell.seconds) * 1e-9);
+        rates.cpu.push_back(p.flops() / median(cell.cpu_seconds) * 1e-9);
+    }
     openblas_set_num_threads(omp_get_max_threads());
-    return gflops;
+    return rates;
 }
 
 std::vector<Product> model_products() {
@@ -208,23 +219,35 @@ std::vector<Product> model_products() {
     return all;
 }
 
+// Each row: the wall-clock GFLOP/s of the six cells, then (after "cpu:") GFLOP per CPU-second
+// of the process. On a loaded machine the wall numbers fall with the time slices others take,
+// while the per-CPU-second numbers of the 1-thread cells still measure the kernels; a
+// 2-thread cell's CPU seconds also count a thread spinning or waiting at a barrier.
 void bench_libraries() {
-    std::printf("\nsgemm, OpenBLAS vs BLIS: GFLOP/s, medians of %d interleaved repetitions\n",
-                g_reps);
-    std::printf("%-34s %9s %9s | %9s %9s %9s %9s | %s\n", "", "1t OBLAS", "1t BLIS", "2t OBLAS",
-                "2t OBLAS", "2t BLIS", "2t BLIS", "best 2t");
-    std::printf("%-34s %9s %9s | %9s %9s %9s %9s |\n", "", "", "", "own", "split", "own", "split");
+    std::printf(
+        "\nsgemm, OpenBLAS vs BLIS: GFLOP/s, medians of %d interleaved repetitions"
+        " (then GFLOP per CPU-second)\n",
+        g_reps);
+    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s | cpu: %6s %6s | %6s %6s %6s %6s\n", "",
+                "1t OBLAS", "1t BLIS", "2t OBLAS", "2t OBLAS", "2t BLIS", "2t BLIS", "best 2t",
+                "1t OB", "1t BL", "2t OB", "2t OB", "2t BL", "2t BL");
+    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s |      %6s %6s | %6s %6s %6s %6s\n", "",
+                "", "", "own", "split", "own", "split", "", "", "", "own", "split", "own", "split");
     const char* names[] = {"OpenBLAS own", "OpenBLAS split", "BLIS own", "BLIS split"};
     for (const Product& p : model_products()) {
-        const std::vector<double> g = time_cells(p, {{Lib::openblas, Mode::one, {}},
-                                                     {Lib::blis, Mode::one, {}},
-                                                     {Lib::openblas, Mode::own, {}},
-                                                     {Lib::openblas, Mode::split, {}},
-                                                     {Lib::blis, Mode::own, {}},
-                                                     {Lib::blis, Mode::split, {}}});
+        const Rates r = time_cells(p, {{Lib::openblas, Mode::one, {}, {}},
+                                       {Lib::blis, Mode::one, {}, {}},
+                                       {Lib::openblas, Mode::own, {}, {}},
+                                       {Lib::openblas, Mode::split, {}, {}},
+                                       {Lib::blis, Mode::own, {}, {}},
+                                       {Lib::blis, Mode::split, {}, {}}});
+        const std::vector<double>&g = r.wall, &c = r.cpu;
         const size_t best = size_t(std::max_element(g.begin() + 2, g.end()) - g.begin());
-        std::printf("%-34s %9.1f %9.1f | %9.1f %9.1f %9.1f %9.1f | %s\n", p.name.c_str(), g[0],
-                    g[1], g[2], g[3], g[4], g[5], names[best - 2]);
+        std::printf(
+            "%-34s %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %-14s |      %6.1f %6.1f | "
+            "%6.1f %6.1f %6.1f %6.1f\n",
+            p.name.c_str(), g[0], g[1], g[2], g[3], g[4], g[5], names[best - 2], c[0], c[1], c[2],
+            c[3], c[4], c[5]);
         std::fflush(stdout);
     }
 }
@@ -240,13 +263,13 @@ void print_peak() {
     double peak = 0;
     std::string where;
     for (const Product& p : wide) {
-        std::vector<Cell> cells = {{Lib::openblas, Mode::own, {}},
-                                   {Lib::openblas, Mode::split, {}}};
+        std::vector<Cell> cells = {{Lib::openblas, Mode::own, {}, {}},
+                                   {Lib::openblas, Mode::split, {}, {}}};
         if (rf::blis_linked()) {
-            cells.push_back({Lib::blis, Mode::own, {}});
-            cells.push_back({Lib::blis, Mode::split, {}});
+            cells.push_back({Lib::blis, Mode::own, {}, {}});
+            cells.push_back({Lib::blis, Mode::split, {}, {}});
         }
-        const std::vector<double> g = time_cells(p, cells);
+        const std::vector<double> g = time_cells(p, cells).wall;
         for (size_t i = 0; i < g.size(); ++i)
             if (g[i] > peak) peak = g[i], where = p.name + ", " + names[i];
     }
