@@ -6,6 +6,8 @@
 //   build/tests/bench_matmul --peak      this machine's sgemm peak on 2 threads: the best
 //                                        GFLOP/s of the wide products below (scripts/bench.sh)
 //   --reps N                             repetitions per median (default 7)
+//   --only TEXT                          only the table's rows whose name holds TEXT, and
+//                                        not the matmul op section
 //
 // 1. "sgemm, OpenBLAS vs BLIS": each product of the presets' layers, configs/bench.toml
 //    (C = 128, FFN 512) and configs/bench_long.toml (C = 256, FFN 1024), 4096 token rows:
@@ -51,6 +53,7 @@ using rf::Tensor;
 namespace {
 
 int g_reps = 7;
+std::string g_only;  // --only: a row name must contain it
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -235,6 +238,7 @@ void bench_libraries() {
                 "", "", "own", "split", "own", "split", "", "", "", "own", "split", "own", "split");
     const char* names[] = {"OpenBLAS own", "OpenBLAS split", "BLIS own", "BLIS split"};
     for (const Product& p : model_products()) {
+        if (p.name.find(g_only) == std::string::npos) continue;
         const Rates r = time_cells(p, {{Lib::openblas, Mode::one, {}, {}},
                                        {Lib::blis, Mode::one, {}, {}},
                                        {Lib::openblas, Mode::own, {}, {}},
@@ -387,10 +391,12 @@ int main(int argc, char** argv) {
             peak = true;
         } else if (arg == "--reps" && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
             g_reps = std::atoi(argv[++i]);
+        } else if (arg == "--only" && i + 1 < argc) {
+            g_only = argv[++i];
         } else {
             std::fprintf(stderr,
                          "bench_matmul: unknown argument '%s'; use --machine, --peak, "
-                         "--reps N (N > 0)\n",
+                         "--reps N (N > 0), --only TEXT\n",
                          arg.c_str());
             return 2;
         }
@@ -407,7 +413,7 @@ int main(int argc, char** argv) {
         } else {
             bench_libraries();
         }
-        bench_op();
+        if (g_only.empty()) bench_op();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_matmul: %s\n", e.what());
         return 1;
