@@ -27,7 +27,8 @@ std::string blis_describe();
 
 // BLIS's product, C[M,N] = op(A)·op(B) + beta·C, row-major with row strides lda, ldb, ldc —
 // the same contract as gemm(). threads = 0: BLIS uses omp_get_max_threads() outside a
-// parallel region and 1 inside one (a block of our row split); threads > 0: exactly that many.
+// parallel region for a product of 4 MFLOP or more, else 1 (inside one: a block of our row
+// split, an attention tile); threads > 0: exactly that many.
 // The first call picks BLIS's kernels for this CPU (blis_gemm.cpp, blis_select_arch).
 void blis_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A, size_t lda,
                const float* B, size_t ldb, float beta, float* C, size_t ldc, int threads = 0);

@@ -85,8 +85,14 @@ void blis_init_once() {
     });
 }
 
-rntm_t runtime(int threads) {
-    if (threads <= 0) threads = omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads());
+// threads = 0 (gemm()'s calls): one thread inside a parallel region (our row split, attention
+// tiles) and for a product under 4 MFLOP — BLIS 0.9's threads wait for each other by
+// spinning, which on a small product costs more than the second core gains (docs/
+// performance.md, "A second BLAS") — else every OpenMP thread.
+rntm_t runtime(int threads, double flops) {
+    if (threads <= 0)
+        threads =
+            omp_in_parallel() || flops < double(1 << 22) ? 1 : std::max(1, omp_get_max_threads());
     rntm_t rntm = BLIS_RNTM_INITIALIZER;
     bli_rntm_set_num_threads(threads, &rntm);
     return rntm;
@@ -100,7 +106,7 @@ void blis_gemm_any(Gemm gemm_ex, bool trans_a, bool trans_b, size_t M, size_t N,
                    size_t ldc, int threads) {
     if (M == 0 || N == 0) return;
     blis_init_once();
-    rntm_t rntm = runtime(threads);
+    rntm_t rntm = runtime(threads, 2.0 * double(M) * double(N) * double(K));
     Real one = 1;
     gemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
             trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, dim_t(M), dim_t(N), dim_t(K), &one,
