@@ -20,7 +20,8 @@ inline int gemm_ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
 // C[M,N] = op(A)·op(B) + beta·C, row-major, op(X) = Xᵀ when its flag is set (never copied);
 // lda, ldb, ldc are the row strides, so a head's [T, D] block inside a [B, T, C] tensor is
 // addressed in place with stride C. OpenBLAS runs it unless RF_BLAS=blis chose BLIS, which
-// then threads it itself outside a parallel region and runs it on one thread inside one.
+// then threads a product of 4 MFLOP or more itself outside a parallel region, and runs on the
+// calling thread inside one (blis_gemm.cpp).
 inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
                  size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
     if (blas_backend() == BlasBackend::blis) {  // RF_BLAS=blis (blas_backend.hpp)
