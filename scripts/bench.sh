@@ -19,6 +19,15 @@
 # parameters and FLOPs. Peak RSS is the whole process's (PyTorch's includes the interpreter
 # and the torch libraries). PyTorch is optional: without it, our rows alone.
 # Last, one more run of ours on 2 threads with --profile: where its step time goes, op by op.
+#
+# The machine, above every table: the CPU model and the widest vector ISA its flags name
+# (/proc/cpuinfo), the BLAS libraries (build/tests/bench_matmul --machine: OpenBLAS's build and
+# chosen core, BLIS's version and kernels, which one gemm() uses — RF_BLAS), the lines of
+# roformer train's run log that name its BLAS and ISA, and the load. Before the first round,
+# bench_matmul --peak measures this machine's sgemm peak: the best 2-thread GFLOP/s of the
+# [4096×256]·[256×256] product and the wider ones, either library, either threading; the
+# "of peak" column is each row's GFLOP/s ÷ that peak — how close the whole step comes to the
+# products' limit.
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
@@ -37,6 +46,8 @@ PYTHON="${PYTHON:-/usr/bin/python3}"  # Debian's python, where apt's python3-tor
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || fail "REPEATS must be a positive integer, got '$REPEATS'"
 [[ "$STEPS" =~ ^[1-9][0-9]*$ ]] || fail "STEPS must be a positive integer, got '$STEPS'"
 [ -x build/roformer ] || scripts/setup.sh || fail "scripts/setup.sh failed (see above)"
+[ -x build/tests/bench_matmul ] || cmake --build build --target bench_matmul > /dev/null ||
+    fail "build/tests/bench_matmul is missing and would not build: cmake --build build --target bench_matmul"
 [ -x /usr/bin/time ] || fail "/usr/bin/time is missing: apt-get install time (scripts/setup.sh does)"
 have_torch=yes
 torch_version="$("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)" || have_torch=no
@@ -62,6 +73,7 @@ run_ours() {  # preset threads [more roformer train arguments]
     local throughput header
     throughput="$(grep '^throughput:' "$work/stdout")" || fail "no throughput line from roformer train"
     header="$(grep '^run .* parameters' "$work/stderr")" || fail "no run header from roformer train"
+    [ -n "$run_log_lines" ] || run_log_lines="$(grep -iE 'blas|isa' "$work/stderr" | grep -v '^step ' || true)"
     tokens_per_s="$(field_before "$throughput" 'tokens/s')"
     rss_kib="$(tail -n 1 "$work/time")"
     mflop="$(field_before "$throughput" 'MFLOP/token')"
@@ -92,14 +104,45 @@ row() {  # label, then the tokens/s and peak RSS (KiB) of every round
     local label="$1" tps rss
     tps="$(median ${tokens[$label]})"
     rss="$(median ${peak[$label]})"
-    printf '%-18s %10.0f %9.1f %9.2f %14.0f\n' "$label" "$tps" \
+    local gflops
+    gflops="$(awk -v f="$mflop" -v t="$tps" 'BEGIN { print 3 * f * t / 1000 }')"
+    printf '%-18s %10.0f %9.1f %9.2f %8.0f %% %14.0f\n' "$label" "$tps" \
         "$(awk -v n="$tokens_per_step" -v t="$tps" 'BEGIN { print 1000 * n / t }')" \
-        "$(awk -v f="$mflop" -v t="$tps" 'BEGIN { print 3 * f * t / 1000 }')" \
+        "$gflops" "$(awk -v g="$gflops" -v p="$sgemm_peak" 'BEGIN { print 100 * g / p }')" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')"
 }
 
 best() {  # side → its higher median tokens/s of 1 and 2 threads
     { median ${tokens[$1 1 thread]}; median ${tokens[$1 2 threads]}; } | sort -g | tail -n 1
+}
+
+# The machine: CPU, widest ISA, BLAS (bench_matmul --machine), then the sgemm peak.
+cpu_model="$(grep -m 1 '^model name' /proc/cpuinfo | cut -d ':' -f 2- | sed 's/^ *//')"
+cpu_flags=" $(grep -m 1 '^flags' /proc/cpuinfo | cut -d ':' -f 2-) "
+case "$cpu_flags" in
+    *" avx512f "*) cpu_isa=avx512 ;;
+    *" avx2 "*) cpu_isa=avx2 ;;
+    *" sse2 "*) cpu_isa=sse2 ;;
+    *) cpu_isa="none of sse2/avx2/avx512" ;;
+esac
+cpu_line="$cpu_model, family $(grep -m 1 '^cpu family' /proc/cpuinfo | cut -d ':' -f 2 | tr -d ' ')"
+cpu_line+=" model $(grep -m 1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d ':' -f 2 | tr -d ' ')"
+cpu_line+=", $(nproc) cores; widest ISA $cpu_isa"
+machine_blas="$(build/tests/bench_matmul --machine 2>&1)" ||
+    fail "build/tests/bench_matmul --machine failed: $(tail -n 1 <<< "$machine_blas")"
+echo "  measuring this machine's sgemm peak (build/tests/bench_matmul --peak) …" >&2
+peak_line="$(build/tests/bench_matmul --peak --reps 5 | grep '^sgemm peak:')" ||
+    fail "no 'sgemm peak:' line from build/tests/bench_matmul --peak"
+sgemm_peak="$(field_before "$peak_line" 'GFLOP/s')"
+load_start="$(cut -d ' ' -f 1-3 /proc/loadavg)"
+run_log_lines=""  # roformer train's lines naming its BLAS and ISA (first run of each preset)
+
+print_machine() {
+    echo "machine: $cpu_line"
+    grep -E '^(blas|blis|gemm)' <<< "$machine_blas" | sed 's/^/  /'
+    [ -z "$run_log_lines" ] || sed 's/^/  run log: /' <<< "$run_log_lines"
+    echo "  $peak_line"
+    echo "  load average: $load_start at the start, $(cut -d ' ' -f 1-3 /proc/loadavg) now"
 }
 
 sides=(ours composed)
@@ -126,7 +169,8 @@ for preset in "${presets[@]}"; do
     echo
     echo "$name: $parameters parameters, vocab $vocab, $tokens_per_step tokens/step," \
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
-    printf '%-18s %10s %9s %9s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "peak RSS MiB"
+    print_machine
+    printf '%-18s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
     for label in "ours 1 thread" "ours 2 threads" "composed 1 thread" "composed 2 threads"; do
         row "$label"
     done
@@ -141,8 +185,11 @@ for preset in "${presets[@]}"; do
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     fi
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
+    echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$(best ours)" \
+        -v p="$sgemm_peak" 'BEGIN { printf "%.1f ÷ %.1f = %.0f %%", 3 * f * t / 1000, p, 300 * f * t / 1000 / p }')"
     run_ours "$preset" 2 --profile
     echo
     sed -n '/^profile:/,/^  (not in a row)/p' "$work/stderr"
     unset tokens peak
+    run_log_lines=""
 done

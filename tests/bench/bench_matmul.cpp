@@ -1,30 +1,287 @@
-// Benchmark: matrix products through our matmul op against raw cblas_sgemm (float32).
+// Benchmark: sgemm at the model's own shapes, OpenBLAS and BLIS side by side, and our matmul
+// op against raw sgemm (float32).
 //
-//   big       C[4096,256] = A[4096,256]·B[256,256]    (a linear layer on 32×128 tokens)
-//             dA = dC·Bᵀ   dB = Aᵀ·dC                  (its two backward products)
-//   attention S[32,4,128,128] = Q[32,4,128,32]·K[32,4,128,32]ᵀ, and dQ = dS·K, dK = dSᵀ·Q
+//   build/tests/bench_matmul             every table below (~2 minutes on 2 idle cores)
+//   build/tests/bench_matmul --machine   the CPU and both BLAS libraries, one line each
+//   build/tests/bench_matmul --peak      this machine's sgemm peak on 2 threads: the best
+//                                        GFLOP/s of the wide products below (scripts/bench.sh)
+//   --reps N                             repetitions per median (default 7)
+//   --only TEXT                          only the table's rows whose name holds TEXT, and
+//                                        not the matmul op section
 //
-// Each line is the median of 7 repetitions (each repetition times several calls), printed as
-// GFLOP/s = 2·M·N·K·batch / seconds, with 1 and with 2 threads (OpenBLAS and OpenMP alike).
-// Run it on an otherwise idle machine: the wall-clock numbers assume the cores are yours.
-// The op's backward is timed by calling the output node's backward closure directly, with
-// only the input of interest requiring grad, so each line is exactly one product.
+// 1. "sgemm, OpenBLAS vs BLIS": each product of the presets' layers, configs/bench.toml
+//    (C = 128, FFN 512) and configs/bench_long.toml (C = 256, FFN 1024), 4096 token rows:
+//      fwd  C[M,N] = A[M,K]·B[K,N]     dA = dC·Bᵀ     dB = Aᵀ·dC
+//    q, k, v as one [C, 3C] product, the tied decoder logits[4096, 2048] = H·Eᵀ with its two
+//    backward products, and attention's 128 small products (32 sequences × 4 heads, T = 128,
+//    head size 32): S = Q·Kᵀ, dQ = dS·K, dK = dSᵀ·Q.
+//    Columns: 1 thread, each library alone; 2 threads, each library threading the product
+//    itself ("own": openblas_set_num_threads(2), BLIS's rntm with 2 threads) and under our
+//    split ("split": C's rows in two blocks over our OpenMP threads, each library on one
+//    thread in its block — gemm_rows_parallel's way; for attention, the 128 products over
+//    the threads — for_each_product's way).
+//    Every cell is the median over N repetitions, and the repetitions are interleaved: one
+//    repetition of each cell of a row in turn, then the next, so a busy moment of a shared
+//    machine hits every library alike.
+// 2. "matmul op": our op (forward, and its backward closures) against raw cblas_sgemm at
+//    [4096×256]·[256×256] and at attention's batched product, through gemm() (RF_BLAS).
+//
+// GFLOP/s = 2·M·N·K·batch / wall seconds. Run it on an otherwise idle machine, or say the
+// load beside the numbers (docs/performance.md, "A second BLAS").
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <functional>
+#include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
+#include "ops/blas_backend.hpp"
+#include "ops/gemm.hpp"
 #include "ops/ops.hpp"
 
 using rf::Real;
 using rf::Tensor;
 
 namespace {
+
+int g_reps = 7;
+std::string g_only;  // --only: a row name must contain it
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// ---- the machine -----------------------------------------------------------------------
+
+std::string cpuinfo_field(const std::string& key) {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.compare(0, key.size(), key) == 0 && line.find(':') != std::string::npos) {
+            std::string v = line.substr(line.find(':') + 1);
+            return v.substr(v.find_first_not_of(" \t") == std::string::npos
+                                ? v.size()
+                                : v.find_first_not_of(" \t"));
+        }
+    return "";
+}
+
+std::string widest_isa() {
+    std::istringstream flags(cpuinfo_field("flags"));
+    std::set<std::string> have;
+    for (std::string f; flags >> f;) have.insert(f);
+    if (have.count("avx512f")) return "avx512";
+    if (have.count("avx2") && have.count("fma")) return "avx2";
+    if (have.count("avx")) return "avx";
+    return have.count("sse2") ? "sse2" : "unknown";
+}
+
+void print_machine() {
+    std::printf("cpu: %s (family %s, model %s), widest ISA %s, %d OpenMP threads\n",
+                cpuinfo_field("model name").c_str(), cpuinfo_field("cpu family").c_str(),
+                cpuinfo_field("model\t").c_str(), widest_isa().c_str(), omp_get_max_threads());
+    std::printf("blas: %s, core %s\n", openblas_get_config(), openblas_get_corename());
+    std::printf("blis: %s\n", rf::blis_describe().c_str());
+    std::printf("gemm() uses: %s (RF_BLAS)\n", rf::blas_backend_name(rf::blas_backend()));
+}
+
+// ---- section 1: sgemm, OpenBLAS vs BLIS ---------------------------------------------------
+
+struct Product {  // C[M,N] (+)= op(A)·op(B), A stored [M,K] or [K,M], B [K,N] or [N,K]
+    std::string name;
+    size_t M, N, K;
+    bool ta, tb;
+    size_t batch = 1;  // > 1: `batch` independent products of this shape (attention)
+    double flops() const { return 2.0 * double(M) * N * K * batch; }
+};
+
+// One library's call of the whole product (or batch) on the given operands.
+enum class Lib { openblas, blis };
+enum class Mode { one, own, split };  // 1 thread; 2 threads by the library; 2 by our split
+
+struct Operands {
+    std::vector<float> a, b, c;
+    explicit Operands(const Product& p)
+        : a(p.M * p.K * p.batch), b(p.K * p.N * p.batch), c(p.M * p.N * p.batch) {
+        rf::Rng rng(7);
+        for (auto& x : a) x = float(rng.normal());
+        for (auto& x : b) x = float(rng.normal());
+    }
+};
+
+void library_gemm(Lib lib, int threads, const Product& p, size_t m0, size_t rows, const float* A,
+                  const float* B, float* C) {
+    const size_t lda = p.ta ? p.M : p.K, ldb = p.tb ? p.K : p.N;
+    const float* a = p.ta ? A + m0 : A + m0 * lda;  // row m0 of op(A)
+    float* c = C + m0 * p.N;
+    if (lib == Lib::blis) {
+        rf::blis_gemm(p.ta, p.tb, rows, p.N, p.K, a, lda, B, ldb, 0.f, c, p.N, threads);
+    } else {
+        cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans,
+                    p.tb ? CblasTrans : CblasNoTrans, int(rows), int(p.N), int(p.K), 1.f, a,
+                    int(lda), B, int(ldb), 0.f, c, int(p.N));
+    }
+}
+
+void run_product(Lib lib, Mode mode, const Product& p, Operands& o) {
+    const size_t sa = p.M * p.K, sb = p.K * p.N, sc = p.M * p.N;
+    if (mode == Mode::own || mode == Mode::one) {
+        const int threads = mode == Mode::own ? 2 : 1;
+        openblas_set_num_threads(threads);
+        for (size_t i = 0; i < p.batch; ++i)
+            library_gemm(lib, threads, p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb,
+                         o.c.data() + i * sc);
+        return;
+    }
+    openblas_set_num_threads(1);
+    if (p.batch > 1) {  // the products over the threads
+#pragma omp parallel for num_threads(2) schedule(static)
+        for (long i = 0; i < long(p.batch); ++i)
+            library_gemm(lib, 1, p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb,
+                         o.c.data() + i * sc);
+        return;
+    }
+    const size_t block = (p.M + 1) / 2;  // C's rows in two blocks
+#pragma omp parallel for num_threads(2) schedule(static)
+    for (int t = 0; t < 2; ++t) {
+        const size_t m0 = std::min(p.M, t * block), rows = std::min(p.M, m0 + block) - m0;
+        if (rows) library_gemm(lib, 1, p, m0, rows, o.a.data(), o.b.data(), o.c.data());
+    }
+}
+
+struct Cell {
+    Lib lib;
+    Mode mode;
+    std::vector<double> seconds;      // wall seconds per call, one entry per repetition
+    std::vector<double> cpu_seconds;  // the process's CPU seconds per call (all threads)
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Rates {
+    std::vector<double> wall;  // GFLOP/s per cell: the headline
+    std::vector<double> cpu;   // GFLOP per CPU-second per cell (see bench_libraries)
+};
+
+// Times every cell of one product, repetitions interleaved.
+Rates time_cells(const Product& p, std::vector<Cell> cells) {
+    Operands o(p);
+    const int calls = std::max(1, int(1.5e9 / p.flops()));            // ~20–40 ms a repetition
+    for (auto& cell : cells) run_product(cell.lib, cell.mode, p, o);  // warm-up
+    for (int r = 0; r < g_reps; ++r)
+        for (auto& cell : cells) {
+            const std::clock_t cpu_start = std::clock();
+            const auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < calls; ++i) run_product(cell.lib, cell.mode, p, o);
+            cell.seconds.push_back(seconds_since(start) / calls);
+            cell.cpu_seconds.push_back(double(std::clock() - cpu_start) / CLOCKS_PER_SEC / calls);
+        }
+    Rates rates;
+    for (auto& cell : cells) {
+        rates.wall.push_back(p.flops() / median(cell.seconds) * 1e-9);
+        rates.cpu.push_back(p.flops() / median(cell.cpu_seconds) * 1e-9);
+    }
+    openblas_set_num_threads(omp_get_max_threads());
+    return rates;
+}
+
+std::vector<Product> model_products() {
+    std::vector<Product> all;
+    auto layer = [&](const std::string& name, size_t M, size_t K, size_t N) {
+        all.push_back({name + " fwd", M, N, K, false, false});
+        all.push_back({name + " dA", M, K, N, false, true});  // dC[M,N]·B[K,N]ᵀ
+        all.push_back({name + " dB", K, N, M, true, false});  // A[M,K]ᵀ·dC[M,N]
+    };
+    layer("[4096x128]*[128x128]", 4096, 128, 128);  // bench.toml: q, k, v, o
+    layer("[4096x128]*[128x384]", 4096, 128, 384);  // … q, k, v as one product
+    layer("[4096x128]*[128x512]", 4096, 128, 512);  // … FFN in
+    layer("[4096x512]*[512x128]", 4096, 512, 128);  // … FFN out
+    layer("[4096x256]*[256x256]", 4096, 256, 256);  // bench_long.toml
+    layer("[4096x256]*[256x768]", 4096, 256, 768);
+    layer("[4096x256]*[256x1024]", 4096, 256, 1024);
+    layer("[4096x1024]*[1024x256]", 4096, 1024, 256);
+    // The tied decoder: logits[M, V] = H[M, C]·E[V, C]ᵀ; dH = dL·E; dE = dLᵀ·H.
+    all.push_back({"decoder [4096x128]*[2048x128]^T", 4096, 2048, 128, false, true});
+    all.push_back({"decoder dH = dL*E", 4096, 128, 2048, false, false});
+    all.push_back({"decoder dE = dL^T*H", 2048, 128, 4096, true, false});
+    // Attention, 32 sequences × 4 heads of [128, 32]: S = Q·Kᵀ, dQ = dS·K, dK = dSᵀ·Q.
+    all.push_back({"attn 128x S = Q*K^T (128x128x32)", 128, 128, 32, false, true, 128});
+    all.push_back({"attn 128x dQ = dS*K", 128, 32, 128, false, false, 128});
+    all.push_back({"attn 128x dK = dS^T*Q", 128, 32, 128, true, false, 128});
+    return all;
+}
+
+// Each row: the wall-clock GFLOP/s of the six cells, then (after "cpu:") GFLOP per CPU-second
+// of the process. On a loaded machine the wall numbers fall with the time slices others take,
+// while the per-CPU-second numbers of the 1-thread cells still measure the kernels; a
+// 2-thread cell's CPU seconds also count a thread spinning or waiting at a barrier.
+void bench_libraries() {
+    std::printf(
+        "\nsgemm, OpenBLAS vs BLIS: GFLOP/s, medians of %d interleaved repetitions"
+        " (then GFLOP per CPU-second)\n",
+        g_reps);
+    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s | cpu: %6s %6s | %6s %6s %6s %6s\n", "",
+                "1t OBLAS", "1t BLIS", "2t OBLAS", "2t OBLAS", "2t BLIS", "2t BLIS", "best 2t",
+                "1t OB", "1t BL", "2t OB", "2t OB", "2t BL", "2t BL");
+    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s |      %6s %6s | %6s %6s %6s %6s\n", "",
+                "", "", "own", "split", "own", "split", "", "", "", "own", "split", "own", "split");
+    const char* names[] = {"OpenBLAS own", "OpenBLAS split", "BLIS own", "BLIS split"};
+    for (const Product& p : model_products()) {
+        if (p.name.find(g_only) == std::string::npos) continue;
+        const Rates r = time_cells(p, {{Lib::openblas, Mode::one, {}, {}},
+                                       {Lib::blis, Mode::one, {}, {}},
+                                       {Lib::openblas, Mode::own, {}, {}},
+                                       {Lib::openblas, Mode::split, {}, {}},
+                                       {Lib::blis, Mode::own, {}, {}},
+                                       {Lib::blis, Mode::split, {}, {}}});
+        const std::vector<double>&g = r.wall, &c = r.cpu;
+        const size_t best = size_t(std::max_element(g.begin() + 2, g.end()) - g.begin());
+        std::printf(
+            "%-34s %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %-14s |      %6.1f %6.1f | "
+            "%6.1f %6.1f %6.1f %6.1f\n",
+            p.name.c_str(), g[0], g[1], g[2], g[3], g[4], g[5], names[best - 2], c[0], c[1], c[2],
+            c[3], c[4], c[5]);
+        std::fflush(stdout);
+    }
+}
+
+// The peak scripts/bench.sh divides by: the best 2-thread GFLOP/s of either library, either
+// threading, over the [4096×256]·[256×256] product and the wider ones.
+void print_peak() {
+    const std::vector<Product> wide = {{"[4096x256]*[256x256]", 4096, 256, 256, false, false},
+                                       {"[4096x256]*[256x1024]", 4096, 1024, 256, false, false},
+                                       {"[4096x1024]*[1024x256]", 4096, 256, 1024, false, false}};
+    const char* names[] = {"OpenBLAS own threads", "OpenBLAS under our split", "BLIS own threads",
+                           "BLIS under our split"};
+    double peak = 0;
+    std::string where;
+    for (const Product& p : wide) {
+        std::vector<Cell> cells = {{Lib::openblas, Mode::own, {}, {}},
+                                   {Lib::openblas, Mode::split, {}, {}}};
+        if (rf::blis_linked()) {
+            cells.push_back({Lib::blis, Mode::own, {}, {}});
+            cells.push_back({Lib::blis, Mode::split, {}, {}});
+        }
+        const std::vector<double> g = time_cells(p, cells).wall;
+        for (size_t i = 0; i < g.size(); ++i)
+            if (g[i] > peak) peak = g[i], where = p.name + ", " + names[i];
+    }
+    std::printf("sgemm peak: %.1f GFLOP/s on 2 threads (%s; median of %d)\n", peak, where.c_str(),
+                g_reps);
+}
+
+// ---- section 2: our matmul op against raw sgemm ------------------------------------------
 
 struct Timing {
     double wall = 0;  // seconds per call, median over repetitions
@@ -34,14 +291,14 @@ struct Timing {
 Timing median_time_per_call(const std::function<void()>& call, int calls_per_rep) {
     call();  // warm-up: first-touch allocations, thread start-up
     std::vector<Timing> reps;
-    for (int r = 0; r < 7; ++r) {
+    for (int r = 0; r < g_reps; ++r) {
         const std::clock_t cpu_start = std::clock();
         const auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < calls_per_rep; ++i) call();
-        const auto stop = std::chrono::steady_clock::now();
+        const double wall = seconds_since(start);
         const std::clock_t cpu_stop = std::clock();
-        reps.push_back({std::chrono::duration<double>(stop - start).count() / calls_per_rep,
-                        double(cpu_stop - cpu_start) / CLOCKS_PER_SEC / calls_per_rep});
+        reps.push_back(
+            {wall / calls_per_rep, double(cpu_stop - cpu_start) / CLOCKS_PER_SEC / calls_per_rep});
     }
     std::sort(reps.begin(), reps.end(),
               [](const Timing& x, const Timing& y) { return x.wall < y.wall; });
@@ -69,38 +326,23 @@ std::function<void()> op_backward(const Tensor& a, const Tensor& b, bool tb, con
     return [c]() mutable { c.node()->backward(*c.impl()); };
 }
 
-void bench_big(rf::Rng& rng) {
+void bench_op_big(rf::Rng& rng) {
     const int M = 4096, K = 256, N = 256;
     const double flops = 2.0 * M * N * K;
     Tensor a = random_tensor({size_t(M), size_t(K)}, rng, false);
     Tensor b = random_tensor({size_t(K), size_t(N)}, rng, false);
     Tensor dc = random_tensor({size_t(M), size_t(N)}, rng, false);
-    std::vector<float> c(size_t(M) * N), da(size_t(M) * K, 0.f), db(size_t(K) * N, 0.f);
-    const float *A = a.data(), *B = b.data(), *dC = dc.data();
+    std::vector<float> c(size_t(M) * N);
+    const float *A = a.data(), *B = b.data();
 
     std::printf(" [4096x256]*[256x256]\n");
     report(
-        "raw  C  = A*B", flops,
+        "raw  C  = A*B (cblas_sgemm)", flops,
         [&] {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.f, A, K, B, N, 0.f,
                         c.data(), N);
         },
         10);
-    report(
-        "raw  dA += dC*B^T", flops,
-        [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.f, dC, N, B, N, 1.f,
-                        da.data(), K);
-        },
-        10);
-    report(
-        "raw  dB += A^T*dC", flops,
-        [&] {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.f, A, K, dC, N, 1.f,
-                        db.data(), N);
-        },
-        10);
-
     report(
         "op   C  = matmul(A, B)", flops, [&] { rf::matmul(a, b); }, 10);
     Tensor a_grad = random_tensor({size_t(M), size_t(K)}, rng, true);
@@ -109,37 +351,13 @@ void bench_big(rf::Rng& rng) {
     report("op   dB (backward)", flops, op_backward(a, b_grad, false, dc), 10);
 }
 
-void bench_attention(rf::Rng& rng) {
+void bench_op_attention(rf::Rng& rng) {
     const size_t B = 32, H = 4, T = 128, D = 32, batch = B * H;
     const double flops = 2.0 * double(batch) * T * T * D;
     Tensor q = random_tensor({B, H, T, D}, rng, false);
     Tensor k = random_tensor({B, H, T, D}, rng, false);
     Tensor ds = random_tensor({B, H, T, T}, rng, false);
-    std::vector<float> s(batch * T * T);
-    const float *Q = q.data(), *K = k.data();
-
     std::printf(" [32,4,128,32]*[32,4,128,32]^T\n");
-    report(
-        "raw  S = Q*K^T (serial loop)", flops,
-        [&] {
-            for (size_t i = 0; i < batch; ++i)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
-                            Q + i * T * D, int(D), K + i * T * D, int(D), 0.f, s.data() + i * T * T,
-                            int(T));
-        },
-        5);
-    // The same loop split over OpenMP threads while OpenBLAS keeps its own thread count: what
-    // the op would do without holding OpenBLAS to one thread inside its parallel loop.
-    report(
-        "raw  S (omp loop, blas threaded)", flops,
-        [&] {
-#pragma omp parallel for schedule(static)
-            for (long i = 0; i < long(batch); ++i)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(T), int(D), 1.f,
-                            Q + size_t(i) * T * D, int(D), K + size_t(i) * T * D, int(D), 0.f,
-                            s.data() + size_t(i) * T * T, int(T));
-        },
-        5);
     report(
         "op   S = matmul(Q, K, *, trans)", flops, [&] { rf::matmul(q, k, false, true); }, 5);
     Tensor q_grad = random_tensor({B, H, T, D}, rng, true);
@@ -148,17 +366,57 @@ void bench_attention(rf::Rng& rng) {
     report("op   dK = dS^T*Q (backward)", flops, op_backward(q, k_grad, true, ds), 5);
 }
 
-}  // namespace
-
-int main() {
-    static_assert(sizeof(Real) == sizeof(float), "the benchmark uses the float32 library");
+void bench_op() {
+    std::printf("\nmatmul op vs raw sgemm, gemm() through %s (RF_BLAS)\n",
+                rf::blas_backend_name(rf::blas_backend()));
     for (int threads : {1, 2}) {
-        openblas_set_num_threads(threads);
-        omp_set_num_threads(threads);
+        rf::set_threading({size_t(threads), true});
         std::printf("threads = %d\n", threads);
         rf::Rng rng(42);
-        bench_big(rng);
-        bench_attention(rng);
+        bench_op_big(rng);
+        bench_op_attention(rng);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    static_assert(sizeof(Real) == sizeof(float), "the benchmark uses the float32 library");
+    bool machine = false, peak = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--machine") {
+            machine = true;
+        } else if (arg == "--peak") {
+            peak = true;
+        } else if (arg == "--reps" && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
+            g_reps = std::atoi(argv[++i]);
+        } else if (arg == "--only" && i + 1 < argc) {
+            g_only = argv[++i];
+        } else {
+            std::fprintf(stderr,
+                         "bench_matmul: unknown argument '%s'; use --machine, --peak, "
+                         "--reps N (N > 0), --only TEXT\n",
+                         arg.c_str());
+            return 2;
+        }
+    }
+    try {
+        print_machine();
+        if (machine) return 0;
+        if (peak) {
+            print_peak();
+            return 0;
+        }
+        if (!rf::blis_linked()) {
+            std::printf("BLIS is not linked into this build: sgemm table skipped\n");
+        } else {
+            bench_libraries();
+        }
+        if (g_only.empty()) bench_op();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_matmul: %s\n", e.what());
+        return 1;
     }
     return 0;
 }
