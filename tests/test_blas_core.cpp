@@ -4,11 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "ops/blas_core.hpp"
+#include "ops/gemm.hpp"
 
 using namespace rf;
 
@@ -100,6 +103,25 @@ TEST_CASE("blas core: the run-log line names the library, its version, the core 
     const std::string line = blas_core_line();
     CAPTURE(line);
     CHECK(line.rfind("OpenBLAS 0.", 0) == 0);
-    CHECK(line.find(std::string(" core ") + openblas_get_corename() + " (CPU: " +
-                    cpu_level_name(detect_cpu_level()) + "; ") != std::string::npos);
+    CHECK(line.find(openblas_get_parallel() == 2 ? " (OpenMP build) core " : " build) core ") !=
+          std::string::npos);
+    CHECK(line.find(std::string(" core ") + openblas_get_corename() +
+                    " (CPU: " + cpu_level_name(detect_cpu_level()) + "; ") != std::string::npos);
+}
+
+// One thread pool (issue 22): the OpenMP build of OpenBLAS runs on libgomp's threads, ours.
+// Its openblas_set_num_threads also sets OpenMP's count, so a product loop that held BLAS to one
+// thread that way would run our loop on one thread too: the loop must still get every thread.
+TEST_CASE("blas threads: the OpenMP build is linked, and a product loop keeps all its threads") {
+#if RF_OPENBLAS_OPENMP
+    CHECK(openblas_get_parallel() == 2);  // 0 sequential, 1 pthreads, 2 OpenMP
+#endif
+    const Threading before = threading();
+    set_threading(Threading{2, true});
+    std::vector<int> team(4, 0);
+    for_each_product(team.size(), size_t(1) << 30,
+                     [&](size_t i) { team[i] = omp_get_num_threads(); });
+    for (int size : team) CHECK(size == 2);
+    CHECK(omp_get_max_threads() == 2);  // and the count is still 2 after the loop
+    set_threading(before);
 }

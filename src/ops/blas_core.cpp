@@ -14,13 +14,20 @@ namespace rf {
 
 const char* cpu_level_name(CpuLevel level) {
     switch (level) {
-        case CpuLevel::sse2: return "sse2";
-        case CpuLevel::sse3: return "sse3";
-        case CpuLevel::ssse3: return "ssse3";
-        case CpuLevel::sse4_2: return "sse4.2";
-        case CpuLevel::avx: return "avx";
-        case CpuLevel::avx2: return "avx2";
-        case CpuLevel::avx512: return "avx512";
+        case CpuLevel::sse2:
+            return "sse2";
+        case CpuLevel::sse3:
+            return "sse3";
+        case CpuLevel::ssse3:
+            return "ssse3";
+        case CpuLevel::sse4_2:
+            return "sse4.2";
+        case CpuLevel::avx:
+            return "avx";
+        case CpuLevel::avx2:
+            return "avx2";
+        case CpuLevel::avx512:
+            return "avx512";
     }
     return "?";
 }
@@ -78,19 +85,19 @@ struct CoreRow {
     CpuLevel level;
 };
 static const CoreRow kCores[] = {
-    {"Katmai", CpuLevel::sse2},         {"Coppermine", CpuLevel::sse2},
-    {"Northwood", CpuLevel::sse2},      {"Banias", CpuLevel::sse2},
-    {"Athlon", CpuLevel::sse2},         {"Opteron", CpuLevel::sse2},
-    {"Prescott", CpuLevel::sse3},       {"Opteron_SSE3", CpuLevel::sse3},
-    {"Barcelona", CpuLevel::sse3},      {"Core2", CpuLevel::ssse3},
-    {"Penryn", CpuLevel::ssse3},        {"Dunnington", CpuLevel::ssse3},
-    {"Atom", CpuLevel::ssse3},          {"Nano", CpuLevel::ssse3},
-    {"Bobcat", CpuLevel::ssse3},        {"Nehalem", CpuLevel::sse4_2},
-    {"Sandybridge", CpuLevel::avx},     {"Bulldozer", CpuLevel::avx},
-    {"Piledriver", CpuLevel::avx},      {"Steamroller", CpuLevel::avx},
-    {"Excavator", CpuLevel::avx2},      {"Haswell", CpuLevel::avx2},
-    {"Zen", CpuLevel::avx2},            {"SkylakeX", CpuLevel::avx512},
-    {"Cooperlake", CpuLevel::avx512},   {"SapphireRapids", CpuLevel::avx512},
+    {"Katmai", CpuLevel::sse2},       {"Coppermine", CpuLevel::sse2},
+    {"Northwood", CpuLevel::sse2},    {"Banias", CpuLevel::sse2},
+    {"Athlon", CpuLevel::sse2},       {"Opteron", CpuLevel::sse2},
+    {"Prescott", CpuLevel::sse3},     {"Opteron_SSE3", CpuLevel::sse3},
+    {"Barcelona", CpuLevel::sse3},    {"Core2", CpuLevel::ssse3},
+    {"Penryn", CpuLevel::ssse3},      {"Dunnington", CpuLevel::ssse3},
+    {"Atom", CpuLevel::ssse3},        {"Nano", CpuLevel::ssse3},
+    {"Bobcat", CpuLevel::ssse3},      {"Nehalem", CpuLevel::sse4_2},
+    {"Sandybridge", CpuLevel::avx},   {"Bulldozer", CpuLevel::avx},
+    {"Piledriver", CpuLevel::avx},    {"Steamroller", CpuLevel::avx},
+    {"Excavator", CpuLevel::avx2},    {"Haswell", CpuLevel::avx2},
+    {"Zen", CpuLevel::avx2},          {"SkylakeX", CpuLevel::avx512},
+    {"Cooperlake", CpuLevel::avx512}, {"SapphireRapids", CpuLevel::avx512},
 };
 
 std::optional<CpuLevel> blas_core_level(const std::string& core) {
@@ -101,13 +108,20 @@ std::optional<CpuLevel> blas_core_level(const std::string& core) {
 
 std::string best_blas_core(CpuLevel cpu) {
     switch (cpu) {
-        case CpuLevel::sse2: return "";
-        case CpuLevel::sse3: return "Prescott";
-        case CpuLevel::ssse3: return "Core2";
-        case CpuLevel::sse4_2: return "Nehalem";
-        case CpuLevel::avx: return "Sandybridge";
-        case CpuLevel::avx2: return "Haswell";
-        case CpuLevel::avx512: return "SkylakeX";
+        case CpuLevel::sse2:
+            return "";
+        case CpuLevel::sse3:
+            return "Prescott";
+        case CpuLevel::ssse3:
+            return "Core2";
+        case CpuLevel::sse4_2:
+            return "Nehalem";
+        case CpuLevel::avx:
+            return "Sandybridge";
+        case CpuLevel::avx2:
+            return "Haswell";
+        case CpuLevel::avx512:
+            return "SkylakeX";
     }
     return "";
 }
@@ -152,12 +166,18 @@ bool prepare_blas_core_restart(const std::string& core) {
            setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0;
 }
 
-// "OpenBLAS 0.3.21" from openblas_get_config() ("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH …").
+// "OpenBLAS 0.3.21 (OpenMP build)": the name and version from openblas_get_config() ("OpenBLAS
+// 0.3.21 NO_LAPACKE DYNAMIC_ARCH …"), and whose threads it runs on (CMakeLists.txt links the
+// OpenMP build; Debian's default is the pthreads one).
 static std::string blas_version() {
     std::istringstream config(openblas_get_config());
     std::string name, version;
     config >> name >> version;
-    return name + " " + version;
+    const int parallel = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
+    return name + " " + version +
+           (parallel == 2   ? " (OpenMP build)"
+            : parallel == 1 ? " (pthreads build)"
+                            : " (sequential build)");
 }
 
 std::string blas_core_line() {
@@ -171,6 +191,9 @@ std::string blas_core_line() {
         why = "was " + was + ", switched";
     } else if (!requested.empty()) {
         why = "set by OPENBLAS_CORETYPE, kept";
+        const std::optional<CpuLevel> level = blas_core_level(running);
+        if (level && *level < cpu && !best_blas_core(cpu).empty())
+            why += "; this CPU's widest is " + best_blas_core(cpu);
     } else {
         const BlasCoreChoice choice = choose_blas_core(cpu, library_core());
         bool enabled = true;
@@ -185,8 +208,7 @@ std::string blas_core_line() {
         else
             why = choice.why;
     }
-    return blas_version() + " core " + running + " (CPU: " + cpu_level_name(cpu) + "; " + why +
-           ")";
+    return blas_version() + " core " + running + " (CPU: " + cpu_level_name(cpu) + "; " + why + ")";
 }
 
 }  // namespace rf

@@ -57,8 +57,9 @@ std::string blas_core_restart();
 // in RF_BLAS_CORE_WAS, which blas_core_line reports. Returns false if setenv failed.
 bool prepare_blas_core_restart(const std::string& core);
 
-// One line for run logs: BLAS name and version, the core running, what the CPU supports, and
-// why — e.g. "OpenBLAS 0.3.21 core SkylakeX (CPU: avx512; was Haswell, switched)".
+// One line for run logs: BLAS name, version and threading build, the core running, what the
+// CPU supports, and why — e.g.
+// "OpenBLAS 0.3.21 (OpenMP build) core SkylakeX (CPU: avx512; was Haswell, switched)".
 std::string blas_core_line();
 
 }  // namespace rf

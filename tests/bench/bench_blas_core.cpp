@@ -59,8 +59,8 @@ Seconds median_seconds(const std::function<void()>& call, int calls) {
 }
 
 // C[M,N] = op(A)·op(B), row-major, C's rows split over `split` OpenMP threads (1 = no split).
-void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B,
-           int ldb, float* C, int ldc, int split) {
+void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+           float* C, int ldc, int split) {
     const auto run = [&](int m0, int rows) {
         const float* a = ta ? A + m0 : A + size_t(m0) * lda;
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
@@ -102,10 +102,14 @@ int main() {
                     [&] { sgemm(false, false, M, N, K, A.data(), K, B.data(), N, C.data(), N, s); },
                     calls),
                 median_seconds(  // dA[M,K] = dC[M,N]·B[K,N]ᵀ
-                    [&] { sgemm(false, true, M, K, N, dC.data(), N, B.data(), N, dA.data(), K, s); },
+                    [&] {
+                        sgemm(false, true, M, K, N, dC.data(), N, B.data(), N, dA.data(), K, s);
+                    },
                     calls),
                 median_seconds(  // dB[K,N] = A[M,K]ᵀ·dC[M,N]
-                    [&] { sgemm(true, false, K, N, M, A.data(), K, dC.data(), N, dB.data(), N, s); },
+                    [&] {
+                        sgemm(true, false, K, N, M, A.data(), K, dC.data(), N, dB.data(), N, s);
+                    },
                     calls),
             };
             std::printf(
