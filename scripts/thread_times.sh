@@ -11,7 +11,8 @@
 # row per thread: tid, when it started (seconds after the command), user and system CPU
 # seconds, and the share of the run's wall time it was busy. A thread's last SECONDS before
 # the end can be missed; the table's sum is printed beside the process's own total (its
-# /proc/PID/stat, which also counts threads that have ended) to show how much. The sampling
+# /proc/PID/stat, which also counts threads that have ended) to show how much. (The kernel
+# splits the process total into user and system by its own estimate, so compare the totals.) The sampling
 # uses only bash builtins and one `sleep` a round, so it takes almost no CPU itself.
 # Threads are not named by OpenBLAS or libgomp (all show the program's name); tid order is
 # creation order: OpenBLAS's pool starts when the library loads (before main), libgomp's

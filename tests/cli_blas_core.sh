@@ -108,19 +108,29 @@ code=$?
     fail "RF_BLAS_CORE=fastest: '$out'"
 [ -e "$WORK/bad" ] && fail "RF_BLAS_CORE=fastest created its --out directory"
 
-# One thread pool: with OpenBLAS's OpenMP build a 2-thread run has two threads, ours (the main
-# thread and one OpenMP worker); the pthreads build would add a BLAS worker of its own. Counted
-# from /proc/PID/task every 0.05 s (scripts/thread_times.sh), not timed.
-if echo "$auto" | grep -q "(OpenMP build)"; then
-    table=$(scripts/thread_times.sh -i 0.05 -- "$BIN" train --config configs/tiny.toml \
-        --set train.steps=5 --set train.eval_every=0 --set train.threads=2 --quiet \
-        --out "$WORK/threads" 2>&1)
-    count=$(echo "$table" | awk '/^per-thread/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { n++ }
-        END { print n + 0 }')
-    echo "threads of a 2-thread run: $count"
-    [ "$count" = 2 ] || fail "a 2-thread run had $count threads: $table"
+# One thread pool: a 2-thread run of the fast path has two threads, ours (the main thread and
+# one OpenMP worker) — OpenBLAS starts with one thread and is held to it. The composed path
+# (model.fused = false) lets OpenBLAS's pthreads build thread its products as it always did:
+# one worker of its own appears. Threads counted from /proc/PID/task every 0.05 s
+# (scripts/thread_times.sh), not timed.
+count_threads() {  # count_threads NAME [roformer train arguments...]
+    local name=$1
+    shift
+    scripts/thread_times.sh -i 0.05 -- env -u OPENBLAS_NUM_THREADS "$BIN" train \
+        --config configs/tiny.toml --set train.steps=5 --set train.eval_every=0 \
+        --set train.threads=2 --quiet --out "$WORK/$name" "$@" > "$WORK/$name.table" 2>&1 ||
+        fail "$name: the run failed"
+    awk '/^per-thread/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' \
+        "$WORK/$name.table"
+}
+fused=$(count_threads threads_fused)
+composed=$(count_threads threads_composed --set model.fused=false)
+echo "threads of a 2-thread run: $fused (the composed path: $composed)"
+[ "$fused" = 2 ] || fail "a 2-thread run had $fused threads: $(cat "$WORK/threads_fused.table")"
+if echo "$auto" | grep -q "(pthreads build)"; then
+    [ "$composed" = 3 ] || fail "the composed path's 2-thread run had $composed threads, not 3"
 else
-    fail "not the OpenMP build of OpenBLAS: '$auto' (scripts/setup.sh installs libopenblas-openmp-dev)"
+    [ "$composed" = 2 ] || fail "the composed path's 2-thread run had $composed threads, not 2"
 fi
 
 [ $failures -eq 0 ] && echo PASS || echo "$failures failure(s)"

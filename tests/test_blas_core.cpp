@@ -109,19 +109,31 @@ TEST_CASE("blas core: the run-log line names the library, its version, the core 
                     " (CPU: " + cpu_level_name(detect_cpu_level()) + "; ") != std::string::npos);
 }
 
-// One thread pool (issue 22): the OpenMP build of OpenBLAS runs on libgomp's threads, ours.
-// Its openblas_set_num_threads also sets OpenMP's count, so a product loop that held BLAS to one
-// thread that way would run our loop on one thread too: the loop must still get every thread.
-TEST_CASE("blas threads: the OpenMP build is linked, and a product loop keeps all its threads") {
+// One thread pool (issue 22): on the fast path (split_products) our loops split the products
+// and OpenBLAS's pthreads build is held to one thread, so it never hands work to a worker of
+// its own; the composed path lets it thread as before. Its OpenMP build (-DRF_OPENBLAS_OPENMP)
+// follows OpenMP's count, and its openblas_set_num_threads would set OpenMP's too: a product
+// loop must still get every thread either way.
+TEST_CASE("blas threads: one BLAS thread on the fast path; a product loop keeps all of ours") {
 #if RF_OPENBLAS_OPENMP
     CHECK(openblas_get_parallel() == 2);  // 0 sequential, 1 pthreads, 2 OpenMP
 #endif
+    const bool pthreads = openblas_get_parallel() == 1;
     const Threading before = threading();
     set_threading(Threading{2, true});
+    if (pthreads) CHECK(openblas_get_num_threads() == 1);
     std::vector<int> team(4, 0);
     for_each_product(team.size(), size_t(1) << 30,
                      [&](size_t i) { team[i] = omp_get_num_threads(); });
     for (int size : team) CHECK(size == 2);
-    CHECK(omp_get_max_threads() == 2);  // and the count is still 2 after the loop
+    CHECK(omp_get_max_threads() == 2);  // and still 2 after the loop
+    if (pthreads) CHECK(openblas_get_num_threads() == 1);
+
+    set_threading(Threading{2, false});  // the composed path
+    if (pthreads) CHECK(openblas_get_num_threads() == 2);
+    for_each_product(team.size(), size_t(1) << 30,
+                     [&](size_t i) { team[i] = omp_get_num_threads(); });
+    for (int size : team) CHECK(size == 2);
+    if (pthreads) CHECK(openblas_get_num_threads() == 2);  // restored after the loop
     set_threading(before);
 }

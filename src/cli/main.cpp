@@ -78,6 +78,10 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 //   "Threads": 10 700 tokens/s on one thread, 7 600 and 15 100–15 800 on two).
 // - OpenBLAS's kernel set: on a CPU newer than its tables it runs generic SSE3 kernels
 //   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/ops/blas_core.hpp).
+// - OpenBLAS's own threads: its pthreads build starts one worker per core when it loads, and
+//   they wait beside our OpenMP threads. The fast path holds BLAS to one thread (our loops
+//   split the products; src/ops/threading.cpp), so the library starts with one
+//   (OPENBLAS_NUM_THREADS=1) and creates workers only if the composed path asks for them.
 // A value the user set is left alone; if the restart fails, we carry on with the libraries'
 // defaults. The restarted process finds both variables set and does not restart again. execv
 // keeps the process id, so the pid a shell got from `roformer train &` is the one that holds
@@ -87,6 +91,8 @@ static bool restart_with_library_settings(char** argv) {
     bool restart = false;
     if (std::getenv("OMP_WAIT_POLICY") == nullptr)
         restart = setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+    if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
+        restart = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0 || restart;
     std::string core;
     try {
         core = rf::blas_core_restart();
