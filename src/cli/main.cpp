@@ -11,8 +11,8 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
