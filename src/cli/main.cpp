@@ -68,7 +68,7 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
     return commands;
 }
 
-// Two settings that libraries read once, when they are loaded — before main — so the only way
+// Three settings that libraries read once, when they are loaded — before main — so the only way
 // to choose them for the user is to set them and start this program again, once:
 // - Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
 //   products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default
@@ -83,7 +83,7 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 //   split the products; src/ops/threading.cpp), so the library starts with one
 //   (OPENBLAS_NUM_THREADS=1) and creates workers only if the composed path asks for them.
 // A value the user set is left alone; if the restart fails, we carry on with the libraries'
-// defaults. The restarted process finds both variables set and does not restart again. execv
+// defaults. The restarted process finds the variables set and does not restart again. execv
 // keeps the process id, so the pid a shell got from `roformer train &` is the one that holds
 // the run's lock and takes its signals. Returns false (after one error line) on a bad
 // RF_BLAS_CORE.
