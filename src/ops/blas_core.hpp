@@ -8,7 +8,8 @@
 // SkylakeX's. The library takes $OPENBLAS_CORETYPE instead of its own pick, but only when the
 // variable is set before it loads, so the roformer program checks the pick at start-up and,
 // when the rule below says so, sets the variable and starts itself again, once
-// (src/cli/main.cpp). docs/performance.md ("The BLAS core") has the measurements behind the rule.
+// (src/cli/main.cpp). docs/performance.md ("Which kernels OpenBLAS runs") has the
+// measurements behind the rule.
 //
 // Three parts, so that a test can check each: what the CPU supports (detect_cpu_level, from
 // CPUID; cpu_level_from_flags, from /proc/cpuinfo's words), the rule (choose_blas_core: a
