@@ -10,7 +10,10 @@
 // To compare two cores, run the same binary under each, alternating, on an idle machine:
 //
 //   for i in 1 2 3; do for c in Haswell SkylakeX; do
-//     OPENBLAS_CORETYPE=$c build/tests/bench_blas_core; done; done
+//     OPENBLAS_CORETYPE=$c OMP_WAIT_POLICY=passive build/tests/bench_blas_core; done; done
+//
+// (OMP_WAIT_POLICY=passive as the roformer binary runs: with libgomp's default, spinning
+// threads of the 2-thread lines take the cores from a busy machine's other work and back.)
 //
 // Each product is reported as GFLOP/s of wall time and GFLOP per CPU-second (all threads'
 // CPU time): on a shared machine the second is the kernel's own speed, the first what is
@@ -26,6 +29,8 @@
 #include <functional>
 #include <random>
 #include <vector>
+
+#include "ops/blas_core.hpp"
 
 namespace {
 
@@ -75,7 +80,7 @@ void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const
 }  // namespace
 
 int main() {
-    std::printf("OpenBLAS core %s, config: %s\n", openblas_get_corename(), openblas_get_config());
+    std::printf("%s\nconfig: %s\n", rf::blas_core_line().c_str(), openblas_get_config());
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     const int M = 4096;
