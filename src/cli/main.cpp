@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "ops/blas_core.hpp"
 #include "train/distributed.hpp"
 
 namespace rf::cli {
@@ -66,20 +68,45 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
     return commands;
 }
 
-// Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
-// products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default libgomp's
-// workers spin for a while after every parallel loop, on the very cores the BLAS workers need
-// next, and two threads on two cores ran 1.4× slower than one; with OMP_WAIT_POLICY=passive
-// they ran 1.4–1.5× faster than one (README, Performance, "Threads": 10 700 tokens/s on one
-// thread, 7 600 and 15 100–15 800 on two). libgomp reads the variable once, when
-// it is loaded — before main — so the only way to choose it for the user is to set it and
-// start this program again, once. A value the user set is left alone; if the restart fails,
-// we simply carry on with the default policy. execv keeps the process id, so the pid a shell
-// got from `roformer train &` is the one that holds the run's lock and takes its signals.
-static void prefer_passive_openmp(char** argv) {
-    if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-    execv("/proc/self/exe", argv);  // returns only if it failed
+// Three settings that libraries read once, when they are loaded — before main — so the only way
+// to choose them for the user is to set them and start this program again, once:
+// - Idle OpenMP threads should sleep, not spin. Our loops run on libgomp's pool, our matrix
+//   products on OpenBLAS's own pthread pool (Debian's libopenblas0-pthread); by default
+//   libgomp's workers spin for a while after every parallel loop, on the very cores the BLAS
+//   workers need next, and two threads on two cores ran 1.4× slower than one; with
+//   OMP_WAIT_POLICY=passive they ran 1.4–1.5× faster than one (README, Performance,
+//   "Threads": 10 700 tokens/s on one thread, 7 600 and 15 100–15 800 on two).
+// - OpenBLAS's kernel set: on a CPU newer than its tables it runs generic SSE3 kernels
+//   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/ops/blas_core.hpp).
+// - OpenBLAS's own threads: its pthreads build starts one worker per core when it loads, and
+//   they wait beside our OpenMP threads. The fast path holds BLAS to one thread (our loops
+//   split the products; src/ops/threading.cpp), so the library starts with one
+//   (OPENBLAS_NUM_THREADS=1) and creates workers only if the composed path asks for them.
+// A value the user set is left alone; if the restart fails, we carry on with the libraries'
+// defaults. The restarted process finds the variables set and does not restart again. execv
+// keeps the process id, so the pid a shell got from `roformer train &` is the one that holds
+// the run's lock and takes its signals. Returns false (after one error line) on a bad
+// RF_BLAS_CORE.
+static bool restart_with_library_settings(char** argv) {
+    bool restart = false;
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr)
+        restart = setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+    if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
+        restart = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0 || restart;
+    std::string core;
+    try {
+        core = rf::blas_core_restart();
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return false;
+    }
+    const bool switch_core = !core.empty() && rf::prepare_blas_core_restart(core);
+    if (restart || switch_core) execv("/proc/self/exe", argv);  // returns only if it failed
+    if (switch_core) {  // the library keeps its own core; say so in the run log, not "switched"
+        unsetenv("OPENBLAS_CORETYPE");
+        unsetenv("RF_BLAS_CORE_WAS");
+    }
+    return true;
 }
 
 // The error line, in one write (the lines of several ranks never interleave). Under mpirun the
@@ -131,7 +158,7 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
-    rf::cli::prefer_passive_openmp(argv);
+    if (!rf::cli::restart_with_library_settings(argv)) return 2;
     // A file-size limit (ulimit -f) would kill us with SIGXFSZ in the middle of a write; ignored,
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.

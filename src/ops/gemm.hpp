@@ -44,9 +44,13 @@ inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const
 }
 
 // Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
-// one product and more than one thread. OpenBLAS (pthread build) would otherwise also try to
+// one product and more than one thread. OpenBLAS's pthread build would otherwise also try to
 // thread each small product and oversubscribe the cores, so it is held to one thread for the
-// duration. With one OpenMP thread the products run in order and OpenBLAS may thread each.
+// duration (on the fast path it already runs one thread: threading.cpp). Its OpenMP build
+// (openblas_get_parallel() == 2: -DRF_OPENBLAS_OPENMP=ON, or Debian's libopenblas alternative
+// set to it) runs one thread inside our parallel loop by itself — and there
+// openblas_set_num_threads would set OpenMP's own count, our loop's too, so it is left alone.
+// With one OpenMP thread the products run in order and OpenBLAS may thread each.
 // Small batches (< ~1 MFLOP in all) stay on one thread: waking a second costs more.
 // Each body(i) must write only its own outputs, so results do not depend on scheduling.
 template <class Body>
@@ -55,7 +59,7 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
         for (size_t i = 0; i < count; ++i) body(i);
         return;
     }
-    const int blas_threads = openblas_get_num_threads();
+    const int blas_threads = openblas_get_parallel() == 1 ? openblas_get_num_threads() : 1;
     if (blas_threads > 1) openblas_set_num_threads(1);
     const long n = static_cast<long>(count);
 #pragma omp parallel for schedule(static)

@@ -29,10 +29,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 // run wants, and set_threading applies it.
 struct Threading {
     size_t threads = 0;  // 0 = whatever OpenMP / OpenBLAS chose at start-up (every core)
-    // true: a large product's rows are split over our OpenMP threads, BLAS single-threaded
-    // in each block (gemm_rows_parallel in gemm.hpp) — the fast path's choice, and the
-    // library's default; false: OpenBLAS threads each product itself — the composed path's
-    // choice, so model.fused = false reproduces its numbers bit for bit.
+    // true: a large product's rows are split over our OpenMP threads (gemm_rows_parallel in
+    // gemm.hpp) and BLAS runs one thread throughout, so no BLAS thread waits beside ours
+    // (threading.cpp) — the fast path's choice, and the library's default; false: OpenBLAS
+    // threads each product itself — the composed path's choice, so model.fused = false
+    // reproduces its numbers bit for bit.
     bool split_products = true;
 };
 // Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split;

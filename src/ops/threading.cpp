@@ -11,10 +11,19 @@ namespace rf {
 
 static Threading g_threading;  // the setting in force; split_products on until set
 
+// One thread pool: OpenMP's. With split_products (the fast path) our loops split every large
+// product themselves, so OpenBLAS (Debian's pthreads build) is held to one thread and never
+// hands work to a worker of its own, which would otherwise wait beside ours, spinning in and
+// out of the kernel (docs/performance.md, "One thread pool"). The composed path lets OpenBLAS
+// thread its products as it always did, so its numbers do not move. OpenBLAS's OpenMP build
+// (openblas_get_parallel() == 2, -DRF_OPENBLAS_OPENMP=ON) already runs on our pool and is
+// single-threaded inside our loops; its openblas_set_num_threads would set OpenMP's count, so
+// it is left to follow OpenMP's.
 Threading set_threading(Threading setting) {
     if (setting.threads == 0) setting.threads = std::max(1u, std::thread::hardware_concurrency());
     omp_set_num_threads(static_cast<int>(setting.threads));
-    openblas_set_num_threads(static_cast<int>(setting.threads));
+    if (openblas_get_parallel() == 1)
+        openblas_set_num_threads(setting.split_products ? 1 : static_cast<int>(setting.threads));
     g_threading = setting;
     return g_threading;
 }

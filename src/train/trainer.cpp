@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "nn/adamw.hpp"
+#include "ops/blas_core.hpp"
 #include "tensor/format.hpp"
 #include "tensor/profile.hpp"
 #include "train/checkpoint.hpp"
@@ -103,7 +104,8 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
         << " MFLOP/token (training ≈ 3×); unigram entropy of " << data::labelled_tokens(objective)
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
-        << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n";
+        << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
+        << blas_core_line() << "\n";
 }
 
 }  // namespace
