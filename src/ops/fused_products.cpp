@@ -128,7 +128,8 @@ Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
     parents.insert(parents.end(), biases.begin(), biases.end());
     return make_result(
         std::move(y), parents, "stacked_linear",
-        [x = x, weights, biases, stacked, offset, R, C, N](TensorImpl& o) mutable {
+        [x = x, weights = std::vector<Tensor>(weights), biases = std::vector<Tensor>(biases),
+         stacked, offset, R, C, N](TensorImpl& o) mutable {
             // stacked_linear backward (dY:[R,N], W = the stack [N,C]):
             //   dx += dY·W [R,C]   (one product over all N)
             //   dW = dYᵀ·x [N,C]   (one product), rows o_i … o_i + out_i added to dW_i
