@@ -179,8 +179,9 @@ TEST_CASE("fused_attention_packed reads one [B,T,3C] exactly as fused_attention 
                 double worst = 0.0;
                 for (size_t row = 0; row < B * T; ++row)
                     for (size_t c = 0; c < C; ++c)
-                        worst = std::max(worst, double(std::abs(g.data()[row * 3 * C + part * C + c] -
-                                                               want.data()[row * C + c])));
+                        worst =
+                            std::max(worst, double(std::abs(g.data()[row * 3 * C + part * C + c] -
+                                                            want.data()[row * C + c])));
                 CHECK(worst < 1e-5);
             }
         }
@@ -201,7 +202,8 @@ TEST_CASE("linear_cross_entropy equals cross_entropy of the product: loss, logit
 
 TEST_CASE("linear_cross_entropy: every row ignored gives 0 and zero gradients; bad input refused") {
     Rng rng(10);
-    Tensor x = random_tensor({3, 4}, rng), w = random_tensor({6, 4}, rng), b = random_tensor({6}, rng);
+    Tensor x = random_tensor({3, 4}, rng), w = random_tensor({6, 4}, rng),
+           b = random_tensor({6}, rng);
     Tensor loss = linear_cross_entropy(x, w, b, {-100, -100, -100});
     CHECK(loss.item() == 0.0f);
     loss.backward();
@@ -293,10 +295,11 @@ TEST_CASE("a fused and a composed run save the same tensors: HF's names, the sam
             saved[fused][t.name] = t.shape;
     }
     CHECK(saved[0] == saved[1]);
-    for (const char* name : {"roformer.encoder.layer.0.attention.self.query.weight",
-                             "roformer.encoder.layer.0.attention.self.key.bias",
-                             "roformer.encoder.layer.1.attention.self.value.weight",
-                             "cls.predictions.bias", "roformer.embeddings.word_embeddings.weight"}) {
+    for (const char* name :
+         {"roformer.encoder.layer.0.attention.self.query.weight",
+          "roformer.encoder.layer.0.attention.self.key.bias",
+          "roformer.encoder.layer.1.attention.self.value.weight", "cls.predictions.bias",
+          "roformer.embeddings.word_embeddings.weight"}) {
         CAPTURE(name);
         CHECK(saved[1].count(name) == 1);
     }

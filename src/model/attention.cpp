@@ -8,7 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 
-
 namespace rf {
 
 Tensor split_heads(const Tensor& x, size_t num_heads) {

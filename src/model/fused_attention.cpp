@@ -214,12 +214,11 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
                                     shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " +
                                     shape_str(v.shape()));
     const size_t C = q.size(2);
-    return attention_tiles({{q, k, v}, {0, 1, 2}, {0, 0, 0}, C}, q.size(0), q.size(1), C,
-                           num_heads, table, causal);
+    return attention_tiles({{q, k, v}, {0, 1, 2}, {0, 0, 0}, C}, q.size(0), q.size(1), C, num_heads,
+                           table, causal);
 }
 
-Tensor fused_attention_packed(const Tensor& qkv, size_t num_heads, RopeTable* table,
-                              bool causal) {
+Tensor fused_attention_packed(const Tensor& qkv, size_t num_heads, RopeTable* table, bool causal) {
     if (qkv.dim() != 3 || qkv.size(2) % 3 != 0)
         throw std::invalid_argument(
             "fused_attention_packed: qkv must be [B,T,3C] (q, k, v side by side), got " +

@@ -69,8 +69,11 @@ void row_loss_gradient(const Real* x, Real lse, int target, Real scale, Real* g,
 }
 
 // Rows per block of linear_cross_entropy's backward: a block's gradient [rows, V] lives in
-// one thread's scratch (256 × V 2048 floats = 2 MiB) and feeds two products of K or M = 256.
-constexpr size_t kLossBlock = 256;
+// one thread's scratch of at most 2^19 floats (2 MiB: 256 rows at V = 2048) and feeds two
+// products of M or K = rows; between 16 and 256 rows whatever V.
+size_t loss_block_rows(size_t V) {
+    return std::clamp<size_t>((size_t(1) << 19) / std::max<size_t>(V, 1), 16, 256);
+}
 
 }  // namespace
 
@@ -142,8 +145,7 @@ Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
             for (Tensor& w : weights) any_weight = any_weight || grad_of(w);
             if (any_weight) {
                 Array dW = Array::from_shape({N, C});
-                gemm_rows_parallel(true, false, N, C, R, dY, N, x.data(), C, Real(0), dW.data(),
-                                   C);
+                gemm_rows_parallel(true, false, N, C, R, dY, N, x.data(), C, Real(0), dW.data(), C);
                 for (size_t i = 0; i < weights.size(); ++i)
                     if (Array* gw = grad_of(weights[i])) {
                         const Real* src = dW.data() + offset[i] * C;
@@ -233,8 +235,8 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
             // linear_cross_entropy backward, G = dL/dlogits:[R,V],
             //   G_r = dL·(softmax(logits_r) − onehot(t_r))/n  (0 for ignored rows)
             //   dx += G·W [R,C]     dW += Gᵀ·x [V,C]     db += Σ_rows G [V]
-            // G is made kLossBlock rows at a time in a thread's scratch and used at once by
-            // both products. Rows are split into one contiguous part per thread; each part
+            // G is made loss_block_rows(V) rows at a time in a thread's scratch and used at once
+            // by both products. Rows are split into one contiguous part per thread; each part
             // sums its dW, db in its own buffer, added in part order (same thread count →
             // same numbers).
             if (count == 0) return;
@@ -246,9 +248,9 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
             const Real* Z = kept.data();
             const Real* X = x.data();
             const Real* W = weight.data();
+            const size_t block = loss_block_rows(V);
             const size_t threads = size_t(std::max(1, omp_get_max_threads()));
-            const size_t parts =
-                std::max<size_t>(1, std::min(threads, R / kLossBlock + (R % kLossBlock != 0)));
+            const size_t parts = std::max<size_t>(1, std::min(threads, (R + block - 1) / block));
             const size_t per_part = (R + parts - 1) / parts;
             // part p sums into its own dW, db; part 0 straight into the gradients
             std::vector<Array> part_dw(parts), part_db(parts);
@@ -258,13 +260,13 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
             }
             for_each_product(parts, size_t(1) << 30, [&](size_t p) {
                 thread_local std::vector<Real> g_buf;
-                if (g_buf.size() < kLossBlock * V) g_buf.resize(kLossBlock * V);
+                if (g_buf.size() < block * V) g_buf.resize(block * V);
                 Real* G = g_buf.data();
                 Real* dw = gw ? (p == 0 ? gw->data() : part_dw[p].data()) : nullptr;
                 Real* db = gb ? (p == 0 ? gb->data() : part_db[p].data()) : nullptr;
                 const size_t end = std::min(R, (p + 1) * per_part);
-                for (size_t r0 = std::min(R, p * per_part); r0 < end; r0 += kLossBlock) {
-                    const size_t rows = std::min(kLossBlock, end - r0);
+                for (size_t r0 = std::min(R, p * per_part); r0 < end; r0 += block) {
+                    const size_t rows = std::min(block, end - r0);
                     for (size_t i = 0; i < rows; ++i) {
                         const int t = targets[r0 + i];
                         Real* g = G + i * V;

@@ -25,15 +25,19 @@ TEST_CASE("stacked_linear gradient: x, three weights, three biases") {
 
 TEST_CASE("stacked_linear gradient: no biases, the same weight twice (fan-out)") {
     rf::Rng rng(2);
-    gradcheck([](const Inputs& in) { return rf::stacked_linear(in[0], {in[1], in[1]}, {}); },
-              {randn({5, 3}, rng), randn({2, 3}, rng)});
+    gradcheck(
+        [](const Inputs& in) {
+            return rf::stacked_linear(in[0], {in[1], in[1]}, {});
+        },
+        {randn({5, 3}, rng), randn({2, 3}, rng)});
 }
 
 TEST_CASE("linear_cross_entropy gradient: x, W, b with ignored rows") {
     rf::Rng rng(3);
     const std::vector<int> targets{2, -100, 0, 6, 3, -100};
-    gradcheck([&](const Inputs& in) { return rf::linear_cross_entropy(in[0], in[1], in[2], targets); },
-              {randn({6, 4}, rng), randn({7, 4}, rng), randn({7}, rng)});
+    gradcheck(
+        [&](const Inputs& in) { return rf::linear_cross_entropy(in[0], in[1], in[2], targets); },
+        {randn({6, 4}, rng), randn({7, 4}, rng), randn({7}, rng)});
 }
 
 TEST_CASE("linear_cross_entropy gradient: several row blocks and parts, no bias") {
@@ -43,9 +47,7 @@ TEST_CASE("linear_cross_entropy gradient: several row blocks and parts, no bias"
     std::vector<int> targets(R);
     for (size_t r = 0; r < R; ++r) targets[r] = r % 7 == 3 ? -100 : int(r % V);
     gradcheck(
-        [&](const Inputs& in) {
-            return rf::linear_cross_entropy(in[0], in[1], Tensor(), targets);
-        },
+        [&](const Inputs& in) { return rf::linear_cross_entropy(in[0], in[1], Tensor(), targets); },
         {randn({R, 2}, rng), randn({V, 2}, rng)});
 }
 
