@@ -1,7 +1,7 @@
 // Stage 5 — model: the fast path, chosen in one place.
 //
 // model.fused = false runs the composed ops a student reads first (split_heads, rope, matmul,
-// softmax, gelu, add, layer_norm, …); model.fused = true (the default) swaps four things for
+// softmax, gelu, add, layer_norm, …); model.fused = true (the default) swaps six things for
 // faster twins that compute the same function (tests/test_fused_attention.cpp,
 // tests/test_fused_ops.cpp and tests/test_fused_products.cpp hold each twin to the composed
 // ops, values and gradients):
@@ -11,8 +11,8 @@
 //   the FFN's and head's GELU      gelu                               gelu_vectorized
 //   post-LN residual  LN(h + r)    add, then layer_norm               add_layer_norm
 //   a large product's threads      OpenBLAS threads each product      rows split over ours
-//   q, k, v projections            3 linear, [N,C]·[C,C] each          stacked_linear [N,C]·[C,3C],
-//     (with fused attention)                                          read in place (packed)
+//   q, k, v projections            3 linear, [N,C]·[C,C] each         stacked_linear [N,C]·[C,3C],
+//     (where fused attention runs)                                    read in place (packed)
 //   tied decoder + loss            matmul, add, cross_entropy         linear_cross_entropy
 //
 // execution_plan() below decides all six from the config, and the functions under it are the
