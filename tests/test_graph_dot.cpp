@@ -116,7 +116,9 @@ TEST_CASE("graph_to_dot: with model.fused the attention's middle is one fused_at
     CHECK(count(g.dot, "label=\"fused_attention\\n[1, 5, 16]\"") == 1);
     CHECK(count(g.dot, "label=\"rope\\n") == 0);
     CHECK(count(g.dot, "label=\"softmax\\n") == 0);
-    CHECK(count(g.dot, "label=\"linear\\n") == 4);
+    // q, k, v as one stacked product [1,5,48] (read in place by fused_attention), then output
+    CHECK(count(g.dot, "label=\"stacked_linear\\n[1, 5, 48]\"") == 1);
+    CHECK(count(g.dot, "label=\"linear\\n") == 1);
     const std::string ix = node_id(g.dot, "x\\\\n\\[1, 5, 16\\]");
-    CHECK(count(g.dot, ix + " -> ") == 4);  // x still fans out to q, k, v and the residual
+    CHECK(count(g.dot, ix + " -> ") == 2);  // x fans out to the stacked q, k, v and the residual
 }

@@ -8,8 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "model/fused_attention.hpp"
-
 namespace rf {
 
 Tensor split_heads(const Tensor& x, size_t num_heads) {
@@ -90,7 +88,7 @@ Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position,
     RopeTable* table = nullptr;
     const bool dropping = training && attention_dropout > 0;
     if (!linear && use_fused_attention(plan, position, dropping, &table))
-        return output(fused_attention(query(x), key(x), value(x), num_heads, table, causal));
+        return output(fused_self_attention(plan, x, query, key, value, num_heads, table, causal));
     Heads h = project(x);
     Tensor& q = h.q;
     Tensor& k = h.k;

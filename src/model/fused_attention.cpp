@@ -106,16 +106,23 @@ void softmax_row_backward(const Real* p, Real* dp, size_t n, size_t T, Real scal
     std::fill(dp + n, dp + T, Real(0));
 }
 
-}  // namespace
+// Where a tile's rows of q, k, v sit: three [B,T,C] tensors (row stride C), or one packed
+// [B,T,3C] tensor (row stride 3C; q, k, v begin at columns 0, C, 2C of each row).
+struct Operands {
+    std::vector<Tensor> inputs;  // {q, k, v} or {qkv}
+    size_t which[3];             // inputs[which[i]] holds q (i = 0), k (1), v (2)
+    size_t column[3];            // … beginning at this column of each row
+    size_t ld;                   // the row stride of every input
+    const Real* data(size_t i) const { return inputs[which[i]].data() + column[i]; }
+    Real* grad(size_t i) {  // the gradient of q, k or v (nullptr: not wanted), same layout
+        Array* g = grad_of(inputs[which[i]]);
+        return g ? g->data() + column[i] : nullptr;
+    }
+};
 
-// ctx_h = softmax(R q_h·(R k_h)ᵀ/√D) · v_h per tile   q,k,v:[B,T,C] → ctx:[B,T,C]
-Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t num_heads,
-                       RopeTable* table, bool causal) {
-    if (q.dim() != 3 || k.shape() != q.shape() || v.shape() != q.shape())
-        throw std::invalid_argument("fused_attention: q, k, v must be one [B,T,C] shape, got " +
-                                    shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " +
-                                    shape_str(v.shape()));
-    const size_t B = q.size(0), T = q.size(1), C = q.size(2), H = num_heads;
+// ctx_h = softmax(R q_h·(R k_h)ᵀ/√D) · v_h per tile   q,k,v:[B,T,C] (in place) → ctx:[B,T,C]
+Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, RopeTable* table,
+                       bool causal) {
     const size_t D = attention_head_size(C, H);
     auto rot = std::make_shared<TileRotation>();
     if (table) {
@@ -134,64 +141,91 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
     auto probs = std::make_shared<std::vector<Real>>(B * H * T * T);
     Array out = Array::from_shape({B, T, C});
 
-    const Real* Q = q.data();
-    const Real* K = k.data();
-    const Real* V = v.data();
+    const size_t ld = in.ld;
+    const Real* Q = in.data(0);
+    const Real* K = in.data(1);
+    const Real* V = in.data(2);
     Real* P = probs->data();
     Real* O = out.data();
     for_each_product(B * H, 4 * T * T * D, [&](size_t tile) {
         thread_local std::vector<Real> q_buf, k_buf;
-        const size_t b = tile / H, h = tile % H, base = b * T * C + h * D;
+        const size_t b = tile / H, h = tile % H;
+        const size_t base = b * T * ld + h * D, out_base = b * T * C + h * D;
         Real* qt = scratch(q_buf, T * D);
         Real* kt = scratch(k_buf, T * D);
-        gather_rows(Q + base, T, D, C, *rot, qt);
-        gather_rows(K + base, T, D, C, *rot, kt);
+        gather_rows(Q + base, T, D, ld, *rot, qt);
+        gather_rows(K + base, T, D, ld, *rot, kt);
         Real* S = P + tile * T * T;
         gemm(false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
         for (size_t i = 0; i < T; ++i) softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
-        gemm(false, false, T, D, T, S, T, V + base, C, Real(0), O + base, C);  // ctx rows
+        gemm(false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base, C);  // ctx rows
     });
 
+    std::vector<Tensor> parents = in.inputs;
     return make_result(
-        std::move(out), {q, k, v}, "fused_attention",
-        [q = q, k = k, v = v, H, D, scale, causal, rot, probs](TensorImpl& o) mutable {
+        std::move(out), parents, "fused_attention",
+        [in = std::move(in), B, T, C, H, D, scale, causal, rot, probs](TensorImpl& o) mutable {
             // fused_attention backward, per tile (S = probs, Ŝ = dscores):
             //   dS = dctx·vᵀ [T,T]     dv += Sᵀ·dctx [T,D]     Ŝ = S ⊙ (dS − rowsum(dS ⊙ S))/√D
             //   dq += R_mᵀ(Ŝ·R k) [T,D]     dk += R_nᵀ(Ŝᵀ·R q) [T,D]
-            const size_t B = q.size(0), T = q.size(1), C = q.size(2);
-            Array* gq = grad_of(q);
-            Array* gk = grad_of(k);
-            Array* gv = grad_of(v);
+            const size_t ld = in.ld;
+            Real* gq = in.grad(0);
+            Real* gk = in.grad(1);
+            Real* gv = in.grad(2);
             const Real* dO = o.grad.data();
-            const Real* Q = q.data();
-            const Real* K = k.data();
-            const Real* V = v.data();
+            const Real* Q = in.data(0);
+            const Real* K = in.data(1);
+            const Real* V = in.data(2);
             const Real* P = probs->data();
             for_each_product(B * H, 8 * T * T * D, [&](size_t tile) {
                 thread_local std::vector<Real> q_buf, k_buf, ds_buf, g_buf;
-                const size_t b = tile / H, h = tile % H, base = b * T * C + h * D;
+                const size_t b = tile / H, h = tile % H;
+                const size_t base = b * T * ld + h * D, out_base = b * T * C + h * D;
                 const Real* S = P + tile * T * T;
-                if (gv) gemm(true, false, T, D, T, S, T, dO + base, C, Real(1), gv->data() + base, C);
+                if (gv) gemm(true, false, T, D, T, S, T, dO + out_base, C, Real(1), gv + base, ld);
                 if (!gq && !gk) return;
                 Real* dS = scratch(ds_buf, T * T);
-                gemm(false, true, T, T, D, dO + base, C, V + base, C, Real(0), dS, T);
+                gemm(false, true, T, T, D, dO + out_base, C, V + base, ld, Real(0), dS, T);
                 for (size_t i = 0; i < T; ++i)
                     softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T, scale);
                 Real* qt = scratch(q_buf, T * D);
                 Real* kt = scratch(k_buf, T * D);
                 Real* g = scratch(g_buf, T * D);
-                gather_rows(Q + base, T, D, C, *rot, qt);
-                gather_rows(K + base, T, D, C, *rot, kt);
+                gather_rows(Q + base, T, D, ld, *rot, qt);
+                gather_rows(K + base, T, D, ld, *rot, kt);
                 if (gq) {
                     gemm(false, false, T, D, T, dS, T, kt, D, Real(0), g, D);  // Ŝ·R k
-                    scatter_rows(g, T, D, C, *rot, gq->data() + base);
+                    scatter_rows(g, T, D, ld, *rot, gq + base);
                 }
                 if (gk) {
                     gemm(true, false, T, D, T, dS, T, qt, D, Real(0), g, D);  // Ŝᵀ·R q
-                    scatter_rows(g, T, D, C, *rot, gk->data() + base);
+                    scatter_rows(g, T, D, ld, *rot, gk + base);
                 }
             });
         });
+}
+
+}  // namespace
+
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t num_heads,
+                       RopeTable* table, bool causal) {
+    if (q.dim() != 3 || k.shape() != q.shape() || v.shape() != q.shape())
+        throw std::invalid_argument("fused_attention: q, k, v must be one [B,T,C] shape, got " +
+                                    shape_str(q.shape()) + ", " + shape_str(k.shape()) + ", " +
+                                    shape_str(v.shape()));
+    const size_t C = q.size(2);
+    return attention_tiles({{q, k, v}, {0, 1, 2}, {0, 0, 0}, C}, q.size(0), q.size(1), C, num_heads,
+                           table, causal);
+}
+
+Tensor fused_attention_packed(const Tensor& qkv, size_t num_heads, RopeTable* table, bool causal) {
+    if (qkv.dim() != 3 || qkv.size(2) % 3 != 0)
+        throw std::invalid_argument(
+            "fused_attention_packed: qkv must be [B,T,3C] (q, k, v side by side), got " +
+            shape_str(qkv.shape()));
+    const size_t C = qkv.size(2) / 3;
+    return attention_tiles({{qkv}, {0, 0, 0}, {0, C, 2 * C}, 3 * C}, qkv.size(0), qkv.size(1), C,
+                           num_heads, table, causal);
 }
 
 }  // namespace rf

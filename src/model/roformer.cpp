@@ -118,10 +118,14 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 
-// z = LN(gelu(x·Wtᵀ + bt)); logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
+// z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,C]
+Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
+    return transform_norm(activation(plan_, transform(hidden_rows)));
+}
+
+// logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
 Tensor RoFormer::head(const Tensor& hidden_rows) {
-    Tensor z = transform_norm(activation(plan_, transform(hidden_rows)));
-    return add(matmul(z, word_embeddings, false, true), decoder_bias);
+    return add(matmul(head_transform(hidden_rows), word_embeddings, false, true), decoder_bias);
 }
 
 ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,
@@ -140,8 +144,9 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     // Gather the labelled rows (the embedding op is exactly a row gather with scatter-add
     // backward), then run the head on those M rows only.
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
-    out.logits = head(rows);
-    out.loss = cross_entropy(out.logits, targets, kIgnore);
+    // logits = z·Eᵀ + bias and their mean cross-entropy (one op on the fast path)
+    out.loss = decoder_loss(plan_, head_transform(rows), word_embeddings, decoder_bias, targets,
+                            kIgnore, &out.logits);
     return out;
 }
 

@@ -47,7 +47,9 @@ struct EncoderLayer {
 
 // The result of one forward pass.
 struct ModelOutput {
-    Tensor logits;          // [M, V] logits at the selected rows
+    // [M, V] logits at the selected rows; on the fast path (decoder_loss in
+    // execution_plan.hpp) a constant without graph: differentiate the loss
+    Tensor logits;
     Tensor loss;            // scalar mean cross-entropy (undefined without labels)
     std::vector<int> rows;  // which of the B·T positions the logits rows are
 };
@@ -93,7 +95,8 @@ public:
     Rng& dropout_rng() { return dropout_rng_; }
 
 private:
-    Tensor head(const Tensor& hidden_rows);  // [M,C] → [M,V]
+    Tensor head_transform(const Tensor& hidden_rows);  // [M,C] → z:[M,C], before the decoder
+    Tensor head(const Tensor& hidden_rows);            // [M,C] → logits [M,V]
 
     ModelConfig config_;
     PositionConfig position_config_;
