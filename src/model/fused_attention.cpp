@@ -4,20 +4,20 @@
 // A tile is one (b, h): its rows of q, k, v, ctx start at (b·T)·C + h·D, with row stride C.
 // The row math is the composed path's (scale after the product, then a max-shifted softmax),
 // vectorised with xsimd: max, exp and the sums run over SIMD lanes, the sums in Real (every
-// term is ≤ 1 after the shift) instead of the composed path's serial double sum. The two
-// paths agree to float rounding (tests/test_fused_attention.cpp).
+// term is ≤ 1 after the shift) instead of the composed path's serial double sum. The row
+// kernels are SimdKernels::softmax_row / softmax_row_backward (src/ops/simd_kernels.hpp) of
+// the ISA in force (model.isa), taken when the op runs and kept for its backward. The two
+// paths agree to float rounding on every ISA (tests/test_fused_attention.cpp).
 #include "model/fused_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "ops/gemm.hpp"
+#include "ops/simd.hpp"
 #include "position/position.hpp"
 
 namespace rf {
@@ -55,57 +55,6 @@ void scatter_rows(Real* g, size_t T, size_t D, size_t C, const TileRotation& rot
         for (size_t d = 0; d < D; ++d) dst[t * C + d] += g[t * D + d];
 }
 
-using Lanes = xsimd::batch<Real>;  // as many Reals as the build's SIMD register holds
-constexpr size_t kLanes = Lanes::size;
-
-Real lane_max(const Lanes& x) {  // xsimd 8 has a horizontal add (hadd) but no horizontal max
-    alignas(64) Real lanes[kLanes];
-    x.store_aligned(lanes);
-    return *std::max_element(lanes, lanes + kLanes);
-}
-
-// One row of scores → probabilities in place: s ← s·scale, then softmax over j < n (n = T, or
-// i + 1 when causal), zeros after n. j < whole runs in lanes, the rest one by one.
-void softmax_row(Real* s, size_t n, size_t T, Real scale) {
-    const size_t whole = n - n % kLanes;
-    Lanes top(-std::numeric_limits<Real>::infinity());
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes x = Lanes::load_unaligned(s + j) * scale;
-        x.store_unaligned(s + j);
-        top = xsimd::max(top, x);
-    }
-    Real m = lane_max(top);
-    for (size_t j = whole; j < n; ++j) m = std::max(m, s[j] *= scale);
-    Lanes sum(Real(0));
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes e = xsimd::exp(Lanes::load_unaligned(s + j) - m);
-        e.store_unaligned(s + j);
-        sum += e;
-    }
-    Real total = xsimd::hadd(sum);
-    for (size_t j = whole; j < n; ++j) total += (s[j] = std::exp(s[j] - m));
-    const Real inv = Real(1) / total;
-    for (size_t j = 0; j < whole; j += kLanes) (Lanes::load_unaligned(s + j) * inv).store_unaligned(s + j);
-    for (size_t j = whole; j < n; ++j) s[j] *= inv;
-    std::fill(s + n, s + T, Real(0));
-}
-
-// One row of dprobs → dscores in place: ds_j = p_j·(dp_j − Σ_j' dp_j'·p_j')·scale for j < n.
-void softmax_row_backward(const Real* p, Real* dp, size_t n, size_t T, Real scale) {
-    const size_t whole = n - n % kLanes;
-    Lanes acc(Real(0));
-    for (size_t j = 0; j < whole; j += kLanes)
-        acc += Lanes::load_unaligned(dp + j) * Lanes::load_unaligned(p + j);
-    Real dot = xsimd::hadd(acc);
-    for (size_t j = whole; j < n; ++j) dot += dp[j] * p[j];
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes pj = Lanes::load_unaligned(p + j);
-        ((pj * (Lanes::load_unaligned(dp + j) - dot)) * scale).store_unaligned(dp + j);
-    }
-    for (size_t j = whole; j < n; ++j) dp[j] = (p[j] * (dp[j] - dot)) * scale;
-    std::fill(dp + n, dp + T, Real(0));
-}
-
 }  // namespace
 
 // ctx_h = softmax(R q_h·(R k_h)ᵀ/√D) · v_h per tile   q,k,v:[B,T,C] → ctx:[B,T,C]
@@ -131,6 +80,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
         rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);
     }
     const Real scale = Real(1.0 / std::sqrt(double(D)));
+    const SimdKernels* kernels = &simd_kernels();
     auto probs = std::make_shared<std::vector<Real>>(B * H * T * T);
     Array out = Array::from_shape({B, T, C});
 
@@ -148,13 +98,14 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
         gather_rows(K + base, T, D, C, *rot, kt);
         Real* S = P + tile * T * T;
         gemm(false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
-        for (size_t i = 0; i < T; ++i) softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
+        for (size_t i = 0; i < T; ++i)
+            kernels->softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
         gemm(false, false, T, D, T, S, T, V + base, C, Real(0), O + base, C);  // ctx rows
     });
 
     return make_result(
         std::move(out), {q, k, v}, "fused_attention",
-        [q = q, k = k, v = v, H, D, scale, causal, rot, probs](TensorImpl& o) mutable {
+        [q = q, k = k, v = v, H, D, scale, causal, rot, probs, kernels](TensorImpl& o) mutable {
             // fused_attention backward, per tile (S = probs, Ŝ = dscores):
             //   dS = dctx·vᵀ [T,T]     dv += Sᵀ·dctx [T,D]     Ŝ = S ⊙ (dS − rowsum(dS ⊙ S))/√D
             //   dq += R_mᵀ(Ŝ·R k) [T,D]     dk += R_nᵀ(Ŝᵀ·R q) [T,D]
@@ -171,12 +122,14 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
                 thread_local std::vector<Real> q_buf, k_buf, ds_buf, g_buf;
                 const size_t b = tile / H, h = tile % H, base = b * T * C + h * D;
                 const Real* S = P + tile * T * T;
-                if (gv) gemm(true, false, T, D, T, S, T, dO + base, C, Real(1), gv->data() + base, C);
+                if (gv)
+                    gemm(true, false, T, D, T, S, T, dO + base, C, Real(1), gv->data() + base, C);
                 if (!gq && !gk) return;
                 Real* dS = scratch(ds_buf, T * T);
                 gemm(false, true, T, T, D, dO + base, C, V + base, C, Real(0), dS, T);
                 for (size_t i = 0; i < T; ++i)
-                    softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T, scale);
+                    kernels->softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T,
+                                                  scale);
                 Real* qt = scratch(q_buf, T * D);
                 Real* kt = scratch(k_buf, T * D);
                 Real* g = scratch(g_buf, T * D);

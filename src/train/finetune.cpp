@@ -296,7 +296,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             out.loss.backward();
             out = ClassifierOutput{};
             if (fc.grad_clip > 0) optimizer.clip_grad_norm(fc.grad_clip);
-            optimizer.step(lr);
+            optimizer_step(model.encoder().plan(), optimizer, lr);
             ++step;
             window_loss += loss;
             ++window_n;

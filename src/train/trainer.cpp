@@ -66,7 +66,7 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
     }
     const profile::Scope timer("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
-    optimizer.step(lr);
+    optimizer_step(model.plan(), optimizer, lr);
     return r;
 }
 
@@ -103,7 +103,8 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
         << " MFLOP/token (training ≈ 3×); unigram entropy of " << data::labelled_tokens(objective)
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
-        << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n";
+        << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
+        << fast_path_line(config.model) << "\n";
 }
 
 }  // namespace

@@ -1,0 +1,117 @@
+// Benchmark: the fast path's element-wise kernels (src/ops/simd_table.hpp) on each instruction
+// set this CPU runs, one thread, at the bench preset's shapes (configs/bench.toml: B = 32,
+// T = 128, C = 128, H = 4, ffn 512; a step's worth of one layer):
+//   gelu          forward + backward over [B·T, ffn]             = 2 097 152 elements
+//   add_layernorm forward + backward over [B·T, C]               = 4 096 rows of 128
+//   softmax rows  forward + backward, B·H·T rows of T = 128      = 16 384 rows
+//   adamw         one update of 1 000 000 parameters
+// Each line: the median of 7 repetitions in ms, and the speed-up over sse2. The ISAs are
+// interleaved (each repetition runs every ISA once), so a change in the machine's load hits
+// them alike. Run it on an otherwise idle machine; `cat /proc/loadavg` beside the numbers.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ops/simd.hpp"
+#include "tensor/random.hpp"
+
+using rf::Real;
+using rf::SimdIsa;
+using rf::SimdKernels;
+
+namespace {
+
+std::vector<Real> normal(size_t n, double scale, uint64_t seed) {
+    rf::Rng rng(seed);
+    std::vector<Real> v(n);
+    for (Real& x : v) x = Real(scale * rng.normal());
+    return v;
+}
+
+double seconds(const std::function<void()>& call) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main() {
+    std::vector<SimdIsa> isas;
+    for (SimdIsa isa : {SimdIsa::sse2, SimdIsa::avx2, SimdIsa::avx512})
+        if (rf::cpu_supports(isa)) isas.push_back(isa);
+    std::printf("kernels on %s (one thread; median of 7, ms; speed-up over sse2)\n",
+                rf::supported_isas().c_str());
+
+    const size_t gelu_n = 32 * 128 * 512, rows = 32 * 128, C = 128;
+    const size_t T = 128, softmax_rows = 32 * 4 * 128, adam_n = 1000000;
+    const std::vector<Real> gx = normal(gelu_n, 2.0, 1), gdy = normal(gelu_n, 1.0, 2);
+    std::vector<Real> gy(gelu_n), gcdf(gelu_n), gdx(gelu_n);
+    const std::vector<Real> lx = normal(rows * C, 1.0, 3), lr = normal(rows * C, 1.0, 4),
+                            ldy = normal(rows * C, 1.0, 5), gamma = normal(C, 1.0, 6),
+                            beta = normal(C, 1.0, 7);
+    std::vector<Real> ls(rows * C), ly(rows * C), lstats(2 * rows), ldx(rows * C);
+    std::vector<double> dgamma(C), dbeta(C);
+    const std::vector<Real> scores = normal(softmax_rows * T, 3.0, 8),
+                            dprobs = normal(softmax_rows * T, 1.0, 9);
+    std::vector<Real> probs(scores.size()), dscores(scores.size());
+    const std::vector<Real> ag = normal(adam_n, 0.01, 10);
+    std::vector<Real> aw = normal(adam_n, 0.1, 11), am(adam_n, 0), av(adam_n, 0);
+    const rf::AdamWScalars scalars{0.9f, 0.1f, 0.98f, 0.02f, 1e-3f, 50.0f, 1e-6f, 0.99999f};
+
+    struct Kernel {
+        const char* name;
+        std::function<void(const SimdKernels&)> run;
+    };
+    const std::vector<Kernel> kernels{
+        {"gelu fwd+bwd",
+         [&](const SimdKernels& k) {
+             k.gelu_forward(gx.data(), gy.data(), gcdf.data(), gelu_n);
+             k.gelu_backward(gx.data(), gcdf.data(), gdy.data(), gdx.data(), gelu_n);
+         }},
+        {"add_layernorm fwd+bwd",
+         [&](const SimdKernels& k) {
+             for (size_t r = 0; r < rows; ++r)
+                 k.add_layer_norm_row(&lx[r * C], &lr[r * C], gamma.data(), beta.data(),
+                                      Real(1e-12), C, &ls[r * C], &ly[r * C], &lstats[2 * r]);
+             for (size_t r = 0; r < rows; ++r)
+                 k.add_layer_norm_row_backward(&ls[r * C], &ldy[r * C], gamma.data(), lstats[2 * r],
+                                               lstats[2 * r + 1], C, &ldx[r * C], nullptr,
+                                               dgamma.data(), dbeta.data());
+         }},
+        {"softmax rows fwd+bwd",
+         [&](const SimdKernels& k) {
+             std::copy(scores.begin(), scores.end(), probs.begin());
+             std::copy(dprobs.begin(), dprobs.end(), dscores.begin());
+             for (size_t r = 0; r < softmax_rows; ++r)
+                 k.softmax_row(&probs[r * T], T, T, Real(0.17677669529663687));
+             for (size_t r = 0; r < softmax_rows; ++r)
+                 k.softmax_row_backward(&probs[r * T], &dscores[r * T], T, T,
+                                        Real(0.17677669529663687));
+         }},
+        {"adamw update",
+         [&](const SimdKernels& k) {
+             k.adamw_update(aw.data(), ag.data(), am.data(), av.data(), adam_n, scalars);
+         }},
+    };
+    for (const Kernel& kernel : kernels) {
+        std::vector<std::vector<double>> times(isas.size());
+        for (SimdIsa isa : isas) kernel.run(rf::simd_kernels(isa));  // warm-up
+        for (int rep = 0; rep < 7; ++rep)
+            for (size_t i = 0; i < isas.size(); ++i)
+                times[i].push_back(seconds([&] { kernel.run(rf::simd_kernels(isas[i])); }));
+        std::printf("%-22s", kernel.name);
+        double base = 0;
+        for (size_t i = 0; i < isas.size(); ++i) {
+            std::sort(times[i].begin(), times[i].end());
+            const double ms = times[i][3] * 1e3;
+            if (i == 0) base = ms;
+            std::printf("  %-6s %7.2f ms (%.2f×)", rf::enum_name(isas[i]), ms, base / ms);
+        }
+        std::printf("\n");
+    }
+}
