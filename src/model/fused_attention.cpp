@@ -24,10 +24,22 @@ namespace rf {
 namespace {
 
 // The angle rows of positions 0 … T−1, copied: the table may grow (and move) before backward.
+// The rotation runs in SIMD lanes of the ISA in force (SimdKernels::rope_rows_*, the same
+// formula as rope_kernel); interleaved pairs take the angles expanded to one per dim.
 struct TileRotation {
     size_t dims = 0;  // r; 0 = no rotation
     RopePairing pairing = RopePairing::interleaved;
-    std::vector<Real> cos, sin;  // [T, r/2]
+    std::vector<Real> cos, sin;  // [T, r/2]; interleaved: [T, r], (c0, c0, c1, c1, …) and
+                                 // (−s0, s0, −s1, s1, …)
+    const SimdKernels* kernels = nullptr;
+
+    // x[t, :] ← R_t x[t, :] (sign +1) or R_tᵀ x[t, :] (sign −1), T rows of D
+    void rotate(Real* x, size_t T, size_t D, Real sign) const {
+        if (pairing == RopePairing::interleaved)
+            kernels->rope_rows_interleaved(x, T, D, dims, cos.data(), sin.data(), sign);
+        else
+            kernels->rope_rows_half(x, T, D, dims, cos.data(), sin.data(), sign);
+    }
 };
 
 // Per-thread scratch, grown once and reused by every tile and step (no allocation per tile).
@@ -40,17 +52,13 @@ Real* scratch(std::vector<Real>& buffer, size_t n) {
 void gather_rows(const Real* src, size_t T, size_t D, size_t C, const TileRotation& rot,
                  Real* dst) {
     for (size_t t = 0; t < T; ++t) std::copy(src + t * C, src + t * C + D, dst + t * D);
-    if (rot.dims)
-        rope_kernel(dst, dst, 1, T, D, rot.dims, rot.pairing, rot.cos.data(), rot.sin.data(),
-                    Real(1), false);
+    if (rot.dims) rot.rotate(dst, T, D, Real(1));
 }
 
 // dst[t·C : t·C + D] += R_tᵀ g[t, :]   (a tile's gradient rotated back and scattered into
 // [B,T,C]; g is overwritten)
 void scatter_rows(Real* g, size_t T, size_t D, size_t C, const TileRotation& rot, Real* dst) {
-    if (rot.dims)
-        rope_kernel(g, g, 1, T, D, rot.dims, rot.pairing, rot.cos.data(), rot.sin.data(),
-                    Real(-1), false);
+    if (rot.dims) rot.rotate(g, T, D, Real(-1));
     for (size_t t = 0; t < T; ++t)
         for (size_t d = 0; d < D; ++d) dst[t * C + d] += g[t * D + d];
 }
@@ -76,8 +84,22 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, size_t
         rot->dims = table->options().rotary_dims;
         rot->pairing = table->options().pairing;
         const size_t half = table->half();
-        rot->cos.assign(table->cos_row(0), table->cos_row(0) + T * half);
-        rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);
+        rot->kernels = &simd_kernels();
+        if (rot->pairing == RopePairing::interleaved) {
+            rot->cos.resize(T * 2 * half);
+            rot->sin.resize(T * 2 * half);
+            for (size_t t = 0; t < T; ++t)
+                for (size_t i = 0; i < half; ++i) {
+                    const Real c = table->cos_row(t)[i], sn = table->sin_row(t)[i];
+                    const size_t at = t * 2 * half + 2 * i;
+                    rot->cos[at] = rot->cos[at + 1] = c;
+                    rot->sin[at] = -sn;
+                    rot->sin[at + 1] = sn;
+                }
+        } else {
+            rot->cos.assign(table->cos_row(0), table->cos_row(0) + T * half);
+            rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);
+        }
     }
     const Real scale = Real(1.0 / std::sqrt(double(D)));
     const SimdKernels* kernels = &simd_kernels();

@@ -21,7 +21,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/simd_table.hpp"
 
@@ -184,6 +186,55 @@ struct Kernels {
         for (size_t j = n; j < T; ++j) dp[j] = Real(0);
     }
 
+    struct SwapPairs {  // lane i takes lane i ^ 1: (x1, x0, x3, x2, …)
+        static constexpr unsigned get(unsigned i, unsigned) { return i ^ 1u; }
+    };
+    using LaneIndex = xsimd::batch<std::conditional_t<sizeof(Real) == 4, uint32_t, uint64_t>, Arch>;
+
+    static void rope_rows_interleaved(Real* x, size_t T, size_t D, size_t r, const Real* cos2,
+                                      const Real* sin2, Real sin_sign) {
+        constexpr auto swap = xsimd::make_batch_constant<LaneIndex, SwapPairs>();
+        for (size_t t = 0; t < T; ++t) {
+            Real* row = x + t * D;
+            const Real* c = cos2 + t * r;
+            const Real* s = sin2 + t * r;
+            size_t j = 0;
+            for (; j + L <= r; j += L) {
+                const Lanes v = load(row + j);
+                (v * load(c + j) + xsimd::swizzle(v, swap) * (load(s + j) * sin_sign))
+                    .store_unaligned(row + j);
+            }
+            for (; j < r; j += 2) {  // c[j] = c[j+1] = cos, −s[j] = s[j+1] = sin
+                const Real lo = row[j], hi = row[j + 1], si = sin_sign * s[j + 1];
+                row[j] = c[j] * lo - si * hi;
+                row[j + 1] = si * lo + c[j] * hi;
+            }
+        }
+    }
+
+    static void rope_rows_half(Real* x, size_t T, size_t D, size_t r, const Real* cos,
+                               const Real* sin, Real sin_sign) {
+        const size_t h = r / 2;
+        for (size_t t = 0; t < T; ++t) {
+            Real* lo = x + t * D;
+            Real* hi = lo + h;
+            const Real* c = cos + t * h;
+            const Real* s = sin + t * h;
+            size_t i = 0;
+            for (; i + L <= h; i += L) {
+                const Lanes xl = load(lo + i), xh = load(hi + i), ci = load(c + i),
+                            si = load(s + i) * sin_sign;
+                (ci * xl - si * xh).store_unaligned(lo + i);
+                (si * xl + ci * xh).store_unaligned(hi + i);
+            }
+            for (; i < h; ++i) {
+                const Real xl = lo[i], xh = hi[i], si = sin_sign * s[i];
+                lo[i] = c[i] * xl - si * xh;
+                hi[i] = si * xl + c[i] * xh;
+            }
+        }
+    }
+
     static void adamw_update(Real* w, const Real* g, Real* m, Real* v, size_t n,
                              const AdamWScalars& k) {
         const Lanes b1(k.b1), c1(k.one_minus_b1), b2(k.b2), c2(k.one_minus_b2), step(k.step),
@@ -217,6 +268,8 @@ struct Kernels {
                 &add_layer_norm_row_backward,
                 &softmax_row,
                 &softmax_row_backward,
+                &rope_rows_interleaved,
+                &rope_rows_half,
                 &adamw_update};
     }
 };

@@ -44,6 +44,15 @@ struct SimdKernels {
     void (*softmax_row)(Real* s, size_t n, size_t T, Real scale);
     // A row of dprobs → dscores in place: dp_j ← p_j·(dp_j − Σ dp·p)·scale for j < n, zeros to T.
     void (*softmax_row_backward)(const Real* p, Real* dp, size_t n, size_t T, Real scale);
+    // RoPE on T rows of length D in place (row t = position t): the first r dims in pairs, y_lo
+    // = c·x_lo − s·x_hi, y_hi = s·x_lo + c·x_hi with c, s = cos, sin_sign·sin of row t's angle
+    // for the pair (sin_sign = −1 rotates back: R_mᵀ). Interleaved pairs (2i, 2i+1) take the
+    // angle tables expanded to [T, r]: cos2 = (c_0, c_0, c_1, c_1, …), sin2 = (−s_0, s_0, −s_1,
+    // s_1, …); half pairs (i, i + r/2) take them as they are, [T, r/2].
+    void (*rope_rows_interleaved)(Real* x, size_t T, size_t D, size_t r, const Real* cos2,
+                                  const Real* sin2, Real sin_sign);
+    void (*rope_rows_half)(Real* x, size_t T, size_t D, size_t r, const Real* cos, const Real* sin,
+                           Real sin_sign);
     // One AdamW update of n elements (AdamWScalars above).
     void (*adamw_update)(Real* w, const Real* g, Real* m, Real* v, size_t n, const AdamWScalars& k);
 };
