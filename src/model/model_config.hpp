@@ -4,7 +4,7 @@
 #include <array>
 #include <cstddef>
 
-#include "ops/simd.hpp"
+#include "ops/simd_isa.hpp"
 #include "tensor/named_enum.hpp"
 
 namespace rf {

@@ -15,21 +15,12 @@
 // and xsimd's exp/erfc polynomials are evaluated with the ISA's own instructions.
 #pragma once
 
-#include <array>
 #include <string>
 
+#include "ops/simd_isa.hpp"
 #include "ops/simd_table.hpp"
-#include "tensor/named_enum.hpp"
 
 namespace rf {
-
-enum class SimdIsa { automatic, sse2, avx2, avx512 };
-constexpr std::array<NamedValue<SimdIsa>, 4> named_values(SimdIsa) {
-    return {{{SimdIsa::automatic, "auto"},
-             {SimdIsa::sse2, "sse2"},
-             {SimdIsa::avx2, "avx2"},
-             {SimdIsa::avx512, "avx512"}}};
-}
 
 // Whether this CPU (and this build) can run `isa`'s kernels; automatic and sse2: always.
 bool cpu_supports(SimdIsa isa);
