@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "ops/simd.hpp"
 
 namespace rf::testing {
@@ -24,7 +26,7 @@ void for_each_isa(Body body) {
             continue;
         }
         set_simd_isa(isa);
-        INFO("ISA " << enum_name(isa));
+        INFO("ISA " << std::string(enum_name(isa)));
         body(isa);
     }
 }

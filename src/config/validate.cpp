@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
+#include "ops/simd.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
