@@ -6,14 +6,16 @@
 //   softmax rows  forward + backward, B·H·T rows of T = 128      = 16 384 rows
 //   adamw         one update of 1 000 000 parameters
 // and last the whole AdamW step (AdamW::step, the readable double loop, against
-// AdamW::step_vectorized on each ISA) over 790 000 parameters, on OMP_NUM_THREADS threads.
-// Each line: the median of 7 repetitions in ms, and the speed-up over sse2. The ISAs are
-// interleaved (each repetition runs every ISA once), so a change in the machine's load hits
-// them alike. Run it on an otherwise idle machine; `cat /proc/loadavg` beside the numbers.
+// AdamW::step_vectorized on each ISA) over 790 000 parameters (the bench model's size).
+// Each line: the median of 7 repetitions in ms of the thread's CPU time (so a busy machine's
+// preemptions do not count; caches shared with other jobs still do), and the speed-up over
+// sse2. The ISAs are interleaved (each repetition runs every ISA once). One thread throughout.
+#include <omp.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,15 +37,20 @@ std::vector<Real> normal(size_t n, double scale, uint64_t seed) {
     return v;
 }
 
+// The calling thread's CPU time of call(): on a shared machine a preemption does not count
+// (every kernel here runs on the calling thread alone).
 double seconds(const std::function<void()>& call) {
-    const auto start = std::chrono::steady_clock::now();
+    timespec start{}, end{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
     call();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
+    return double(end.tv_sec - start.tv_sec) + 1e-9 * double(end.tv_nsec - start.tv_nsec);
 }
 
 }  // namespace
 
 int main() {
+    omp_set_num_threads(1);
     std::vector<SimdIsa> isas;
     for (SimdIsa isa : {SimdIsa::sse2, SimdIsa::avx2, SimdIsa::avx512})
         if (rf::cpu_supports(isa)) isas.push_back(isa);
@@ -139,5 +146,5 @@ int main() {
         std::printf("  %s %.2f ms (%.2f×)", rf::enum_name(isas[i]), fast[i][3] * 1e3,
                     readable[3] / fast[i][3]);
     }
-    std::printf("  (threads: OMP_NUM_THREADS)\n");
+    std::printf("\n");
 }
