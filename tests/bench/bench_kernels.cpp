@@ -4,6 +4,8 @@
 //   gelu          forward + backward over [B·T, ffn]             = 2 097 152 elements
 //   add_layernorm forward + backward over [B·T, C]               = 4 096 rows of 128
 //   softmax rows  forward + backward, B·H·T rows of T = 128      = 16 384 rows
+//   rope tiles    the fused attention's rotations (interleaved, D = r = 32): q and k, forward
+//                 and backward, B·H tiles of [T, D]              = 512 tiles
 //   adamw         one update of 1 000 000 parameters
 // and last the whole AdamW step (AdamW::step, the readable double loop, against
 // AdamW::step_vectorized on each ISA) over 790 000 parameters (the bench model's size).
@@ -69,6 +71,16 @@ int main() {
     const std::vector<Real> scores = normal(softmax_rows * T, 3.0, 8),
                             dprobs = normal(softmax_rows * T, 1.0, 9);
     std::vector<Real> probs(scores.size()), dscores(scores.size());
+    const size_t D = 32, rope_tiles = 32 * 4 * 4;  // B·H tiles, q and k, forward and back
+    std::vector<Real> rx = normal(rope_tiles * T * D, 1.0, 12);
+    std::vector<Real> cos2(T * D), sin2(T * D);
+    for (size_t t = 0; t < T; ++t)
+        for (size_t i = 0; i < D / 2; ++i) {
+            const double angle = double(t) * std::pow(10000.0, -2.0 * double(i) / double(D));
+            cos2[t * D + 2 * i] = cos2[t * D + 2 * i + 1] = Real(std::cos(angle));
+            sin2[t * D + 2 * i] = Real(-std::sin(angle));
+            sin2[t * D + 2 * i + 1] = Real(std::sin(angle));
+        }
     const std::vector<Real> ag = normal(adam_n, 0.01, 10);
     std::vector<Real> aw = normal(adam_n, 0.1, 11), am(adam_n, 0), av(adam_n, 0);
     const rf::AdamWScalars scalars{0.9f, 0.1f, 0.98f, 0.02f, 1e-3f, 50.0f, 1e-6f, 0.99999f};
@@ -102,6 +114,12 @@ int main() {
              for (size_t r = 0; r < softmax_rows; ++r)
                  k.softmax_row_backward(&probs[r * T], &dscores[r * T], T, T,
                                         Real(0.17677669529663687));
+         }},
+        {"rope tiles (interl.)",
+         [&](const SimdKernels& k) {
+             for (size_t tile = 0; tile < rope_tiles; ++tile)
+                 k.rope_rows_interleaved(&rx[tile * T * D], T, D, D, cos2.data(), sin2.data(),
+                                         Real(1));
          }},
         {"adamw update",
          [&](const SimdKernels& k) {
