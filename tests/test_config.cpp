@@ -225,6 +225,7 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "model.feature_map=favor",
         "model.random_features=32",
         "model.fused=false",
+        "model.isa=sse2",  // sse2: every x86-64 CPU has it (validate refuses one it lacks)
         "position.scheme=learned",
         "position.pairing=half",
         "position.rope_placement=before_feature_map",

@@ -16,6 +16,7 @@
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
 #include "rope_options.hpp"
+#include "simd_isas.hpp"
 #include "tiny_model.hpp"
 
 using namespace rf;
@@ -74,21 +75,23 @@ void check_op_against_composed(size_t B, size_t T, size_t C, size_t H, RopeTable
 
 }  // namespace
 
-TEST_CASE("fused attention equals the composed ops: values and gradients") {
-    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        for (bool causal : {false, true}) {
-            CAPTURE(rope_pairing_name(pairing));
-            CAPTURE(causal);
-            RopeTable full(testing::rope_options(pairing, 8, 8));
-            check_op_against_composed(3, 17, 24, 3, &full, causal, 1);
-            RopeTable partial(testing::rope_options(pairing, 8, 4, 100.0));
-            check_op_against_composed(2, 9, 16, 2, &partial, causal, 2);
+TEST_CASE("fused attention equals the composed ops: values and gradients, every ISA") {
+    testing::for_each_isa([](SimdIsa) {
+        for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+            for (bool causal : {false, true}) {
+                CAPTURE(rope_pairing_name(pairing));
+                CAPTURE(causal);
+                RopeTable full(testing::rope_options(pairing, 8, 8));
+                check_op_against_composed(3, 17, 24, 3, &full, causal, 1);
+                RopeTable partial(testing::rope_options(pairing, 8, 4, 100.0));
+                check_op_against_composed(2, 9, 16, 2, &partial, causal, 2);
+            }
         }
-    }
-    check_op_against_composed(2, 11, 16, 4, nullptr, false, 3);
-    // Large enough that the tiles run on several threads (more than ~1 MFLOP in all).
-    RopeTable table(testing::rope_options(RopePairing::interleaved, 32, 32));
-    check_op_against_composed(4, 64, 128, 4, &table, false, 4);
+        check_op_against_composed(2, 11, 16, 4, nullptr, false, 3);
+        // Large enough that the tiles run on several threads (more than ~1 MFLOP in all).
+        RopeTable table(testing::rope_options(RopePairing::interleaved, 32, 32));
+        check_op_against_composed(4, 64, 128, 4, &table, false, 4);
+    });
 }
 
 TEST_CASE("fused attention refuses mismatched shapes and a table for another head size") {

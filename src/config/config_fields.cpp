@@ -38,6 +38,7 @@ std::vector<ConfigField> config_fields(Config& c) {
         {"model", "feature_map", false, enum_field(&m.feature_map)},
         {"model", "random_features", false, &m.random_features},
         {"model", "fused", true, &m.fused},
+        {"model", "isa", true, enum_field(&m.isa)},
         {"position", "scheme", false, enum_field(&p.scheme)},
         {"position", "pairing", false, enum_field(&p.pairing)},
         {"position", "rope_placement", false, enum_field(&p.rope_placement)},

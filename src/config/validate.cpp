@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
+#include "ops/simd.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -62,6 +63,7 @@ void validate(const Config& c) {
     require_range("model.attention_dropout", m.attention_dropout, 0.0, 1.0, false);
     require_positive("model.layer_norm_eps", m.layer_norm_eps);
     require_positive("model.init_std", m.init_std);
+    resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
 
     ModelConfig resolved = m;  // causal is not a key: it follows train.objective
     resolved.causal = c.train.objective == data::Objective::clm;

@@ -13,6 +13,7 @@ ExecutionPlan execution_plan(const ModelConfig& config) {
     plan.split_products = config.fused;
     plan.packed_qkv = config.fused;
     plan.fused_decoder_loss = config.fused;
+    plan.vectorized_adamw = config.fused;
     return plan;
 }
 
@@ -49,6 +50,13 @@ Tensor residual_norm(const ExecutionPlan& plan, const LayerNorm& norm, const Ten
                      const Tensor& r) {
     if (plan.fused_residual_norm) return add_layer_norm(h, r, norm.gamma, norm.beta, norm.eps);
     return norm(add(h, r));
+}
+
+void optimizer_step(const ExecutionPlan& plan, AdamW& optimizer, double lr) {
+    if (plan.vectorized_adamw)
+        optimizer.step_vectorized(lr);
+    else
+        optimizer.step(lr);
 }
 
 }  // namespace rf

@@ -1,10 +1,10 @@
 // Stage 5 — model: the fast path, chosen in one place.
 //
 // model.fused = false runs the composed ops a student reads first (split_heads, rope, matmul,
-// softmax, gelu, add, layer_norm, …); model.fused = true (the default) swaps six things for
+// softmax, gelu, add, layer_norm, …); model.fused = true (the default) swaps seven things for
 // faster twins that compute the same function (tests/test_fused_attention.cpp,
-// tests/test_fused_ops.cpp and tests/test_fused_products.cpp hold each twin to the composed
-// ops, values and gradients):
+// tests/test_fused_ops.cpp, tests/test_fused_products.cpp and
+// tests/test_adamw_vectorized.cpp hold each twin to the composed ops, values and gradients):
 //
 //   where                          composed (fused = false)           fast path (fused = true)
 //   softmax attention's middle     split_heads … merge_heads, 7 ops   fused_attention, per tile
@@ -14,15 +14,19 @@
 //   q, k, v projections            3 linear, [N,C]·[C,C] each         stacked_linear [N,C]·[C,3C],
 //     (where fused attention runs)                                    read in place (packed)
 //   tied decoder + loss            matmul, add, cross_entropy         linear_cross_entropy
+//   AdamW's element loop           AdamW::step (double scalars)       AdamW::step_vectorized
 //
-// execution_plan() below decides all six from the config, and the functions under it are the
+// execution_plan() below decides all seven from the config, and the functions under it are the
 // only places in the model that look at the plan. The fused attention kernel also needs the
 // position scheme's consent (PositionScheme::rotation_only: it can only rotate q and k) and no
 // active attention dropout (it has no dropout of the probabilities); otherwise that layer
 // runs the composed ops.
+// The twins' SIMD loops run on the instruction set model.isa chooses (src/ops/simd.hpp: auto =
+// the widest the CPU has); the composed ops always run the portable baseline build.
 #pragma once
 
 #include "model/model_config.hpp"
+#include "nn/adamw.hpp"
 #include "nn/layers.hpp"
 #include "ops/ops.hpp"
 #include "position/position.hpp"
@@ -36,12 +40,13 @@ struct ExecutionPlan {
     bool split_products = false;       // Threading::split_products (ops.hpp)
     bool packed_qkv = false;           // q, k, v as one stacked_linear product (fused attention)
     bool fused_decoder_loss = false;   // linear_cross_entropy for cross_entropy(z·Eᵀ + b)
+    bool vectorized_adamw = false;     // AdamW::step_vectorized for AdamW::step
 
     // The threading setting a run with `threads` threads wants (threads = 0: every core).
     Threading threading(size_t threads) const { return {threads, split_products}; }
 };
 
-// model.fused = true: all six on (fused attention for softmax attention only: linear
+// model.fused = true: all seven on (fused attention for softmax attention only: linear
 // attention has no T×T probabilities to fuse); false: all off.
 ExecutionPlan execution_plan(const ModelConfig& config);
 
@@ -66,5 +71,7 @@ Tensor activation(const ExecutionPlan& plan, const Tensor& x);
 // The post-LN residual LN(h + r) under the plan: norm(add(h, r)) or add_layer_norm
 Tensor residual_norm(const ExecutionPlan& plan, const LayerNorm& norm, const Tensor& h,
                      const Tensor& r);
+// One optimizer update under the plan: optimizer.step(lr) or optimizer.step_vectorized(lr)
+void optimizer_step(const ExecutionPlan& plan, AdamW& optimizer, double lr);
 
 }  // namespace rf

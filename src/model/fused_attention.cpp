@@ -4,30 +4,42 @@
 // A tile is one (b, h): its rows of q, k, v, ctx start at (b·T)·C + h·D, with row stride C.
 // The row math is the composed path's (scale after the product, then a max-shifted softmax),
 // vectorised with xsimd: max, exp and the sums run over SIMD lanes, the sums in Real (every
-// term is ≤ 1 after the shift) instead of the composed path's serial double sum. The two
-// paths agree to float rounding (tests/test_fused_attention.cpp).
+// term is ≤ 1 after the shift) instead of the composed path's serial double sum. The row
+// kernels are SimdKernels::softmax_row / softmax_row_backward (src/ops/simd_kernels.hpp) of
+// the ISA in force (model.isa), taken when the op runs and kept for its backward. The two
+// paths agree to float rounding on every ISA (tests/test_fused_attention.cpp).
 #include "model/fused_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "ops/gemm.hpp"
+#include "ops/simd.hpp"
 #include "position/position.hpp"
 
 namespace rf {
 namespace {
 
 // The angle rows of positions 0 … T−1, copied: the table may grow (and move) before backward.
+// The rotation runs in SIMD lanes of the ISA in force (SimdKernels::rope_rows_*, the same
+// formula as rope_kernel); interleaved pairs take the angles expanded to one per dim.
 struct TileRotation {
     size_t dims = 0;  // r; 0 = no rotation
     RopePairing pairing = RopePairing::interleaved;
-    std::vector<Real> cos, sin;  // [T, r/2]
+    std::vector<Real> cos, sin;  // [T, r/2]; interleaved: [T, r], (c0, c0, c1, c1, …) and
+                                 // (−s0, s0, −s1, s1, …)
+    const SimdKernels* kernels = nullptr;
+
+    // x[t, :] ← R_t x[t, :] (sign +1) or R_tᵀ x[t, :] (sign −1), T rows of D
+    void rotate(Real* x, size_t T, size_t D, Real sign) const {
+        if (pairing == RopePairing::interleaved)
+            kernels->rope_rows_interleaved(x, T, D, dims, cos.data(), sin.data(), sign);
+        else
+            kernels->rope_rows_half(x, T, D, dims, cos.data(), sin.data(), sign);
+    }
 };
 
 // Per-thread scratch, grown once and reused by every tile and step (no allocation per tile).
@@ -40,70 +52,15 @@ Real* scratch(std::vector<Real>& buffer, size_t n) {
 void gather_rows(const Real* src, size_t T, size_t D, size_t C, const TileRotation& rot,
                  Real* dst) {
     for (size_t t = 0; t < T; ++t) std::copy(src + t * C, src + t * C + D, dst + t * D);
-    if (rot.dims)
-        rope_kernel(dst, dst, 1, T, D, rot.dims, rot.pairing, rot.cos.data(), rot.sin.data(),
-                    Real(1), false);
+    if (rot.dims) rot.rotate(dst, T, D, Real(1));
 }
 
 // dst[t·C : t·C + D] += R_tᵀ g[t, :]   (a tile's gradient rotated back and scattered into
 // [B,T,C]; g is overwritten)
 void scatter_rows(Real* g, size_t T, size_t D, size_t C, const TileRotation& rot, Real* dst) {
-    if (rot.dims)
-        rope_kernel(g, g, 1, T, D, rot.dims, rot.pairing, rot.cos.data(), rot.sin.data(),
-                    Real(-1), false);
+    if (rot.dims) rot.rotate(g, T, D, Real(-1));
     for (size_t t = 0; t < T; ++t)
         for (size_t d = 0; d < D; ++d) dst[t * C + d] += g[t * D + d];
-}
-
-using Lanes = xsimd::batch<Real>;  // as many Reals as the build's SIMD register holds
-constexpr size_t kLanes = Lanes::size;
-
-Real lane_max(const Lanes& x) {  // xsimd 8 has a horizontal add (hadd) but no horizontal max
-    alignas(64) Real lanes[kLanes];
-    x.store_aligned(lanes);
-    return *std::max_element(lanes, lanes + kLanes);
-}
-
-// One row of scores → probabilities in place: s ← s·scale, then softmax over j < n (n = T, or
-// i + 1 when causal), zeros after n. j < whole runs in lanes, the rest one by one.
-void softmax_row(Real* s, size_t n, size_t T, Real scale) {
-    const size_t whole = n - n % kLanes;
-    Lanes top(-std::numeric_limits<Real>::infinity());
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes x = Lanes::load_unaligned(s + j) * scale;
-        x.store_unaligned(s + j);
-        top = xsimd::max(top, x);
-    }
-    Real m = lane_max(top);
-    for (size_t j = whole; j < n; ++j) m = std::max(m, s[j] *= scale);
-    Lanes sum(Real(0));
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes e = xsimd::exp(Lanes::load_unaligned(s + j) - m);
-        e.store_unaligned(s + j);
-        sum += e;
-    }
-    Real total = xsimd::hadd(sum);
-    for (size_t j = whole; j < n; ++j) total += (s[j] = std::exp(s[j] - m));
-    const Real inv = Real(1) / total;
-    for (size_t j = 0; j < whole; j += kLanes) (Lanes::load_unaligned(s + j) * inv).store_unaligned(s + j);
-    for (size_t j = whole; j < n; ++j) s[j] *= inv;
-    std::fill(s + n, s + T, Real(0));
-}
-
-// One row of dprobs → dscores in place: ds_j = p_j·(dp_j − Σ_j' dp_j'·p_j')·scale for j < n.
-void softmax_row_backward(const Real* p, Real* dp, size_t n, size_t T, Real scale) {
-    const size_t whole = n - n % kLanes;
-    Lanes acc(Real(0));
-    for (size_t j = 0; j < whole; j += kLanes)
-        acc += Lanes::load_unaligned(dp + j) * Lanes::load_unaligned(p + j);
-    Real dot = xsimd::hadd(acc);
-    for (size_t j = whole; j < n; ++j) dot += dp[j] * p[j];
-    for (size_t j = 0; j < whole; j += kLanes) {
-        const Lanes pj = Lanes::load_unaligned(p + j);
-        ((pj * (Lanes::load_unaligned(dp + j) - dot)) * scale).store_unaligned(dp + j);
-    }
-    for (size_t j = whole; j < n; ++j) dp[j] = (p[j] * (dp[j] - dot)) * scale;
-    std::fill(dp + n, dp + T, Real(0));
 }
 
 // Where a tile's rows of q, k, v sit: three [B,T,C] tensors (row stride C), or one packed
@@ -134,9 +91,24 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
         rot->dims = table->options().rotary_dims;
         rot->pairing = table->options().pairing;
         const size_t half = table->half();
-        rot->cos.assign(table->cos_row(0), table->cos_row(0) + T * half);
-        rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);
+        rot->kernels = &simd_kernels();
+        if (rot->pairing == RopePairing::interleaved) {
+            rot->cos.resize(T * 2 * half);
+            rot->sin.resize(T * 2 * half);
+            for (size_t t = 0; t < T; ++t)
+                for (size_t i = 0; i < half; ++i) {
+                    const Real c = table->cos_row(t)[i], sn = table->sin_row(t)[i];
+                    const size_t at = t * 2 * half + 2 * i;
+                    rot->cos[at] = rot->cos[at + 1] = c;
+                    rot->sin[at] = -sn;
+                    rot->sin[at + 1] = sn;
+                }
+        } else {
+            rot->cos.assign(table->cos_row(0), table->cos_row(0) + T * half);
+            rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);
+        }
     }
+    const SimdKernels* kernels = &simd_kernels();
     const Real scale = Real(1.0 / std::sqrt(double(D)));
     auto probs = std::make_shared<std::vector<Real>>(B * H * T * T);
     Array out = Array::from_shape({B, T, C});
@@ -157,14 +129,16 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
         gather_rows(K + base, T, D, ld, *rot, kt);
         Real* S = P + tile * T * T;
         gemm(false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
-        for (size_t i = 0; i < T; ++i) softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
+        for (size_t i = 0; i < T; ++i)
+            kernels->softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
         gemm(false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base, C);  // ctx rows
     });
 
     std::vector<Tensor> parents = in.inputs;
     return make_result(
         std::move(out), parents, "fused_attention",
-        [in = std::move(in), B, T, C, H, D, scale, causal, rot, probs](TensorImpl& o) mutable {
+        [in = std::move(in), B, T, C, H, D, scale, causal, rot, probs,
+         kernels](TensorImpl& o) mutable {
             // fused_attention backward, per tile (S = probs, Ŝ = dscores):
             //   dS = dctx·vᵀ [T,T]     dv += Sᵀ·dctx [T,D]     Ŝ = S ⊙ (dS − rowsum(dS ⊙ S))/√D
             //   dq += R_mᵀ(Ŝ·R k) [T,D]     dk += R_nᵀ(Ŝᵀ·R q) [T,D]
@@ -187,7 +161,8 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
                 Real* dS = scratch(ds_buf, T * T);
                 gemm(false, true, T, T, D, dO + out_base, C, V + base, ld, Real(0), dS, T);
                 for (size_t i = 0; i < T; ++i)
-                    softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T, scale);
+                    kernels->softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T,
+                                                  scale);
                 Real* qt = scratch(q_buf, T * D);
                 Real* kt = scratch(k_buf, T * D);
                 Real* g = scratch(g_buf, T * D);

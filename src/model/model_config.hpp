@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 
+#include "ops/simd_isa.hpp"
 #include "tensor/named_enum.hpp"
 
 namespace rf {
@@ -41,6 +42,8 @@ struct ModelConfig {
     bool fused = true;            // softmax attention as one op per (batch, head) tile
                                   // (src/model/fused_attention.hpp); false runs the composed ops
                                   // (split_heads, rope, matmul, softmax, …) a student reads first
+    SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
+                                       // the CPU has) | sse2 | avx2 | avx512 (src/ops/simd.hpp)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

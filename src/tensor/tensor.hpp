@@ -17,13 +17,9 @@
 
 #include <xtensor/xarray.hpp>
 
-namespace rf {
+#include "tensor/real.hpp"
 
-#ifdef RF_DOUBLE
-using Real = double;
-#else
-using Real = float;
-#endif
+namespace rf {
 
 using Array = xt::xarray<Real>;  // row-major, always contiguous in this library
 using Shape = std::vector<size_t>;

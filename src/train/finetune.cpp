@@ -150,7 +150,7 @@ private:
         out.loss.backward();
         out = ClassifierOutput{};
         if (fc_.grad_clip > 0) optimizer_.clip_grad_norm(fc_.grad_clip);
-        optimizer_.step(lr);
+        optimizer_step(model_.encoder().plan(), optimizer_, lr);
         return loss;
     }
 

@@ -5,6 +5,7 @@
 
 #include "model/execution_plan.hpp"
 #include "ops/ops.hpp"
+#include "ops/simd.hpp"
 
 namespace rf {
 
@@ -13,7 +14,18 @@ size_t apply_threading(const Config& config) {
 }
 
 size_t apply_threading(const Config& config, size_t threads) {
+    set_simd_isa(config.model.isa);
     return set_threading(execution_plan(config.model).threading(threads)).threads;
+}
+
+std::string fast_path_line(const ModelConfig& model) {
+    if (!model.fused)
+        return "fast path off (model.fused = false): the composed ops, baseline build";
+    const SimdKernels& kernels = simd_kernels();
+    return std::string("fast path: ") + kernels.name + " kernels, " +
+           std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
+           " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
+           ")";
 }
 
 std::string openmp_wait_policy() {

@@ -67,7 +67,7 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
     }
     const profile::Scope timer("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
-    optimizer.step(lr);
+    optimizer_step(model.plan(), optimizer, lr);
     return r;
 }
 
@@ -105,7 +105,8 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << " MFLOP/token (training ≈ 3×); unigram entropy of " << data::labelled_tokens(objective)
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
         << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
-        << blas_core_line() << "\n";
+        << blas_core_line() << "\n"
+        << fast_path_line(config.model) << "\n";
 }
 
 }  // namespace
