@@ -63,8 +63,10 @@ def plot_curves(directory, plt):
         seeds = max(len(losses[scheme][s]) for s in steps)
         color = COLORS.get(scheme)
         for ax in axes:
-            ax.plot(steps, mean, color=color, label=f"{scheme} ({seeds} seeds)", linewidth=1.6)
-            ax.fill_between(steps, low, high, color=color, alpha=0.2, linewidth=0)
+            (line,) = ax.plot(steps, mean, color=color, label=f"{scheme} ({seeds} seeds)",
+                              linewidth=1.6)
+            # a variant without a fixed colour: its band takes the colour its line was given
+            ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         late = [(lo, hi) for s, lo, hi in zip(steps, low, high) if s >= zoom_from]
         if scheme != "none" and late:
             zoom_low = min(zoom_low, min(lo for lo, _ in late))
