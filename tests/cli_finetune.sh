@@ -4,7 +4,8 @@
 # run directory left behind: a clm run as --from, a task the tokenizer cannot encode at all
 # (a tokenizer trained on Greek), an empty split (a corpus whose chapters are too short for
 # the pair task), fortunes-topic without the fortunes package; Ctrl-C: exit 130 with a
-# committed checkpoint classify can read; early stopping, interrupted and resumed.
+# committed checkpoint classify can read; early stopping, interrupted and resumed; a metrics.csv
+# row refused by a file-size limit (one error line, the checkpoint kept, the resume completes).
 #   tests/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -62,6 +63,20 @@ cmp "$WORK/whole/model.safetensors" "$WORK/parts/model.safetensors" || fail "res
 [ "$(cut -d, -f1,2,4-6 "$WORK/whole/metrics.csv")" = "$(cut -d, -f1,2,4-6 "$WORK/parts/metrics.csv")" ] || fail "resumed metrics differ (test columns)"
 refuse "changed config on resume" "config differs" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
 echo "resume: bit-identical model and metrics"
+# A metrics.csv row the file system refuses (a file-size limit here; a full disk alike): one
+# error line naming the file, exit 2, the checkpoint before it intact, and the resume completes.
+fsz() { ft --task kjv-testament --set max_train_examples=1000 --set eval_every=1 --out "$WORK/fsz" "$@"; }
+fsz --stop-after 1 >/dev/null || fail "the run to step 1 before the file-size limit"
+(ulimit -f 1 && fsz --resume) >"$WORK/fsz.out" 2>"$WORK/fsz.err"
+rc=$?
+[ $rc -eq 2 ] || fail "metrics.csv over the file-size limit: exit $rc: $(cat "$WORK/fsz.err")"
+[ "$(wc -l <"$WORK/fsz.err")" -eq 1 ] || fail "metrics.csv over the limit: not one line: $(cat "$WORK/fsz.err")"
+grep -q "^error: cannot append a row to .*metrics.csv (File too large)" "$WORK/fsz.err" ||
+  fail "metrics.csv over the limit: message: $(cat "$WORK/fsz.err")"
+[ "$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$WORK/fsz/checkpoint.json")" = 1 ] ||
+  fail "the checkpoint of step 1 did not survive: $(cat "$WORK/fsz/checkpoint.json")"
+fsz --resume >/dev/null 2>"$WORK/fsz2.err" || fail "resume after the file-size limit: $(cat "$WORK/fsz2.err")"
+echo "metrics.csv refused: $(cat "$WORK/fsz.err")"
 # a learned-position run with fewer positions than finetune.max_len: refused before any file
 train --set position.scheme=learned --set position.max_positions=16 --set data.seq_len=16 --out "$WORK/learned16" >/dev/null || fail "training the learned run"
 refuse "max_len over learned positions" "is more than the --from run's position.max_positions = 16" "$BIN" finetune --from "$WORK/learned16" --out "$WORK/no5"

@@ -213,6 +213,12 @@ elif [ "$WHAT" = lock ]; then
     [ $? -eq 2 ] || fail "a symlinked lock was accepted"
     [ "$(cat "$WORK/target.txt")" = "precious" ] || fail "the lock symlink's target was overwritten"
     one_line "$WORK/sym.err" "symlinked lock"
+    # 1b. extrapolate on a directory that holds no comparison: refused, and no lock left there
+    mkdir -p "$WORK/notes" && echo "my notes" >"$WORK/notes/todo.txt"
+    "$BIN" extrapolate --runs "$WORK/notes" --no-plot >/dev/null 2>"$WORK/notes.err"
+    [ $? -eq 2 ] || fail "extrapolate accepted a directory without a comparison"
+    one_line "$WORK/notes.err" "extrapolate on a plain directory"
+    [ "$(ls -A "$WORK/notes")" = "todo.txt" ] || fail "extrapolate left files in a directory it refused: $(ls -A "$WORK/notes")"
     # 2. a user's own file named lock in a non-empty --out: refused, untouched
     mkdir -p "$WORK/mine" && echo "my lock notes" >"$WORK/mine/lock" && echo x >"$WORK/mine/other"
     "$BIN" train "${T[@]}" --set train.steps=2 --quiet --out "$WORK/mine" >/dev/null 2>"$WORK/mine.err"

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <vector>
 
+#include "model/execution_plan.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
+#include "position/rope_scaling.hpp"
 #include "position/rope_variants.hpp"
 #include "position/schemes.hpp"
 #include "rope_options.hpp"
@@ -201,6 +203,64 @@ TEST_CASE("learned frequencies: initialised at base^(−2i/r), equal to RoPE the
             else
                 CHECK(q3.data()[j] == doctest::Approx(expected.data()[j]).epsilon(1e-5));
         }
+}
+
+TEST_CASE("yarn with rotate_values: q, k carry the temperature a, v turns by the angles alone") {
+    PositionConfig c;
+    c.scaling = RopeScaling::yarn;
+    c.scaling_factor = 4;  // a = 0.1·ln 4 + 1 ≈ 1.139
+    c.original_max_positions = 16;
+    c.rotate_values = true;
+    Rng init(8), rng(9);
+    auto scheme = make_position_scheme(c, 32, 2, init);  // D = 16
+    const double a = rope_attention_factor(rope_options_from_config(c, 16));
+    REQUIRE(a > 1.1);
+    Tensor q = random_tensor({1, 2, 5, 16}, rng), k = random_tensor({1, 2, 5, 16}, rng);
+    Tensor v = random_tensor({1, 2, 5, 16}, rng);
+    Tensor q2 = q, k2 = k, v2 = v;
+    scheme->rotate(q2, k2, v2, 3);
+    RopeOptions angles_only = rope_options_from_config(c, 16);
+    angles_only.yarn_attention_factor = 1.0;
+    RopeTable with_a(rope_options_from_config(c, 16)), without_a(angles_only);
+    const Tensor q_expected = rope(q, with_a, 3);
+    const Tensor v_expected = rope(v, without_a, 3);
+    for (size_t j = 0; j < q.numel(); ++j) {
+        CHECK(q2.data()[j] == doctest::Approx(q_expected.data()[j]).epsilon(1e-5));
+        CHECK(v2.data()[j] == doctest::Approx(v_expected.data()[j]).epsilon(1e-5));
+    }
+    // A rotation keeps each row's length: |v2| = |v|, while |q2| = a·|q|.
+    for (size_t row = 0; row < 10; ++row) {
+        double vv = 0, vv2 = 0, qq = 0, qq2 = 0;
+        for (size_t d = 0; d < 16; ++d) {
+            const size_t j = row * 16 + d;
+            vv += double(v.data()[j]) * v.data()[j];
+            vv2 += double(v2.data()[j]) * v2.data()[j];
+            qq += double(q.data()[j]) * q.data()[j];
+            qq2 += double(q2.data()[j]) * q2.data()[j];
+        }
+        CHECK(std::sqrt(vv2) == doctest::Approx(std::sqrt(vv)).epsilon(1e-5));
+        CHECK(std::sqrt(qq2) == doctest::Approx(a * std::sqrt(qq)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") {
+    // It adds a bias to the scores, which the fused kernel would skip; it overrides only that.
+    struct BiasedScores : PositionScheme {
+        std::string name() const override { return "biased"; }
+        Tensor bias_scores(const Tensor& scores) override { return scores; }
+    } scheme;
+    RopeOptions o;
+    o.head_dim = o.rotary_dims = 4;
+    RopeTable dummy(o);  // any table: the answer must reset the pointer
+    RopeTable* table = &dummy;
+    CHECK_FALSE(scheme.rotation_only(&table));
+    CHECK(table == nullptr);
+    ModelConfig model;
+    model.fused = true;
+    const ExecutionPlan plan = execution_plan(model);
+    REQUIRE(plan.fused_attention);
+    table = &dummy;
+    CHECK_FALSE(use_fused_attention(plan, scheme, false, &table));
 }
 
 TEST_CASE("rope variants opt out of the fused kernel; yarn and plain scaling keep it") {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "train/finetune.hpp"
 
@@ -43,7 +44,8 @@ void add_classify(CLI::App& app) {
     cmd->add_option("--run", o->run, "The fine-tune run directory")->required();
     cmd->add_option("texts", o->texts, "The text, or text a and text b for a pair task")
         ->required();
-    cmd->add_option("--top", o->top, "How many classes to list (most probable first)");
+    cmd->add_option("--top", o->top, "How many classes to list (most probable first)")
+        ->check(rf::cli::unsigned_number());
     cmd->callback([o] { run_classify(*o); });
 }
 

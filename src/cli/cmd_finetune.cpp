@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/tasks.hpp"
+#include "io/shell_quote.hpp"
 #include "train/finetune.hpp"
 
 namespace {
@@ -22,17 +24,16 @@ struct FinetuneCommandOptions {
     size_t stop_after = 0;
 };
 
-// The command that continues this fine-tune, for the message after an interruption.
+// The command that continues this fine-tune, for the message after an interruption: every
+// word shell-quoted (io/shell_quote.hpp), so it pastes back as it was typed.
 std::string resume_command(const FinetuneCommandOptions& o) {
-    auto quoted = [](const std::string& s) {
-        return s.find_first_of(" \t'\"$") == std::string::npos ? s : "'" + s + "'";
-    };
-    std::string command = "roformer finetune --from " + quoted(o.from);
-    if (!o.task.empty()) command += " --task " + quoted(o.task);
-    if (!o.config_path.empty()) command += " --config " + quoted(o.config_path);
-    for (const std::string& kv : o.overrides) command += " --set " + quoted(kv);
-    if (o.from_scratch) command += " --from-scratch";
-    return command + " --resume --out " + quoted(o.out);
+    std::vector<std::string> words = {"roformer", "finetune", "--from", o.from};
+    if (!o.task.empty()) words.insert(words.end(), {"--task", o.task});
+    if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
+    for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
+    if (o.from_scratch) words.push_back("--from-scratch");
+    words.insert(words.end(), {"--resume", "--out", o.out});
+    return rf::shell_command(words);
 }
 
 void run_finetune(const FinetuneCommandOptions& o) {
@@ -99,7 +100,8 @@ void add_finetune(CLI::App& app) {
                   "Baseline: the --from run's architecture and tokenizer, fresh weights");
     cmd->add_flag("--resume", o->resume, "Continue the fine-tune in --out from its checkpoint");
     cmd->add_option("--stop-after", o->stop_after,
-                    "Stop after this step with a checkpoint (continue later with --resume)");
+                    "Stop after this step with a checkpoint (continue later with --resume)")
+        ->check(rf::cli::unsigned_number());
     cmd->add_flag("--quiet", o->quiet, "No progress output");
     cmd->callback([o] { run_finetune(*o); });
 }

@@ -30,6 +30,22 @@ namespace fs = std::filesystem;
 const char* const kExtrapolationCsvHeader =
     "scheme,seed,length,factor,method,loss,accuracy,predictions,note";
 
+// "seed<k>": a run directory of a comparison (k digits).
+static bool is_seed_name(const std::string& name) {
+    return name.rfind("seed", 0) == 0 && name.size() > 4 &&
+           name.find_first_not_of("0123456789", 4) == std::string::npos;
+}
+
+// Some <scheme>/seed<k> directory exists (trained or not): a comparison's layout.
+static bool has_comparison_layout(const std::string& runs_dir) {
+    for (const fs::directory_entry& scheme : fs::directory_iterator(runs_dir)) {
+        if (!scheme.is_directory()) continue;
+        for (const fs::directory_entry& e : fs::directory_iterator(scheme.path()))
+            if (e.is_directory() && is_seed_name(e.path().filename().string())) return true;
+    }
+    return false;
+}
+
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
     if (!fs::is_directory(runs_dir))
         throw std::runtime_error("'" + runs_dir +
@@ -49,9 +65,7 @@ std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
         std::vector<FoundRun> seeds;
         for (const fs::directory_entry& e : fs::directory_iterator(fs::path(runs_dir) / scheme)) {
             const std::string name = e.path().filename().string();
-            if (!e.is_directory() || name.rfind("seed", 0) != 0 || name.size() == 4 ||
-                name.find_first_not_of("0123456789", 4) != std::string::npos)
-                continue;
+            if (!e.is_directory() || !is_seed_name(name)) continue;
             if (!fs::exists(e.path() / "model.safetensors")) continue;
             seeds.push_back({scheme, size_t(std::stoull(name.substr(4))), e.path().string()});
         }
@@ -112,7 +126,13 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     if (!fs::is_directory(options.runs_dir))
         throw std::runtime_error("'" + options.runs_dir +
                                  "' is not a directory; pass the --out of `roformer compare`");
-    // The comparison directory is written by one command at a time: not during a compare.
+    // A directory without a comparison's layout (<scheme>/seed<k>/) is refused before its lock
+    // is written: nothing is created where the command has no business. The comparison
+    // directory is written by one command at a time: not during a compare.
+    if (!has_comparison_layout(options.runs_dir))
+        throw std::runtime_error("'" + options.runs_dir +
+                                 "' holds no comparison (no <scheme>/seed<k> directories); "
+                                 "pass the --out of `roformer compare`");
     const RunLock lock = RunLock::acquire(options.runs_dir);
     const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
     const fs::path dir(options.runs_dir);

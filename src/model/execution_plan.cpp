@@ -33,12 +33,16 @@ Tensor fused_self_attention(const ExecutionPlan& plan, const Tensor& x, const Li
     return fused_attention_packed(qkv, num_heads, table, causal);
 }
 
+Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias) {
+    return add(matmul(z, embeddings, false, true), bias);
+}
+
 Tensor decoder_loss(const ExecutionPlan& plan, const Tensor& z, const Tensor& embeddings,
                     const Tensor& bias, const std::vector<int>& targets, int ignore_index,
                     Tensor* logits) {
     if (plan.fused_decoder_loss)
         return linear_cross_entropy(z, embeddings, bias, targets, ignore_index, logits);
-    *logits = add(matmul(z, embeddings, false, true), bias);
+    *logits = tied_decoder(z, embeddings, bias);
     return cross_entropy(*logits, targets, ignore_index);
 }
 

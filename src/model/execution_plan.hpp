@@ -60,7 +60,10 @@ bool use_fused_attention(const ExecutionPlan& plan, PositionScheme& position,
 Tensor fused_self_attention(const ExecutionPlan& plan, const Tensor& x, const Linear& query,
                             const Linear& key, const Linear& value, size_t num_heads,
                             RopeTable* table, bool causal);
-// The tied decoder and its loss under the plan: cross_entropy(add(matmul(z, Eᵀ), bias)) or
+// The tied decoder, composed: logits = z·Eᵀ + bias, the word embeddings E reused as the output
+// matrix.   z:[M,C] E:[V,C] bias:[V] → [M,V]
+Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
+// The tied decoder and its loss under the plan: cross_entropy(tied_decoder(z, E, bias)) or
 // linear_cross_entropy (the same function); *logits receives the [M,V] logits either way.
 //   z:[M,C] E:[V,C] bias:[V] targets:[M] → scalar mean cross-entropy
 Tensor decoder_loss(const ExecutionPlan& plan, const Tensor& z, const Tensor& embeddings,

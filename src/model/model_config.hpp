@@ -37,11 +37,12 @@ struct ModelConfig {
     double init_std = 0.02;          // weights drawn from normal(0, init_std²); biases zero
     AttentionKind attention = AttentionKind::softmax;  // softmax | linear (kernelised, O(T))
     FeatureMap feature_map = FeatureMap::elu1;         // linear: elu1 | favor (FAVOR+)
-    size_t random_features = 64;  // favor: M random features per head (even for RoPE);
-                                  // drawn once from the seed, saved, never trained
-    bool fused = true;            // softmax attention as one op per (batch, head) tile
-                                  // (src/model/fused_attention.hpp); false runs the composed ops
-                                  // (split_heads, rope, matmul, softmax, …) a student reads first
+    size_t random_features = 64;       // favor: M random features per head (even for RoPE);
+                                       // drawn once from the seed, saved, never trained
+    bool fused = true;                 // the fast path: what it runs instead of the composed ops
+                                       // (fused attention tiles, GELU, residual LayerNorm, packed
+                                       // q, k, v, …) is decided in one place, execution_plan.hpp;
+                                       // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
                                        // the CPU has) | sse2 | avx2 | avx512 (src/ops/simd.hpp)
     // Not a config key: true for a causal LM (train.objective = clm), set by

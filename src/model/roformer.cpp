@@ -125,7 +125,7 @@ Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
 
 // logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
 Tensor RoFormer::head(const Tensor& hidden_rows) {
-    return add(matmul(head_transform(hidden_rows), word_embeddings, false, true), decoder_bias);
+    return tied_decoder(head_transform(hidden_rows), word_embeddings, decoder_bias);
 }
 
 ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,

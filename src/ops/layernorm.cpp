@@ -1,4 +1,4 @@
-// Stage 2 — ops: fused LayerNorm over the last axis.
+// Stage 2 — ops: LayerNorm over the last axis, one op (one node: its own forward and backward).
 //
 // Legend:  R  rows = product of all dims but the last     C  channels (the last axis)
 //          mean, rstd   per-row statistics, [R], saved by the forward for the backward

@@ -108,14 +108,14 @@ Tensor softmax(const Tensor& x);
 // second-to-last index).   scores:[..., T, T] → [..., T, T]
 Tensor causal_softmax(const Tensor& scores);
 // For tests and teaching: the model never calls it (cross_entropy computes the same
-// log-sum-exp inside its fused loss); it is the readable form of that loss's first half.
+// log-sum-exp inside its one loss op); it is the readable form of that loss's first half.
 Tensor log_softmax(const Tensor& x);
 // Mean negative log-likelihood over positions whose target != ignore_index.
 // logits:[N, V] targets:[N] → scalar. All positions ignored → 0 with zero gradient.
 Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets,
                      int ignore_index = -100);
 
-// ---- layernorm.cpp: fused, saves mean and rstd for backward ----------------------------
+// ---- layernorm.cpp: one op, saves mean and rstd for backward ---------------------------
 // y = (x − mean)·rstd·γ + β over the last axis; rstd = 1/sqrt(var + eps)   x:[..., C] γ,β:[C]
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real eps = 1e-12);
 

@@ -1,5 +1,5 @@
-// Stage 2 — ops: softmax (and its causal form, the future masked), log-softmax and the fused
-// cross-entropy loss, over the last axis.
+// Stage 2 — ops: softmax (and its causal form, the future masked), log-softmax and the
+// cross-entropy loss (one op: log-sum-exp and NLL in one node), over the last axis.
 //
 // Legend:  R  rows = product of all dims but the last     C  size of the last axis
 //          N  positions (rows of logits)                   V  vocabulary (classes)

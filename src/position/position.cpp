@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "position/rope_scaling.hpp"
 #include "position/rope_variants.hpp"
 #include "position/schemes.hpp"
 #include "tensor/format.hpp"
@@ -147,15 +148,25 @@ RopeTable& RopePosition::feature_table(size_t F) {
     return it->second;
 }
 
-// q, k:[B,H,T,D] → R_m q, R_m k at m = offset + t; v too when rotate_values.
+RopeTable& RopePosition::value_table() {
+    if (rope_attention_factor(table_.options()) == 1.0) return table_;
+    if (!value_table_) {
+        RopeOptions o = table_.options();
+        o.yarn_attention_factor = 1.0;
+        value_table_.emplace(o);
+    }
+    return *value_table_;
+}
+
+// q, k:[B,H,T,D] → R_m q, R_m k at m = offset + t; v too (without YaRN's a) when rotate_values.
 void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
     q = rope(q, table_, offset);
     k = rope(k, table_, offset);
-    if (rotate_values_) v = rope(v, table_, offset);
+    if (rotate_values_) v = rope(v, value_table(), offset);
 }
 
 // φq, φk:[B,H,T,F] → R_m φq, R_m φk with the F-feature table (eq. 19's numerator);
-// v:[B,H,T,D] → R_m v with the head table when rotate_values.
+// v:[B,H,T,D] → R_m v with the head's angles (value_table) when rotate_values.
 void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
                                    size_t offset) {
     if (placement_ != RopePlacement::eq19_features) return;
@@ -166,7 +177,7 @@ void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tenso
     RopeTable& features = feature_table(q_features.size(-1));
     q_features = rope(q_features, features, offset);
     k_features = rope(k_features, features, offset);
-    if (rotate_values_) v = rope(v, table_, offset);
+    if (rotate_values_) v = rope(v, value_table(), offset);
 }
 
 // q, k:[B,H,T,D] → R_m q, R_m k before linear attention's φ (v too when rotate_values): the

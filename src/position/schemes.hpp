@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "position/position.hpp"
@@ -99,9 +100,13 @@ public:
     }
     // The table for F features, created at the first request for that F.
     RopeTable& feature_table(size_t feature_size);
+    // The table v turns by (rotate_values): table()'s angles without YaRN's temperature a,
+    // which belongs to the scores (q·k gains a²), not to the values.
+    RopeTable& value_table();
 
 private:
     RopeTable table_;
+    std::optional<RopeTable> value_table_;  // only when table_ carries a ≠ 1 (YaRN)
     bool rotate_values_;
     double rotary_fraction_;
     RopePlacement placement_;

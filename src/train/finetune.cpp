@@ -5,8 +5,10 @@
 #include "train/finetune.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -90,7 +92,22 @@ public:
                     kept += line + "\n";
         }
         write_file_atomically(path, kept);
+        metrics_path_ = path;
         metrics_.open(path, std::ios::app);
+    }
+
+    // One metrics.csv row, checked: if the file system refuses it (a full disk, a file-size
+    // limit) the run ends with one line; the last checkpoint and the rows before it stay, and a
+    // resumed run rewrites metrics.csv up to that checkpoint.
+    void append_metrics(const std::string& row) {
+        errno = 0;
+        metrics_ << row;
+        metrics_.flush();
+        if (!metrics_)
+            throw std::runtime_error("cannot append a row to " + metrics_path_ + " (" +
+                                     std::strerror(errno ? errno : EIO) +
+                                     "); free some space or raise the file-size limit, then "
+                                     "resume the fine-tune from its last checkpoint");
     }
 
     // Every epoch's batches follow from (seed, epoch) alone, and dropout from (seed, step): a
@@ -159,30 +176,29 @@ private:
     void evaluate(size_t step, size_t epoch, double lr) {
         summary_.test = evaluate_classifier(model_, d_.test, fc_.max_len, 64);
         const ClassificationScore& t = summary_.test;
-        metrics_ << step << "," << epoch << ","
-                 << (window_n_ ? csv_number(window_loss_ / double(window_n_)) : "") << ","
-                 << csv_number(t.loss) << "," << csv_number(t.accuracy) << ","
-                 << csv_number(t.macro_f1) << "," << csv_number(lr) << ","
-                 << format_fixed(elapsed(), 1);
+        std::string row = std::to_string(step) + "," + std::to_string(epoch) + "," +
+                          (window_n_ ? csv_number(window_loss_ / double(window_n_)) : "") + "," +
+                          csv_number(t.loss) + "," + csv_number(t.accuracy) + "," +
+                          csv_number(t.macro_f1) + "," + csv_number(lr) + "," +
+                          format_fixed(elapsed(), 1);
         if (!options_.quiet)
             log_ << "step " << step << " (epoch " << epoch << ")  train loss "
                  << (window_n_ ? format_fixed(window_loss_ / double(window_n_), 4) : "-")
                  << "  test loss " << format_fixed(t.loss, 4) << " acc "
                  << format_fixed(t.accuracy, 4) << " macro-F1 " << format_fixed(t.macro_f1, 4)
                  << "  (" << format_fixed(elapsed(), 0) << " s)\n";
-        if (early_.patience) evaluate_validation(step, t);
-        metrics_ << "\n";
-        metrics_.flush();
+        if (early_.patience) evaluate_validation(step, t, row);
+        append_metrics(row + "\n");
         window_loss_ = 0;
         window_n_ = 0;
     }
 
     // Early stopping: the validation score (three more metrics.csv columns), the best model
     // kept, the stop decided; one log line says which.
-    void evaluate_validation(size_t step, const ClassificationScore& test) {
+    void evaluate_validation(size_t step, const ClassificationScore& test, std::string& row) {
         const ClassificationScore v = evaluate_classifier(model_, d_.validation, fc_.max_len, 64);
-        metrics_ << "," << csv_number(v.loss) << "," << csv_number(v.accuracy) << ","
-                 << csv_number(v.macro_f1);
+        row +=
+            "," + csv_number(v.loss) + "," + csv_number(v.accuracy) + "," + csv_number(v.macro_f1);
         const bool had_best = early_.has_best;
         const double best_before = early_.best_validation.macro_f1;
         early_.update(step, v, test, [&] {
@@ -225,6 +241,7 @@ private:
     EarlyStopping& early_;
     Clock::time_point t0_;
     std::ofstream metrics_;
+    std::string metrics_path_;
     double window_loss_ = 0;  // the training loss since the last evaluation
     size_t window_n_ = 0;
 };

@@ -1,6 +1,6 @@
 // Gradient checks (Real = double) for src/ops/softmax.cpp: softmax, causal_softmax and
 // log_softmax over the last axis of 2-D, 3-D and 4-D inputs (including a row of large values), and
-// the fused cross-entropy with some rows ignored, all rows ignored, and a custom ignore_index.
+// the cross-entropy op (log-sum-exp and NLL in one node) with some rows ignored, all rows ignored, and a custom ignore_index.
 #include "gradcheck/gradcheck.hpp"
 
 using rf::Tensor;
