@@ -76,6 +76,9 @@ grep -q "^error: cannot append a row to .*metrics.csv (File too large)" "$WORK/f
 [ "$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$WORK/fsz/checkpoint.json")" = 1 ] ||
   fail "the checkpoint of step 1 did not survive: $(cat "$WORK/fsz/checkpoint.json")"
 fsz --resume >/dev/null 2>"$WORK/fsz2.err" || fail "resume after the file-size limit: $(cat "$WORK/fsz2.err")"
+fields=$(head -1 "$WORK/fsz/metrics.csv" | awk -F, '{ print NF }')
+awk -F, -v n="$fields" 'NF != n { exit 1 }' "$WORK/fsz/metrics.csv" ||
+  fail "a row cut by the file-size limit survived the resume: $(awk -F, -v n="$fields" 'NF != n' "$WORK/fsz/metrics.csv")"
 echo "metrics.csv refused: $(cat "$WORK/fsz.err")"
 # a learned-position run with fewer positions than finetune.max_len: refused before any file
 train --set position.scheme=learned --set position.max_positions=16 --set data.seq_len=16 --out "$WORK/learned16" >/dev/null || fail "training the learned run"

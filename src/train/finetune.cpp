@@ -83,11 +83,15 @@ public:
         std::string kept = "step,epoch,train_loss,test_loss,accuracy,macro_f1,lr,elapsed_s";
         kept += early_.patience ? ",val_loss,val_accuracy,val_macro_f1\n" : "\n";
         if (options_.resume && std::filesystem::exists(path)) {
+            // Only whole rows: a row cut short by a refused write (append_metrics) has no
+            // newline or too few columns.
+            const auto columns = std::count(kept.begin(), kept.end(), ',');
             std::istringstream old(read_file_bytes(path));
             std::string line;
             std::getline(old, line);
             while (std::getline(old, line))
-                if (!line.empty() && resumed.present &&
+                if (!old.eof() && resumed.present &&
+                    std::count(line.begin(), line.end(), ',') == columns &&
                     std::stoull(line.substr(0, line.find(','))) <= start_step)
                     kept += line + "\n";
         }
