@@ -44,7 +44,9 @@ no_orphans() {  # no_orphans DIR LABEL: no process has DIR on its command line (
 }
 
 if [ "$WHAT" = compare ]; then
-    C=("${T[@]}" --set train.steps=100 --set train.eval_every=50 --set train.log_every=1 --seeds 1 --no-plot)
+    # 600 steps: on the fast path a tiny run takes ≈ 2 ms a step, so the watched run is still
+    # training (≈ 1 s to go) when the signal lands after its 10th row.
+    C=("${T[@]}" --set train.steps=600 --set train.eval_every=50 --set train.log_every=1 --seeds 1 --no-plot)
     "$BIN" compare "${C[@]}" --schemes rope_interleaved,none,sinusoidal --out "$WORK/ref" >/dev/null ||
         fail "reference comparison"
     case_() {  # case_ NAME SIGNAL TARGET(parent|child) JOBS
@@ -59,7 +61,7 @@ if [ "$WHAT" = compare ]; then
         wait $parent
         local code=$? expected=$((128 + $(kill -l "$sig")))
         [ $code -eq $expected ] || fail "$name: exit $code, expected $expected: $(tail -2 "$WORK/$name.err")"
-        # A short run (none, 0.2 s) may finish before the signal lands; the message must
+        # A short run (none, ≈ 1 s) may finish before the signal lands; the message must
         # count exactly the runs reported finished, and at least the watched one is not.
         local done_runs
         done_runs=$(grep -c "val loss" "$WORK/$name.out")
@@ -97,7 +99,7 @@ if [ "$WHAT" = compare ]; then
         fail "re-run after kill -9 of the parent (refused by an orphan's lock?): $(tail -1 "$WORK/kill9.again")"
     # Killed at the final checkpoint's commit point: one re-run finishes it.
     dir=$WORK/manifest
-    RF_FAULT_KILL_AT=manifest@100 "$BIN" compare "${C[@]}" --schemes none --out "$dir" >/dev/null 2>&1
+    RF_FAULT_KILL_AT=manifest@600 "$BIN" compare "${C[@]}" --schemes none --out "$dir" >/dev/null 2>&1
     [ $? -eq 99 ] || fail "the manifest fault did not fire"
     "$BIN" compare "${C[@]}" --schemes none --out "$dir" >"$WORK/manifest.again" 2>&1 ||
         fail "re-run after a kill at the final manifest: $(tail -1 "$WORK/manifest.again")"

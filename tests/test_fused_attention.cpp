@@ -14,6 +14,7 @@
 #include "model/attention.hpp"
 #include "model/fused_attention.hpp"
 #include "model/roformer.hpp"
+#include "model_pairs.hpp"
 #include "nn/adamw.hpp"
 #include "rope_options.hpp"
 #include "simd_isas.hpp"
@@ -144,14 +145,7 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
             opt_c.zero_grad();
             out_f.loss.backward();
             out_c.loss.backward();
-            const auto& pf = fused.parameters();
-            const auto& pc = composed.parameters();
-            REQUIRE(pf.size() == pc.size());
-            for (size_t i = 0; i < pf.size(); ++i) {
-                CAPTURE(pf[i].tensor.name());
-                Tensor gf = pf[i].tensor, gc = pc[i].tensor;
-                REQUIRE(gf.has_grad() == gc.has_grad());
-                if (!gf.has_grad()) continue;
+            testing::for_each_gradient_pair(fused, composed, [](Tensor& gf, Tensor& gc) {
                 double scale = 0.0;  // gradients compared relative to the tensor's largest
                 for (size_t j = 0; j < gc.numel(); ++j)
                     scale = std::max(scale, std::abs(double(gc.grad().data()[j])));
@@ -160,7 +154,7 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
                     gap = std::max(
                         gap, std::abs(double(gf.grad().data()[j]) - double(gc.grad().data()[j])));
                 CHECK(gap <= 1e-4 * (scale + 1e-6));
-            }
+            });
             opt_f.step(1e-3);
             opt_c.step(1e-3);
         }

@@ -18,6 +18,7 @@
 #include "io/safetensors.hpp"
 #include "model/fused_attention.hpp"
 #include "model/roformer.hpp"
+#include "model_pairs.hpp"
 #include "nn/adamw.hpp"
 #include "rope_options.hpp"
 #include "tiny_model.hpp"
@@ -255,15 +256,9 @@ TEST_CASE("model.fused = true and false train alike on both objectives (wider pr
                 opt_c.zero_grad();
                 out_f.loss.backward();
                 out_c.loss.backward();
-                const auto& pf = fused.parameters();
-                const auto& pc = composed.parameters();
-                REQUIRE(pf.size() == pc.size());
-                for (size_t i = 0; i < pf.size(); ++i) {
-                    CAPTURE(pf[i].tensor.name());
-                    Tensor gf = pf[i].tensor, gc = pc[i].tensor;
-                    REQUIRE(gf.has_grad() == gc.has_grad());
-                    if (gf.has_grad()) CHECK(gap(gf.grad(), gc.grad()) < 1e-4);
-                }
+                testing::for_each_gradient_pair(fused, composed, [](Tensor& gf, Tensor& gc) {
+                    CHECK(gap(gf.grad(), gc.grad()) < 1e-4);
+                });
                 opt_f.step(1e-3);
                 opt_c.step(1e-3);
             }

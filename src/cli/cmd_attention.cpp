@@ -42,6 +42,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// What --out may replace: a file that starts as our CSV or our .npy does (by its ending).
+rf::OutputRule output_rule(const std::string& out) {
+    if (ends_with(out, ".csv")) return {"the attention CSV", {"layer,head,query,token,"}, {}};
+    return {"the attention .npy", {std::string("\x93NUMPY", 6)}, {}};
+}
+
 std::string csv_quoted(const std::string& s) {
     std::string out = "\"";
     for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -105,7 +111,7 @@ void write_npy(const std::string& path, const rf::AttentionMaps& maps,
                 const float value = static_cast<float>(maps.at(l, h)[i]);
                 out.write(reinterpret_cast<const char*>(&value), sizeof value);
             }
-    rf::write_output_file(path, out.str(), {"the attention .npy", {std::string("\x93NUMPY", 6)}});
+    rf::write_output_file(path, out.str(), output_rule(path));
 }
 
 void run_attention(const AttentionOptions& o) {
@@ -113,10 +119,7 @@ void run_attention(const AttentionOptions& o) {
         throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
-        rf::check_output_file(
-            o.out,
-            {ends_with(o.out, ".csv") ? "the attention CSV" : "the attention .npy",
-             {ends_with(o.out, ".csv") ? "layer,head,query,token," : std::string("\x93NUMPY", 6)}});
+        rf::check_output_file(o.out, output_rule(o.out));
     rf::LoadedRun run = rf::load_run(o.run_dir);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
@@ -139,8 +142,7 @@ void run_attention(const AttentionOptions& o) {
     if (ends_with(o.out, ".csv")) {
         std::ostringstream file;
         write_csv(file, maps, tokens, layers, heads);
-        rf::write_output_file(o.out, file.str(),
-                              {"the attention CSV", {"layer,head,query,token,"}});
+        rf::write_output_file(o.out, file.str(), output_rule(o.out));
     } else {
         write_npy(o.out, maps, layers, heads);
     }

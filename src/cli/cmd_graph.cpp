@@ -27,6 +27,9 @@
 
 namespace {
 
+// What --out may replace: a file that starts as our DOT graph does.
+rf::OutputRule dot_output_rule() { return {"the DOT graph", {"digraph autograd {"}, {}}; }
+
 struct GraphOptions {
     std::string config_path;
     std::vector<std::string> overrides;
@@ -40,7 +43,7 @@ void run_graph(const GraphOptions& o) {
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
         o.overrides);
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
-        rf::check_output_file(o.out, {"the DOT graph", {"digraph autograd {"}});
+        rf::check_output_file(o.out, dot_output_rule());
     if (o.seq_len == 0 || o.seq_len > 512)
         throw std::invalid_argument("--seq-len " + std::to_string(o.seq_len) +
                                     " is out of range: give 1 … 512 (the graph does not depend "
@@ -67,7 +70,7 @@ void run_graph(const GraphOptions& o) {
     if (o.out.empty()) {
         std::cout << graph.dot;
     } else {
-        rf::write_output_file(o.out, graph.dot, {"the DOT graph", {"digraph autograd {"}});
+        rf::write_output_file(o.out, graph.dot, dot_output_rule());
         std::printf(
             "wrote %s: %zu tensors (%zu op results, %zu leaves), %zu edges, %zu of them "
             "fan-out\n",

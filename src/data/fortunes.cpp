@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "data/fnv1a.hpp"
 #include "data/read_file.hpp"
 
 namespace rf::data {
@@ -58,15 +59,6 @@ std::vector<std::string> split_fortunes(const std::string& text) {
     quotes.push_back(clean_fortune(current));
     quotes.erase(std::remove(quotes.begin(), quotes.end(), std::string()), quotes.end());
     return quotes;
-}
-
-uint64_t fnv1a64(const std::string& text) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
 }
 
 ClassificationTask make_fortunes_task(const std::string& dir) {

@@ -42,9 +42,6 @@ std::string clean_fortune(const std::string& raw);
 // The cleaned, non-empty quotes of one fortune file's text ("%" lines separate them).
 std::vector<std::string> split_fortunes(const std::string& text);
 
-// FNV-1a, 64 bits: the order the quotes are picked in.
-uint64_t fnv1a64(const std::string& text);
-
 // The task from the topic files in `dir`. Refuses in one line a missing directory or topic
 // file (naming `apt-get install fortunes`) and a split left empty.
 ClassificationTask make_fortunes_task(const std::string& dir);

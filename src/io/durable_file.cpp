@@ -80,15 +80,6 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     }
 }
 
-uint64_t fnv1a64(const std::string& bytes) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
     return read_regular_file(path, "file", "is it the right file?", max_bytes);
 }

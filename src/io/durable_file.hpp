@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "data/fnv1a.hpp"  // fnv1a64, the manifests' content check
+
 namespace rf {
 
 // Upper bound of read_file_bytes unless told otherwise (16 GiB: a larger checkpoint than this
@@ -33,9 +35,6 @@ void fsync_directory(const std::string& dir);
 // the ".tmp-" in it.
 std::string temporary_name(const std::string& path);
 
-// 64-bit FNV-1a of `bytes`: a cheap content check, enough to tell two versions of a file apart
-// (not a defence against an adversary).
-uint64_t fnv1a64(const std::string& bytes);
 // The whole file's bytes (read_regular_file in src/data/read_file.hpp: the one rule for
 // reading a named file); throws std::runtime_error naming it when it is missing, not a regular
 // file or larger than max_bytes.

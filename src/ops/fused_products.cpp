@@ -187,17 +187,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
         throw std::invalid_argument("linear_cross_entropy: " + std::to_string(targets.size()) +
                                     " targets for " + std::to_string(R) +
                                     " rows; need one target per row");
-    size_t count = 0;
-    for (size_t r = 0; r < R; ++r) {
-        const int t = targets[r];
-        if (t == ignore_index) continue;
-        if (t < 0 || size_t(t) >= V)
-            throw std::invalid_argument("linear_cross_entropy: target " + std::to_string(t) +
-                                        " at row " + std::to_string(r) + " is outside [0, " +
-                                        std::to_string(V) + ") and is not ignore_index " +
-                                        std::to_string(ignore_index));
-        ++count;
-    }
+    const size_t count = count_labelled_rows("linear_cross_entropy", targets, V, ignore_index);
 
     // logits = x·Wᵀ + b, once
     Array z = Array::from_shape({R, V});

@@ -114,6 +114,11 @@ Tensor log_softmax(const Tensor& x);
 // logits:[N, V] targets:[N] → scalar. All positions ignored → 0 with zero gradient.
 Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets,
                      int ignore_index = -100);
+// The targets' rule of cross_entropy and linear_cross_entropy: the number of labelled rows
+// (target ≠ ignore_index); throws std::invalid_argument naming `op`, the row and the target
+// when a labelled target is outside [0, V).
+size_t count_labelled_rows(const char* op, const std::vector<int>& targets, size_t V,
+                           int ignore_index);
 
 // ---- layernorm.cpp: one op, saves mean and rstd for backward ---------------------------
 // y = (x − mean)·rstd·γ + β over the last axis; rstd = 1/sqrt(var + eps)   x:[..., C] γ,β:[C]

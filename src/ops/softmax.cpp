@@ -146,6 +146,22 @@ Tensor log_softmax(const Tensor& x) {
 // ---- cross_entropy ------------------------------------------------------------------------
 // L = −(1/n) Σ_{i: t_i ≠ ignore} log softmax(logits_i)[t_i]   logits:[N, V] targets:[N] → []
 // (n = number of non-ignored rows; n = 0 gives L = 0.)
+size_t count_labelled_rows(const char* op, const std::vector<int>& targets, size_t V,
+                           int ignore_index) {
+    size_t count = 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const int t = targets[i];
+        if (t == ignore_index) continue;
+        if (t < 0 || size_t(t) >= V)
+            throw std::invalid_argument(std::string(op) + ": target " + std::to_string(t) +
+                                        " at row " + std::to_string(i) + " is outside [0, " +
+                                        std::to_string(V) + ") and is not ignore_index " +
+                                        std::to_string(ignore_index));
+        ++count;
+    }
+    return count;
+}
+
 Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int ignore_index) {
     if (logits.dim() != 2)
         throw std::invalid_argument("cross_entropy: logits must be [N, V], got " +
@@ -155,17 +171,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
         throw std::invalid_argument("cross_entropy: " + std::to_string(targets.size()) +
                                     " targets for logits " + shape_str(logits.shape()) +
                                     "; need one target per row");
-    size_t count = 0;
-    for (size_t i = 0; i < N; ++i) {
-        const int t = targets[i];
-        if (t == ignore_index) continue;
-        if (t < 0 || size_t(t) >= V)
-            throw std::invalid_argument("cross_entropy: target " + std::to_string(t) + " at row " +
-                                        std::to_string(i) + " is outside [0, " + std::to_string(V) +
-                                        ") and is not ignore_index " +
-                                        std::to_string(ignore_index));
-        ++count;
-    }
+    const size_t count = count_labelled_rows("cross_entropy", targets, V, ignore_index);
 
     // Per-row log-sum-exp, kept for backward; per-row losses summed in row order afterwards.
     const Real* X = logits.data();
