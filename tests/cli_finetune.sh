@@ -5,7 +5,8 @@
 # (a tokenizer trained on Greek), an empty split (a corpus whose chapters are too short for
 # the pair task), fortunes-topic without the fortunes package; Ctrl-C: exit 130 with a
 # committed checkpoint classify can read; early stopping, interrupted and resumed; a metrics.csv
-# row refused by a file-size limit (one error line, the checkpoint kept, the resume completes).
+# row refused by a file-size limit (one error line, the checkpoint kept, the resume completes);
+# classify --test-split reproduces the run's own test scores (last row, or the best model's).
 #   tests/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -26,6 +27,30 @@ import sys
 p = [float(l.split()[0]) for l in sys.argv[1].splitlines()[1:]]
 assert len(p) == 2 and abs(sum(p) - 1) < 1e-3, p
 PY
+# classify --test-split scores the test split again with the kept model: the same accuracy,
+# macro-F1 and loss as the run's last metrics.csv row; its confusion CSV sums to the examples
+# and its diagonal to the accuracy.
+out=$("$BIN" classify --run "$WORK/ft" --test-split --confusion "$WORK/confusion.csv") || fail "classify --test-split: $out"
+/usr/bin/python3 - "$out" "$WORK/ft/metrics.csv" "$WORK/confusion.csv" <<'PY' || fail "classify --test-split disagrees with the run: $out"
+import csv, re, sys
+out, metrics, conf = sys.argv[1:]
+m = re.search(r"accuracy (\S+)  macro-F1 (\S+)  loss (\S+)", out)
+last = list(csv.DictReader(open(metrics)))[-1]
+for got, key in zip(m.groups(), ("accuracy", "macro_f1", "test_loss")):
+    assert abs(float(got) - float(last[key])) < 6e-5, (key, got, last[key])
+rows = list(csv.reader(open(conf)))
+assert rows[0][1:] == ["Old Testament", "New Testament"], rows[0]
+counts = [[int(x) for x in r[1:]] for r in rows[1:]]
+n = sum(map(sum, counts)); trace = sum(counts[i][i] for i in range(len(counts)))
+assert n == int(re.search(r": (\d+) examples", out).group(1)), (n, out)
+assert abs(trace / n - float(last["accuracy"])) < 1e-6, (trace, n, last["accuracy"])
+PY
+echo "classify --test-split: agrees with metrics.csv's last row"
+# …and scripts/plot_confusion.py draws it (a PNG, written by rename); a CSV that is not one is refused.
+/usr/bin/python3 scripts/plot_confusion.py "$WORK/confusion.csv" "$WORK/confusion.png" "tiny run" >/dev/null || fail "plot_confusion.py"
+[ "$(head -c 4 "$WORK/confusion.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "plot_confusion.py wrote no PNG"
+/usr/bin/python3 scripts/plot_confusion.py "$WORK/ft/metrics.csv" "$WORK/bad.png" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] && [ ! -e "$WORK/bad.png" ] || fail "plot_confusion.py on a metrics.csv: exit $rc"
 refuse() {  # refuse NAME EXPECTED-FRAGMENT COMMAND...
   local name=$1 want=$2; shift 2
   msg=$("$@" 2>&1); rc=$?
@@ -34,6 +59,11 @@ refuse() {  # refuse NAME EXPECTED-FRAGMENT COMMAND...
   echo "$msg" | grep -q "$want" || fail "$name: message: $msg"
   echo "$name refused: $msg"
 }
+refuse "--test-split with a text" "drop the text" "$BIN" classify --run "$WORK/ft" --test-split "In the beginning"
+refuse "--confusion without --test-split" "add it" "$BIN" classify --run "$WORK/ft" --confusion "$WORK/c2.csv" "In the beginning"
+echo "my notes" > "$WORK/notes.csv"
+refuse "--confusion over a user's file" "was not written by roformer" "$BIN" classify --run "$WORK/ft" --test-split --confusion "$WORK/notes.csv"
+[ "$(cat "$WORK/notes.csv")" = "my notes" ] || fail "a user's file was overwritten by --confusion"
 train --set train.objective=clm --out "$WORK/clm" >/dev/null || fail "training the clm run"
 refuse "clm --from" "is a causal-LM run" "$BIN" finetune --from "$WORK/clm" --out "$WORK/no1"
 [ -e "$WORK/no1" ] && fail "a refused finetune left a directory"
@@ -106,5 +136,13 @@ for f in best.safetensors model.safetensors early_stopping.json; do
 done
 refuse "resume a stopped run" "stopped early at step $stop" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=1 --task kjv-testament --set eval_every=1 --set patience=2 --out "$WORK/es_whole" --resume
 "$BIN" classify --run "$WORK/es_whole" "In the beginning" >/dev/null || fail "classify an early-stopped run"
+out=$("$BIN" classify --run "$WORK/es_whole" --test-split) || fail "classify --test-split, early-stopped: $out"
+/usr/bin/python3 - "$out" "$WORK/es_whole/early_stopping.json" <<'PY' || fail "--test-split of an early-stopped run is not its best model's score: $out"
+import json, re, sys
+acc, f1 = map(float, re.search(r"accuracy (\S+)  macro-F1 (\S+)", sys.argv[1]).groups())
+best = json.load(open(sys.argv[2]))["best_test"]
+assert "model best.safetensors" in sys.argv[1]
+assert abs(acc - best["accuracy"]) < 6e-5 and abs(f1 - best["macro_f1"]) < 6e-5, (acc, f1, best)
+PY
 echo "early stopping: stopped at step $stop, resumed run identical"
 echo PASS

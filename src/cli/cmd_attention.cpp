@@ -21,6 +21,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
 #include "train/checkpoint.hpp"
@@ -48,12 +49,6 @@ rf::OutputRule output_rule(const std::string& out) {
     return {"the attention .npy", {std::string("\x93NUMPY", 6)}, {}};
 }
 
-std::string csv_quoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 // The indices of `which` (−1 = all of 0 … count−1), refusing one out of range.
 std::vector<size_t> selected(int which, size_t count, const char* option, const char* noun) {
     if (which < -1 || which >= int(count))
@@ -78,7 +73,7 @@ void write_csv(std::ostream& out, const rf::AttentionMaps& maps,
         for (size_t h : heads) {
             const rf::Real* p = maps.at(l, h);
             for (size_t m = 0; m < T; ++m) {
-                out << l << "," << h << "," << m << "," << csv_quoted(tokens[m]);
+                out << l << "," << h << "," << m << "," << rf::csv_quoted(tokens[m]);
                 for (size_t n = 0; n < T; ++n) {
                     std::snprintf(cell, sizeof cell, ",%.6g", double(p[m * T + n]));
                     out << cell;

@@ -1,6 +1,8 @@
-// Stage 9 — cli: `roformer classify`, a fine-tuned run's label and probabilities for a text.
+// Stage 9 — cli: `roformer classify`, a fine-tuned run's label and probabilities for a text,
+// or its whole test split scored again with the confusion matrix.
 //
 //   roformer classify --run runs/ft "And Jesus said unto them" ["text b" for a pair task]
+//   roformer classify --run runs/ft --test-split [--confusion confusion.csv]
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -10,6 +12,9 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "io/csv_quote.hpp"
+#include "io/output_file.hpp"
+#include "tensor/format.hpp"
 #include "train/finetune.hpp"
 
 namespace {
@@ -18,9 +23,61 @@ struct ClassifyOptions {
     std::string run;
     std::vector<std::string> texts;
     size_t top = 10;
+    bool test_split = false;
+    std::string confusion;  // the confusion matrix's CSV (with --test-split)
 };
 
+// The confusion CSV: a header of the predicted labels, then one row per true label.
+constexpr const char* kConfusionHeader = "true\\predicted,";
+rf::OutputRule confusion_rule() {
+    return {"the confusion matrix", {kConfusionHeader}, {}, "move it away or pick another --confusion"};
+}
+
+std::string confusion_csv(const rf::ClassificationScore& s, const std::vector<std::string>& labels) {
+    std::string out = kConfusionHeader;
+    for (size_t k = 0; k < labels.size(); ++k) out += (k ? "," : "") + rf::csv_quoted(labels[k]);
+    out += "\n";
+    for (size_t t = 0; t < labels.size(); ++t) {
+        out += rf::csv_quoted(labels[t]);
+        for (size_t p = 0; p < labels.size(); ++p) out += "," + std::to_string(s.confusion[t][p]);
+        out += "\n";
+    }
+    return out;
+}
+
+// --test-split: the scores, the matrix printed when it fits a terminal, the CSV when asked.
+void score_split(const ClassifyOptions& o) {
+    if (!o.texts.empty())
+        throw std::invalid_argument("classify: --test-split scores the run's own test split; "
+                                    "drop the text, or drop --test-split to classify it");
+    if (!o.confusion.empty()) rf::check_output_file(o.confusion, confusion_rule());
+    rf::ClassifierRun run = rf::load_classifier_run(o.run);
+    const rf::ClassificationScore s = rf::score_test_split(run, o.run);
+    std::printf("test split of %s: %zu examples, model %s\n", run.task.c_str(), s.n,
+                run.weights.c_str());
+    std::printf("accuracy %s  macro-F1 %s  loss %s\n", rf::format_fixed(s.accuracy, 4).c_str(),
+                rf::format_fixed(s.macro_f1, 4).c_str(), rf::format_fixed(s.loss, 4).c_str());
+    const size_t K = run.labels.size();
+    if (K <= 8) {
+        std::printf("confusion (rows: true label, columns: predicted, in this order):\n");
+        for (size_t t = 0; t < K; ++t) {
+            std::printf("  %-16.16s", run.labels[t].c_str());
+            for (size_t p = 0; p < K; ++p) std::printf(" %6zu", s.confusion[t][p]);
+            std::printf("\n");
+        }
+    } else if (o.confusion.empty()) {
+        std::printf("(%zu classes: --confusion FILE.csv writes the confusion matrix)\n", K);
+    }
+    if (!o.confusion.empty()) {
+        rf::write_output_file(o.confusion, confusion_csv(s, run.labels), confusion_rule());
+        std::printf("confusion matrix: %s\n", o.confusion.c_str());
+    }
+}
+
 void run_classify(const ClassifyOptions& o) {
+    if (o.test_split) return score_split(o);
+    if (!o.confusion.empty())
+        throw std::invalid_argument("classify: --confusion is written by --test-split; add it");
     if (o.texts.empty() || o.texts.size() > 2)
         throw std::invalid_argument(
             "classify: give one text, or two for a sentence-pair task (got " +
@@ -42,10 +99,13 @@ void add_classify(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "classify", "Print a fine-tuned run's label and class probabilities for a text (or pair)");
     cmd->add_option("--run", o->run, "The fine-tune run directory")->required();
-    cmd->add_option("texts", o->texts, "The text, or text a and text b for a pair task")
-        ->required();
+    cmd->add_option("texts", o->texts, "The text, or text a and text b for a pair task");
     cmd->add_option("--top", o->top, "How many classes to list (most probable first)")
         ->check(rf::cli::unsigned_number());
+    cmd->add_flag("--test-split", o->test_split,
+                  "Score the run's test split again: accuracy, macro-F1, the confusion matrix");
+    cmd->add_option("--confusion", o->confusion,
+                    "With --test-split: write the confusion matrix as CSV (rows: true label)");
     cmd->callback([o] { run_classify(*o); });
 }
 

@@ -11,6 +11,9 @@
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_commit.hpp"
 #include "train/finetune.hpp"
+#include "train/finetune_data.hpp"
+#include "train/finetune_setup.hpp"
+#include "train/threads.hpp"
 
 namespace rf {
 
@@ -77,6 +80,21 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
     const ClassifierOutput out = run.model->forward(f.ids, f.types, {}, 1, f.ids.size(), false);
     const Tensor p = softmax(out.logits);  // [1, K]
     return std::vector<double>(p.data(), p.data() + run.model->num_labels());
+}
+
+ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir) {
+    const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
+    const Config config = load_config(run_file(dir, "config.toml"));
+    apply_threading(config);  // the run's thread count: its evaluations' exact sums
+    const data::ClassificationTask task = finetune_setup::build_task(fc, config);
+    if (task.labels != run.labels)
+        throw std::runtime_error("task " + task.name + " built from " +
+                                 (task.name == "fortunes-topic" ? fc.fortunes_dir : fc.corpus) +
+                                 " no longer has the labels in " + run_file(dir, "task.json") +
+                                 "; restore the text the run was fine-tuned on");
+    const EncodedExamples test =
+        encode_examples(task.test, task.pair, *run.tokenizer, "task " + task.name);
+    return evaluate_classifier(*run.model, test, run.max_len, 64);
 }
 
 }  // namespace rf

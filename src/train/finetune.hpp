@@ -89,4 +89,11 @@ ClassifierRun load_classifier_run(const std::string& run_dir);
 // Class probabilities for one text (or pair): softmax of the logits.
 std::vector<double> classify(ClassifierRun& run, const std::string& a, const std::string* b);
 
+// The run's test split scored again with the model classify uses (`classify --test-split`):
+// the task rebuilt from the run's finetune.toml and config.toml (the same text, the same held-out
+// chapters), loss, accuracy, macro-F1 and the confusion matrix. Without early stopping this is
+// the last metrics.csv row; with it, early_stopping.json's best test score. Throws if the task's
+// labels are no longer the run's (a changed corpus or fortunes package).
+ClassificationScore score_test_split(ClassifierRun& run, const std::string& run_dir);
+
 }  // namespace rf

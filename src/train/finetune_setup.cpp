@@ -63,10 +63,14 @@ void hold_out_validation(std::vector<data::LabelledExample>& train,
     train = std::move(kept);
 }
 
+data::ClassificationTask build_task(const FinetuneConfig& fc, const Config& encoder_config) {
+    return data::make_task(fc.task, fc.corpus, encoder_config.data.validation_fraction,
+                           fc.fortunes_dir);
+}
+
 TaskData load_task(const FinetuneConfig& fc, const LoadedRun& source) {
     TaskData d;
-    d.task = data::make_task(fc.task, fc.corpus, source.config.data.validation_fraction,
-                             fc.fortunes_dir);
+    d.task = build_task(fc, source.config);
     std::vector<data::LabelledExample> train_examples = d.task.train;
     if (fc.max_train_examples && fc.max_train_examples < train_examples.size()) {
         Rng pick(0xF1E7 + fc.seed);

@@ -30,6 +30,11 @@ struct TaskData {
 };
 TaskData load_task(const FinetuneConfig& fc, const LoadedRun& source);
 
+// The task itself (every split, as text): finetune.task built from finetune.corpus (or
+// fortunes_dir), its test chapters those the pre-training held out (the encoder config's
+// data.validation_fraction). load_task and `classify --test-split` both build it here.
+data::ClassificationTask build_task(const FinetuneConfig& fc, const Config& encoder_config);
+
 // Early stopping's validation examples: a fixed draw (whatever the run's seed) of 10 % (at
 // least 1) of the training examples; both parts keep the examples' order.
 void hold_out_validation(std::vector<data::LabelledExample>& train,
