@@ -50,6 +50,7 @@ def main():
                 rows.append({"task": task, "scheme": scheme, "seed": int(seed_dir[4:]),
                              "step": int(last["step"]), "accuracy": float(last["accuracy"]),
                              "macro_f1": float(last["macro_f1"]),
+                             "elapsed_s": float(last["elapsed_s"]),
                              "bow_accuracy": floor["bag_of_words"]["accuracy"],
                              "bow_macro_f1": floor["bag_of_words"]["macro_f1"],
                              "majority_accuracy": floor["majority_class"]["accuracy"],
@@ -95,7 +96,9 @@ def main():
             acc = mean_std([r[key + "_accuracy"] for r in mine])
             lines.append(f"| {name} (floor) | {len(mine)} runs | {f1[0]:.4f} ± {f1[1]:.4f} | "
                          f"{acc[0]:.4f} ± {acc[1]:.4f} | — |")
-        lines.append("")
+        times = sorted(r["elapsed_s"] for r in mine)
+        lines += ["", f"{len(mine)} fine-tunes, {times[len(times) // 2]:.0f} s each "
+                  f"(median wall time; {times[0]:.0f}–{times[-1]:.0f} s).", ""]
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
