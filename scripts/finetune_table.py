@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import tomllib
 
 from paired_diff import interval
 
@@ -47,10 +48,14 @@ def main():
                     last = list(csv.DictReader(f))[-1]
                 with open(os.path.join(run, "floor.json")) as f:
                     floor = json.load(f)
+                with open(os.path.join(run, "finetune.toml"), "rb") as f:
+                    fc = tomllib.load(f)["finetune"]
+                recipe = (f"lr {fc['lr']:g}, {fc['epochs']} epochs of batch {fc['batch_size']}, "
+                          f"{fc['warmup_steps']} warm-up steps")
                 rows.append({"task": task, "scheme": scheme, "seed": int(seed_dir[4:]),
                              "step": int(last["step"]), "accuracy": float(last["accuracy"]),
                              "macro_f1": float(last["macro_f1"]),
-                             "elapsed_s": float(last["elapsed_s"]),
+                             "elapsed_s": float(last["elapsed_s"]), "recipe": recipe,
                              "bow_accuracy": floor["bag_of_words"]["accuracy"],
                              "bow_macro_f1": floor["bag_of_words"]["macro_f1"],
                              "majority_accuracy": floor["majority_class"]["accuracy"],
@@ -97,8 +102,11 @@ def main():
             lines.append(f"| {name} (floor) | {len(mine)} runs | {f1[0]:.4f} ± {f1[1]:.4f} | "
                          f"{acc[0]:.4f} ± {acc[1]:.4f} | — |")
         times = sorted(r["elapsed_s"] for r in mine)
+        recipes = sorted({r["recipe"] for r in mine})
         lines += ["", f"{len(mine)} fine-tunes, {times[len(times) // 2]:.0f} s each "
-                  f"(median wall time; {times[0]:.0f}–{times[-1]:.0f} s).", ""]
+                  f"(median wall time; {times[0]:.0f}–{times[-1]:.0f} s); "
+                  + ("; ".join(recipes) if len(recipes) == 1 else "MIXED settings: " + " / ".join(recipes))
+                  + " (each run's finetune.toml).", ""]
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

@@ -5,7 +5,8 @@
     python3 scripts/plot_confusion.py RUN/confusion.csv OUT.png [TITLE]
 
 Each row is one true label, normalised to 1: cell (t, p) is the share of the test examples
-of class t that the model called p, so the diagonal is each class's recall. Up to 12 classes
+of class t that the model called p, so the diagonal is each class's recall. A class with no
+test example (a short book without a held-out chapter) is a grey row. Up to 12 classes
 every cell also prints its count; with more (kjv-book's 66 books) the picture is a heat map
 with the labels along both axes. The picture is written to a temporary name first and renamed
 over OUT.png, so a failed draw leaves the old one in place.
@@ -42,10 +43,13 @@ def draw(labels, counts, out, title):
     import matplotlib.pyplot as plt
 
     k = len(labels)
-    shares = [[c / max(1, sum(row)) for c in row] for row in counts]
+    # A class without test examples has no row to normalise: drawn grey (NaN), not as zeros.
+    shares = [[c / sum(row) if sum(row) else float("nan") for c in row] for row in counts]
     size = 4.5 if k <= 12 else 11
     fig, ax = plt.subplots(figsize=(size + 1, size))
-    image = ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
+    cmap = matplotlib.colormaps["Blues"].copy()
+    cmap.set_bad("#d9d9d9")
+    image = ax.imshow(shares, cmap=cmap, vmin=0, vmax=1)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
     font = 9 if k <= 12 else 5
     ax.set_xticks(range(k))
@@ -60,12 +64,14 @@ def draw(labels, counts, out, title):
     if k <= 12:
         for t in range(k):
             for p in range(k):
-                colour = "white" if shares[t][p] > 0.5 else "black"
+                colour = "white" if sum(counts[t]) and shares[t][p] > 0.5 else "black"
                 ax.text(p, t, str(counts[t][p]), ha="center", va="center", color=colour, fontsize=8)
     n = sum(map(sum, counts))
     correct = sum(counts[i][i] for i in range(k))
-    ax.set_title(f"{title}\n{n} test examples, accuracy {correct / n:.4f}" if title else
-                 f"{n} test examples, accuracy {correct / n:.4f}", fontsize=10)
+    empty = sum(1 for row in counts if not sum(row))
+    note = f"{n} test examples, accuracy {correct / n:.4f}" + (
+        f"; {empty} grey rows: classes with no test example" if empty else "")
+    ax.set_title(f"{title}\n{note}" if title else note, fontsize=10)
     fig.tight_layout()
     temporary = f"{out}.tmp-{os.getpid()}.png"
     try:
