@@ -16,7 +16,8 @@
 # "done" marker (an interrupted one is removed and started over).
 # Environment: ROFORMER_BIN (default build/roformer), PYTHON (default /usr/bin/python3),
 # SWEEP_TASKS (space-separated; default all four tasks), SWEEP_SET (extra "key=value" fine-tune
-# overrides, space-separated). Run from the repository root.
+# overrides, space-separated), SWEEP_SCRATCH (the scheme whose architecture the from-scratch
+# baseline has; default rope_interleaved, the table's reference). Run from the repository root.
 #
 # One setting differs by task, for every model alike (the schemes and scratch): fortunes-topic
 # has 672 training quotes, so the preset's 3 epochs are 186 steps, 100 of them warm-up; with
@@ -43,6 +44,7 @@ else
   ft_set=()
 fi
 for kv in ${SWEEP_SET:-}; do ft_set+=("$kv"); done
+SCRATCH=${SWEEP_SCRATCH:-rope_interleaved}
 task_set() {  # the task's own "key=value" settings, before ft_set (which can override them)
   case $1 in
     fortunes-topic) echo "epochs=10 lr=2e-3 warmup_steps=30" ;;
@@ -74,9 +76,10 @@ for task in $tasks; do
     scheme=$(basename "$(dirname "$run")") seed=${run##*seed}
     finetune "$OUT/ft/$task/$scheme/seed$seed" "$seed" "$task" --from "$run"
   done
-  # the no-pretraining baseline: the first scheme's architecture, fresh weights, every seed
-  first=$(ls -d "$OUT"/pretrain/*/ | head -1)
-  for run in "$first"seed*; do
+  # the no-pretraining baseline: the reference scheme's architecture (the table's Δ column
+  # compares against it), fresh weights, every seed
+  [ -d "$OUT/pretrain/$SCRATCH" ] || { echo "finetune_sweep: no $OUT/pretrain/$SCRATCH for the from-scratch baseline; set SWEEP_SCRATCH to a pre-trained scheme" >&2; exit 2; }
+  for run in "$OUT/pretrain/$SCRATCH/"seed*; do
     seed=${run##*seed}
     finetune "$OUT/ft/$task/scratch/seed$seed" "$seed" "$task" --from "$run" --from-scratch
   done

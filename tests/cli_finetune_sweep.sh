@@ -26,6 +26,8 @@ lr = lambda run: tomllib.load(open(f"{sys.argv[1]}/{run}/finetune.toml", "rb"))[
 assert lr("fortunes-topic/learned/seed1") == 2e-3 and lr("fortunes-topic/scratch/seed2") == 2e-3
 assert lr("kjv-testament/learned/seed1") == 2e-4, lr("kjv-testament/learned/seed1")
 PY
+grep -q 'scheme = "rope"' "$WORK/ft/kjv-testament/scratch/seed1/config.toml" || fail "the from-scratch baseline is not the reference scheme's architecture"
+grep -q '"from_scratch": true' "$WORK/ft/kjv-testament/scratch/seed1/task.json" || fail "the scratch run was not from scratch"
 grep -q "; lr 0.002, 1 epochs of batch 16" "$table" || fail "the table does not state fortunes-topic's settings: $(cat "$table")"
 [ "$(tail -n +2 "$WORK/finetune_results.csv" | wc -l)" -eq 12 ] || fail "finetune_results.csv has not 12 runs (2 tasks × 3 models × 2 seeds)"
 before=$(stat -c %Y "$WORK/ft/kjv-testament/learned/seed1/model.safetensors")
