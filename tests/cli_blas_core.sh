@@ -112,12 +112,14 @@ code=$?
 # one OpenMP worker) — OpenBLAS starts with one thread and is held to it. The composed path
 # (model.fused = false) lets OpenBLAS's pthreads build thread its products as it always did:
 # one worker of its own appears. Threads counted from /proc/PID/task every 0.05 s
-# (scripts/thread_times.sh), not timed.
+# (scripts/thread_times.sh), not timed. The runs are 100 steps: libgomp's worker lives from the
+# first parallel loop to the exit, and 5 steps of the tiny model (≈ 20 ms on a fast CPU) could
+# end between two samples, so the worker went unseen (a CI flake, 2026-11-24).
 count_threads() {  # count_threads NAME [roformer train arguments...]
     local name=$1
     shift
     scripts/thread_times.sh -i 0.05 -- env -u OPENBLAS_NUM_THREADS "$BIN" train \
-        --config configs/tiny.toml --set train.steps=5 --set train.eval_every=0 \
+        --config configs/tiny.toml --set train.steps=100 --set train.eval_every=0 \
         --set train.threads=2 --quiet --out "$WORK/$name" "$@" > "$WORK/$name.table" 2>&1 ||
         fail "$name: the run failed"
     awk '/^per-thread/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' \
