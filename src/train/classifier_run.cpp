@@ -85,7 +85,7 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
 ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir) {
     const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
     const Config config = load_config(run_file(dir, "config.toml"));
-    apply_threading(config);  // the run's thread count: its evaluations' exact sums
+    apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums
     const data::ClassificationTask task = finetune_setup::build_task(fc, config);
     if (task.labels != run.labels)
         throw std::runtime_error("task " + task.name + " built from " +
@@ -94,7 +94,7 @@ ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir)
                                  "; restore the text the run was fine-tuned on");
     const EncodedExamples test =
         encode_examples(task.test, task.pair, *run.tokenizer, "task " + task.name);
-    return evaluate_classifier(*run.model, test, run.max_len, 64);
+    return evaluate_classifier(*run.model, test, run.max_len);
 }
 
 }  // namespace rf

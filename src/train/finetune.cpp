@@ -178,7 +178,7 @@ private:
     // Scores the test set (and, with early stopping, the validation set: the best model kept,
     // the stop decided); one metrics.csv row and one log line; restarts the loss window.
     void evaluate(size_t step, size_t epoch, double lr) {
-        summary_.test = evaluate_classifier(model_, d_.test, fc_.max_len, 64);
+        summary_.test = evaluate_classifier(model_, d_.test, fc_.max_len);
         const ClassificationScore& t = summary_.test;
         std::string row = std::to_string(step) + "," + std::to_string(epoch) + "," +
                           (window_n_ ? csv_number(window_loss_ / double(window_n_)) : "") + "," +
@@ -200,7 +200,7 @@ private:
     // Early stopping: the validation score (three more metrics.csv columns), the best model
     // kept, the stop decided; one log line says which.
     void evaluate_validation(size_t step, const ClassificationScore& test, std::string& row) {
-        const ClassificationScore v = evaluate_classifier(model_, d_.validation, fc_.max_len, 64);
+        const ClassificationScore v = evaluate_classifier(model_, d_.validation, fc_.max_len);
         row +=
             "," + csv_number(v.loss) + "," + csv_number(v.accuracy) + "," + csv_number(v.macro_f1);
         const bool had_best = early_.has_best;

@@ -76,7 +76,7 @@ ExampleBatch make_batch(const EncodedExamples& e, const std::vector<size_t>& mem
 
 // Loss, accuracy, macro-F1 of `model` on every example of `e` (no dropout, no gradients).
 ClassificationScore evaluate_classifier(SequenceClassifier& model, const EncodedExamples& e,
-                                        size_t max_len, size_t batch_size) {
+                                        size_t max_len) {
     NoGradGuard no_grad;
     std::vector<size_t> lengths;
     for (size_t i = 0; i < e.labels.size(); ++i)
@@ -84,7 +84,7 @@ ClassificationScore evaluate_classifier(SequenceClassifier& model, const Encoded
     Rng fixed(0);  // the grouping only; every example is scored once
     std::vector<int> predicted(e.labels.size()), truth(e.labels.size());
     double loss = 0;
-    for (const std::vector<size_t>& members : length_batches(lengths, batch_size, fixed)) {
+    for (const std::vector<size_t>& members : length_batches(lengths, kEvalBatch, fixed)) {
         const ExampleBatch b = make_batch(e, members, max_len);
         const ClassifierOutput out =
             model.forward(b.ids, b.types, b.labels, b.batch, b.seq_len, false);

@@ -42,9 +42,13 @@ struct ExampleBatch {
 ExampleBatch make_batch(const EncodedExamples& e, const std::vector<size_t>& members,
                         size_t max_len);
 
-// Loss, accuracy, macro-F1 of `model` on every example of `e` (no dropout, no gradients).
+// Loss, accuracy, macro-F1 of `model` on every example of `e` (no dropout, no gradients), in
+// batches of kEvalBatch examples grouped by length. One size for every caller (a fine-tune's
+// evaluations, `classify --test-split`): the grouping decides the sums' order, so the same
+// model gives the same scores wherever it is evaluated.
+constexpr size_t kEvalBatch = 64;
 ClassificationScore evaluate_classifier(SequenceClassifier& model, const EncodedExamples& e,
-                                        size_t max_len, size_t batch_size);
+                                        size_t max_len);
 
 // The floor: a linear model on token counts (a pair: b's tokens in a second block of features).
 ClassificationScore bag_of_words_floor(const EncodedExamples& train, const EncodedExamples& test,
