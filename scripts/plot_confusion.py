@@ -9,14 +9,28 @@ of class t that the model called p, so the diagonal is each class's recall. A cl
 test example (a short book without a held-out chapter) is a grey row. Up to 12 classes
 every cell also prints its count; with more (kjv-book's 66 books) the picture is a heat map
 with the labels along both axes. The picture is written to a temporary name first and renamed
-over OUT.png, so a failed draw leaves the old one in place.
-Exit codes: 0 written, 2 bad arguments or a damaged CSV, 3 matplotlib missing.
+over OUT.png, so a failed draw leaves the old one in place; an OUT.png this script did not draw
+(no SOFTWARE text chunk) is never replaced.
+Exit codes: 0 written, 2 bad arguments, a damaged CSV or someone else's OUT.png, 3 matplotlib
+missing.
 """
 import csv
 import os
 import sys
 
 HEADER = "true\\predicted"
+SOFTWARE = "roformer-cpp scripts/plot_confusion.py"  # the PNG's Software text chunk: ours
+
+
+def check_replaceable(out):
+    """Refuses to draw over a file this script did not write (the rule of src/io/output_file.hpp)."""
+    if not os.path.exists(out):
+        return
+    with open(out, "rb") as f:
+        if SOFTWARE.encode() in f.read(64 << 20):
+            return
+    raise ValueError(f"{out} exists and was not drawn by plot_confusion.py; move it away or "
+                     "pick another OUT.png")
 
 
 def read_matrix(path):
@@ -75,7 +89,7 @@ def draw(labels, counts, out, title):
     fig.tight_layout()
     temporary = f"{out}.tmp-{os.getpid()}.png"
     try:
-        fig.savefig(temporary, dpi=120, metadata={"Software": "roformer-cpp scripts/plot_confusion.py"})
+        fig.savefig(temporary, dpi=120, metadata={"Software": SOFTWARE})
         os.replace(temporary, out)
     finally:
         if os.path.exists(temporary):
@@ -88,6 +102,7 @@ def main(argv):
         return 2
     try:
         labels, counts = read_matrix(argv[1])
+        check_replaceable(argv[2])
     except (OSError, ValueError) as e:
         print(f"plot_confusion: {e}", file=sys.stderr)
         return 2

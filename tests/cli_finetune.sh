@@ -51,6 +51,13 @@ echo "classify --test-split: agrees with metrics.csv's last row"
 [ "$(head -c 4 "$WORK/confusion.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "plot_confusion.py wrote no PNG"
 /usr/bin/python3 scripts/plot_confusion.py "$WORK/ft/metrics.csv" "$WORK/bad.png" 2>/dev/null; rc=$?
 [ $rc -eq 2 ] && [ ! -e "$WORK/bad.png" ] || fail "plot_confusion.py on a metrics.csv: exit $rc"
+# It draws over its own picture again, never over someone else's file.
+/usr/bin/python3 scripts/plot_confusion.py "$WORK/confusion.csv" "$WORK/confusion.png" >/dev/null || fail "plot_confusion.py over its own PNG"
+echo "my figure" > "$WORK/mine.png"
+msg=$(/usr/bin/python3 scripts/plot_confusion.py "$WORK/confusion.csv" "$WORK/mine.png" 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$(cat "$WORK/mine.png")" = "my figure" ] || fail "plot_confusion.py over a user's file: exit $rc, $(head -c 40 "$WORK/mine.png")"
+echo "$msg" | grep -q "was not drawn by plot_confusion.py; move it away" || fail "plot_confusion.py's refusal: $msg"
+ls "$WORK"/mine.png.tmp-* >/dev/null 2>&1 && fail "plot_confusion.py left a temporary file"
 refuse() {  # refuse NAME EXPECTED-FRAGMENT COMMAND...
   local name=$1 want=$2; shift 2
   msg=$("$@" 2>&1); rc=$?
