@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The BLAS core check on the machine it runs on (src/ops/blas_core.hpp, src/cli/main.cpp).
+# The BLAS core check on the machine it runs on (src/fast/blas_core.hpp, src/cli/main.cpp).
 #   tests/cli_blas_core.sh <roformer binary> <scratch dir>
 # What the CPU supports is read here from /proc/cpuinfo, by this script's own table, not the
 # program's; each case trains 1 step of configs/tiny.toml and reads the run log's BLAS line:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The One Definition Rule guard of the per-ISA kernel files (src/ops/simd_kernels.hpp): in
+# The One Definition Rule guard of the per-ISA kernel files (src/fast/simd_kernels.hpp): in
 # each static library given, the objects compiled with -mavx2 / -mavx512* (simd_avx2.cpp.o,
 # simd_avx512.cpp.o) may define only
 #   - their entry point rf::simd_kernels_<isa>(), and

@@ -1,4 +1,4 @@
-// For the fast path's kernel tests: run a body once per instruction set of src/ops/simd.hpp
+// For the fast path's kernel tests: run a body once per instruction set of src/fast/simd.hpp
 // that this CPU has (sse2, avx2, avx512), saying which it skipped; the ISA in force before is
 // restored afterwards, even when a REQUIRE throws.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "ops/simd.hpp"
+#include "fast/simd.hpp"
 
 namespace rf::testing {
 

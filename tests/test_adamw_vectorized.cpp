@@ -1,4 +1,4 @@
-// The fast path's AdamW (AdamW::step_vectorized, src/nn/adamw_vectorized.cpp) against the
+// The fast path's AdamW (AdamW::step_vectorized, src/fast/adamw_vectorized.cpp) against the
 // readable one (AdamW::step, src/nn/adamw_step.cpp) over several updates, on every
 // instruction set of the kernels this CPU runs: weights and both moments to float rounding,
 // decay only where flagged, parameters without a gradient untouched; and the execution plan
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/execution_plan.hpp"
+#include "model/kernels.hpp"
 #include "nn/adamw.hpp"
 #include "simd_isas.hpp"
 #include "tensor/random.hpp"
@@ -102,20 +102,23 @@ TEST_CASE("adamw_vectorized: same ISA, same inputs → the same bits") {
     });
 }
 
-TEST_CASE(
-    "the execution plan picks the vectorised AdamW with model.fused, the readable one without") {
+TEST_CASE("the model's kernels run the vectorised AdamW with model.fused, the readable one without") {
     ModelConfig fused, composed;
     composed.fused = false;
-    CHECK(execution_plan(fused).vectorized_adamw);
-    CHECK_FALSE(execution_plan(composed).vectorized_adamw);
-    // model.fused = false runs AdamW::step itself: bit-identical to calling it directly.
-    std::vector<NamedParameter> via_plan = make_params(5), direct = make_params(5);
-    AdamW opt_plan(via_plan, {}), opt_direct(direct, {});
-    set_grads(via_plan, 1);
-    set_grads(direct, 1);
-    optimizer_step(execution_plan(composed), opt_plan, 1e-2);
-    opt_direct.step(1e-2);
-    for (size_t i = 0; i < direct.size(); ++i)
-        for (size_t j = 0; j < direct[i].tensor.numel(); ++j)
-            REQUIRE(via_plan[i].tensor.data()[j] == direct[i].tensor.data()[j]);
+    // Each kernel table's update is bit-identical to calling its AdamW step directly.
+    for (const bool vectorized : {false, true}) {
+        CAPTURE(vectorized);
+        std::vector<NamedParameter> via_kernels = make_params(5), direct = make_params(5);
+        AdamW opt_kernels(via_kernels, {}), opt_direct(direct, {});
+        set_grads(via_kernels, 1);
+        set_grads(direct, 1);
+        kernels_for(vectorized ? fused : composed)->optimizer_step(opt_kernels, 1e-2);
+        if (vectorized)
+            opt_direct.step_vectorized(1e-2);
+        else
+            opt_direct.step(1e-2);
+        for (size_t i = 0; i < direct.size(); ++i)
+            for (size_t j = 0; j < direct[i].tensor.numel(); ++j)
+                REQUIRE(via_kernels[i].tensor.data()[j] == direct[i].tensor.data()[j]);
+    }
 }

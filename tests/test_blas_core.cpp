@@ -1,4 +1,4 @@
-// The BLAS core check (src/ops/blas_core.hpp): what the CPU supports, from CPUID and from
+// The BLAS core check (src/fast/blas_core.hpp): what the CPU supports, from CPUID and from
 // /proc/cpuinfo's words; the rule that says which OpenBLAS kernel set should run, case by
 // case; and the run-log line. tests/CMakeLists.txt's cli_blas_core runs the real restart.
 #include <doctest/doctest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/blas_core.hpp"
+#include "fast/blas_core.hpp"
 #include "ops/gemm.hpp"
 
 using namespace rf;

@@ -19,8 +19,8 @@
 #include "io/durable_file.hpp"
 #include "io/safetensors.hpp"
 #include "tiny_model.hpp"
-#include "train/checkpoint.hpp"
-#include "train/checkpoint_commit.hpp"
+#include "run/checkpoint.hpp"
+#include "run/checkpoint_commit.hpp"
 #include "train/evaluate.hpp"
 
 using namespace rf;

@@ -14,7 +14,7 @@
 #include "experiments/compare.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/extrapolate.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 namespace {

@@ -1,14 +1,14 @@
-// Early stopping for a fine-tune (train/early_stopping.hpp) and its validation examples
-// (train/finetune_setup.hpp): the rule on hand-made score sequences, its state surviving a
+// Early stopping for a fine-tune (finetune/early_stopping.hpp) and its validation examples
+// (finetune/finetune_setup.hpp): the rule on hand-made score sequences, its state surviving a
 // checkpoint, and the fixed 10 % hold-out.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <set>
 
-#include "train/checkpoint_commit.hpp"
-#include "train/early_stopping.hpp"
-#include "train/finetune_setup.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "finetune/early_stopping.hpp"
+#include "finetune/finetune_setup.hpp"
 
 using namespace rf;
 

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config/finetune_config.hpp"
-#include "data/sentence_pair.hpp"
-#include "data/tasks.hpp"
+#include "finetune/finetune_config.hpp"
+#include "finetune/sentence_pair.hpp"
+#include "finetune/tasks.hpp"
 #include "data/tokenizer.hpp"
 #include "model/classifier.hpp"
-#include "train/bag_of_words.hpp"
-#include "train/classification_metrics.hpp"
+#include "finetune/bag_of_words.hpp"
+#include "finetune/classification_metrics.hpp"
 
 using namespace rf;
 

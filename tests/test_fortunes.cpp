@@ -1,4 +1,4 @@
-// The fortunes-topic task (data/fortunes.hpp): cleaning and splitting the quote files, a
+// The fortunes-topic task (finetune/fortunes.hpp): cleaning and splitting the quote files, a
 // balanced, fixed, disjoint split, and the refusal when Debian's fortunes package is missing.
 #include <doctest/doctest.h>
 
@@ -7,8 +7,8 @@
 #include <iterator>
 #include <set>
 
-#include "data/fortunes.hpp"
-#include "data/tasks.hpp"
+#include "finetune/fortunes.hpp"
+#include "finetune/tasks.hpp"
 #include "data/tokenizer.hpp"
 
 using namespace rf;

@@ -1,4 +1,4 @@
-// model.fused: the fused attention op (src/model/fused_attention.cpp) against the composed ops
+// model.fused: the fused attention op (src/fast/fused_attention.cpp) against the composed ops
 // a student reads (split_heads, rope, matmul, mul_scalar, softmax, matmul, merge_heads) —
 // values and every gradient, at the op and for whole models trained a few steps both ways.
 // The per-element double-precision gradient check is tests/gradcheck/test_fused_attention_grad.cpp.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/attention.hpp"
-#include "model/fused_attention.hpp"
+#include "fast/fused_attention.hpp"
 #include "model/roformer.hpp"
 #include "model_pairs.hpp"
 #include "nn/adamw.hpp"

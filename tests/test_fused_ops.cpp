@@ -1,6 +1,6 @@
-// The fast path's element-wise ops (src/ops/fused.cpp) against the composed ops they replace:
+// The fast path's element-wise ops (src/fast/fused.cpp) against the composed ops they replace:
 // values and gradients in float32, over lanes, tails and the multi-threaded chunk loop, on
-// every instruction set of the kernels this CPU runs (src/ops/simd.hpp; tests/simd_isas.hpp).
+// every instruction set of the kernels this CPU runs (src/fast/simd.hpp; tests/simd_isas.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "fast/fused_ops.hpp"
 #include "ops/ops.hpp"
-#include "ops/simd.hpp"
+#include "fast/simd.hpp"
 #include "simd_isas.hpp"
 
 using namespace rf;

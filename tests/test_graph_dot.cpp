@@ -1,4 +1,4 @@
-// graph_to_dot (src/tensor/graph_dot.hpp): the autograd graph drawn as Graphviz DOT — node and
+// graph_to_dot (src/inspect/graph_dot.hpp): the autograd graph drawn as Graphviz DOT — node and
 // edge counts of tiny graphs, fan-out edges marked, names and shapes in the labels.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 
 #include "model/roformer.hpp"
 #include "ops/ops.hpp"
-#include "tensor/graph_dot.hpp"
+#include "inspect/graph_dot.hpp"
 #include "tiny_model.hpp"
 
 using namespace rf;
@@ -44,7 +44,7 @@ DotGraph attention_layer_graph(bool fused) {
     Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
     x.set_name("x");
     Rng rng(1);
-    return graph_to_dot(layer.attention_block(x, model.position(), model.plan(), false, 0, rng));
+    return graph_to_dot(layer.attention_block(x, model.position(), false, 0, rng));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "nn/adamw.hpp"
 #include "position/schemes.hpp"
 #include "tiny_model.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 
 using namespace rf;
 namespace fs = std::filesystem;

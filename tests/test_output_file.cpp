@@ -1,6 +1,6 @@
 // Tests for issue 23's one writer of named outputs (src/io/output_file.hpp), the shell quoting
 // of printed commands (src/io/shell_quote.hpp), the UTF-8 check of free-text config keys, the
-// directory lock (src/train/run_lock.hpp) and metrics.csv's checked appends. Full disks, file-size
+// directory lock (src/run/run_lock.hpp) and metrics.csv's checked appends. Full disks, file-size
 // limits and signals are process-level: tests/cli_transactions.sh injects those into the real
 // binary.
 #include <doctest/doctest.h>
@@ -24,7 +24,7 @@
 #include "io/output_file.hpp"
 #include "io/shell_quote.hpp"
 #include "train/metrics_log.hpp"
-#include "train/run_lock.hpp"
+#include "run/run_lock.hpp"
 
 namespace {
 

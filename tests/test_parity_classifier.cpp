@@ -106,7 +106,7 @@ std::vector<Comparison> classifier_forward_backward(const std::string& kind, boo
     return all;
 }
 
-// The fine-tune loop's order (train/finetune.cpp): zero_grad → forward → backward → clip →
+// The fine-tune loop's order (finetune/finetune.cpp): zero_grad → forward → backward → clip →
 // lr_at(step) → AdamW step, with its AdamW constants; then every parameter.
 // beta2: the can-it-fail test runs AdamW with another β2 (0: the fixture's).
 std::vector<Comparison> adamw_comparisons(const std::string& kind, bool fused, double beta2 = 0) {

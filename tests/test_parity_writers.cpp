@@ -136,10 +136,10 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
 // weights and two labelled batches, one of single sentences and one of sentence pairs, read by
 // make_reference.py beside init.safetensors (the encoder). K = 3 classes; the head is drawn
 // by our own initialiser with init.safetensors's init_std (0.2) and its biases moved off 0.
-// Every row is framed as the fine-tune frames it (data/sentence_pair.hpp): [CLS] a [SEP] with
+// Every row is framed as the fine-tune frames it (finetune/sentence_pair.hpp): [CLS] a [SEP] with
 // types 0, or [CLS] a [SEP] b [SEP] with the types of b and its [SEP] = 1; all rows of a batch
 // have one length (fine-tuning's batches have no padding). The AdamW settings are the
-// fine-tune loop's (train/finetune.cpp): betas 0.9, 0.999, eps 1e-8, linear warm-up then
+// fine-tune loop's (finetune/finetune.cpp): betas 0.9, 0.999, eps 1e-8, linear warm-up then
 // linear decay to 0, with a larger peak lr so that 10 steps move every parameter visibly.
 // build/tests/test_roformer -tc="parity: write init_classifier*" --no-skip
 TEST_CASE(

@@ -1,4 +1,4 @@
-// The op profiler (src/tensor/profile.hpp, `roformer train --profile`): off, it records
+// The op profiler (src/inspect/profile.hpp, `roformer train --profile`): off, it records
 // nothing; on, every op of a forward gets a forward call and every node of the backward a
 // backward call, under the op's name; the time between two ops is the later op's forward, and
 // no time is counted twice.
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "ops/ops.hpp"
-#include "tensor/profile.hpp"
+#include "inspect/profile.hpp"
 
 using namespace rf;
 

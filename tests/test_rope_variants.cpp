@@ -9,7 +9,8 @@
 #include <cmath>
 #include <vector>
 
-#include "model/execution_plan.hpp"
+#include "model/attention.hpp"
+#include "model/kernels.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
 #include "position/rope_scaling.hpp"
@@ -247,7 +248,7 @@ TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") 
     // It adds a bias to the scores, which the fused kernel would skip; it overrides only that.
     struct BiasedScores : PositionScheme {
         std::string name() const override { return "biased"; }
-        Tensor bias_scores(const Tensor& scores) override { return scores; }
+        Tensor bias_scores(const Tensor& scores) override { return mul_scalar(scores, Real(2)); }
     } scheme;
     RopeOptions o;
     o.head_dim = o.rotary_dims = 4;
@@ -255,12 +256,18 @@ TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") 
     RopeTable* table = &dummy;
     CHECK_FALSE(scheme.rotation_only(&table));
     CHECK(table == nullptr);
+    // The fast kernels run such a scheme's attention through the composed ops: bit for bit.
     ModelConfig model;
-    model.fused = true;
-    const ExecutionPlan plan = execution_plan(model);
-    REQUIRE(plan.fused_attention);
-    table = &dummy;
-    CHECK_FALSE(use_fused_attention(plan, scheme, false, &table));
+    model.hidden = 32;
+    model.num_heads = 2;
+    REQUIRE(model.fused);
+    Rng init(3), features(4), noise(5), unused(6);
+    const SelfAttention attention(model, init, features, "attention");
+    Tensor x = Tensor::zeros({1, 5, 32});
+    for (size_t j = 0; j < x.numel(); ++j) x.data()[j] = Real(noise.normal());
+    const Tensor fast = kernels_for(model)->self_attention(attention, x, scheme, false, unused);
+    const Tensor composed = attention(x, scheme, false, unused);
+    for (size_t j = 0; j < x.numel(); ++j) REQUIRE(fast.data()[j] == composed.data()[j]);
 }
 
 TEST_CASE("rope variants opt out of the fused kernel; yarn and plain scaling keep it") {

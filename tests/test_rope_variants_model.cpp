@@ -15,7 +15,7 @@
 #include "io/safetensors.hpp"
 #include "model/roformer.hpp"
 #include "tiny_model.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 
 using namespace rf;
 namespace fs = std::filesystem;

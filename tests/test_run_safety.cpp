@@ -11,8 +11,8 @@
 #include <string>
 
 #include "io/durable_file.hpp"
-#include "train/checkpoint_commit.hpp"
-#include "train/run_directory.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "run/run_directory.hpp"
 
 using namespace rf;
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/trainer.hpp"
 
 using namespace rf;

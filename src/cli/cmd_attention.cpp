@@ -24,8 +24,8 @@
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
-#include "train/checkpoint.hpp"
-#include "train/threads.hpp"
+#include "run/checkpoint.hpp"
+#include "run/threads.hpp"
 
 namespace {
 

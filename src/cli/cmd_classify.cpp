@@ -15,7 +15,7 @@
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "tensor/format.hpp"
-#include "train/finetune.hpp"
+#include "finetune/finetune.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include "cli/commands.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/prepare.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/evaluate.hpp"
-#include "train/threads.hpp"
+#include "run/threads.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_checks.hpp"
-#include "train/checkpoint.hpp"
-#include "train/threads.hpp"
+#include "run/checkpoint.hpp"
+#include "run/threads.hpp"
 
 namespace {
 

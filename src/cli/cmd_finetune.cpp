@@ -11,9 +11,9 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
-#include "data/tasks.hpp"
+#include "finetune/tasks.hpp"
 #include "io/shell_quote.hpp"
-#include "train/finetune.hpp"
+#include "finetune/finetune.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include "data/stream_decode.hpp"
 #include "model/generate.hpp"
 #include "tensor/format.hpp"
-#include "train/checkpoint.hpp"
-#include "train/threads.hpp"
+#include "run/checkpoint.hpp"
+#include "run/threads.hpp"
 
 namespace {
 

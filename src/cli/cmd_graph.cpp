@@ -6,7 +6,7 @@
 // Builds the configured model (freshly initialised: the graph does not depend on the
 // weights), feeds one random sequence x:[1,T,C] to layer L's attention block and draws what
 // the engine recorded for h = LayerNorm(x + SelfAttention(x)) — rf::graph_to_dot
-// (src/tensor/graph_dot.hpp): ops with shapes, parameters with their checkpoint names, and
+// (src/inspect/graph_dot.hpp): ops with shapes, parameters with their checkpoint names, and
 // the fan-out edges (x feeds the query, key and value projections and the residual) in red.
 #include <algorithm>
 #include <cstdio>
@@ -22,8 +22,8 @@
 #include "config/config.hpp"
 #include "io/output_file.hpp"
 #include "model/roformer.hpp"
-#include "tensor/graph_dot.hpp"
-#include "train/checkpoint.hpp"
+#include "inspect/graph_dot.hpp"
+#include "run/checkpoint.hpp"
 
 namespace {
 
@@ -61,7 +61,7 @@ void run_graph(const GraphOptions& o) {
     rf::Tensor x = rf::Tensor::zeros({1, o.seq_len, C});
     for (size_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<rf::Real>(rng.normal());
     x.set_name("x (layer input)");
-    rf::Tensor h = layer.attention_block(x, model.position(), model.plan(), false, 0, rng);
+    rf::Tensor h = layer.attention_block(x, model.position(), false, 0, rng);
     const std::string title = "layer " + std::to_string(o.layer) +
                               ": LayerNorm(x + attention(x)), " + model.position().name() + ", " +
                               rf::enum_name(config.model.attention) +

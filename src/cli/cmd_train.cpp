@@ -14,6 +14,7 @@
 #include "data/objective.hpp"
 #include "train/distributed.hpp"
 #include "io/shell_quote.hpp"
+#include "inspect/profile.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -55,12 +56,13 @@ void run_train(const TrainCommandOptions& o) {
     options.resume = o.resume;
     options.stop_after = o.stop_after;
     options.quiet = o.quiet;
-    options.profile = o.profile;
+    if (o.profile) options.observer = rf::profile::observer();
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
     if (!rf::dist::is_root()) {  // mpirun: rank 0 reports for every rank (train/distributed.hpp)
         if (s.interrupted_by) std::exit(128 + s.interrupted_by);
         return;
     }
+    if (o.profile) std::cerr << rf::profile::report(s.steps - s.start_step, s.step_seconds);
     if (s.interrupted_by) {
         // The checkpoint is written; exit as the shell would report death by that signal.
         std::cerr << "interrupted at step " << s.steps

@@ -21,7 +21,7 @@
 
 #include "cli/commands.hpp"
 #include "ops/blas_backend.hpp"
-#include "ops/blas_core.hpp"
+#include "fast/blas_core.hpp"
 #include "train/distributed.hpp"
 
 namespace rf::cli {
@@ -78,7 +78,7 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 //   OMP_WAIT_POLICY=passive they ran 1.4–1.5× faster than one (README, Performance,
 //   "Threads": 10 700 tokens/s on one thread, 7 600 and 15 100–15 800 on two).
 // - OpenBLAS's kernel set: on a CPU newer than its tables it runs generic SSE3 kernels
-//   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/ops/blas_core.hpp).
+//   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/fast/blas_core.hpp).
 // - OpenBLAS's own threads: its pthreads build starts one worker per core when it loads, and
 //   they wait beside our OpenMP threads. The fast path holds BLAS to one thread (our loops
 //   split the products; src/ops/threading.cpp), so the library starts with one

@@ -18,7 +18,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_quote.hpp"
-#include "data/read_file.hpp"
+#include "io/read_file.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {

@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
-#include "ops/simd.hpp"
+#include "fast/simd.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {

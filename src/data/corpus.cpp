@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "data/read_file.hpp"
+#include "io/read_file.hpp"
 #include "data/utf8.hpp"
 
 namespace rf::data {

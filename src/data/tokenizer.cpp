@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/read_file.hpp"
+#include "io/read_file.hpp"
 #include "data/utf8.hpp"
 
 namespace rf::data {

@@ -23,11 +23,11 @@
 
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/distributed.hpp"
-#include "train/checkpoint_commit.hpp"
-#include "train/interrupt.hpp"
-#include "train/run_lock.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "run/interrupt.hpp"
+#include "run/run_lock.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {

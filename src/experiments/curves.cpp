@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "experiments/report.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 
 namespace rf {
 

@@ -17,10 +17,10 @@
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
 #include "tensor/format.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/evaluate.hpp"
-#include "train/run_lock.hpp"
-#include "train/threads.hpp"
+#include "run/run_lock.hpp"
+#include "run/threads.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {

@@ -1,4 +1,4 @@
-// Stage 7 — io: durable and atomic file writes (see durable_file.hpp).
+// io — durable and atomic file writes (see durable_file.hpp).
 #include "io/durable_file.hpp"
 
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "data/read_file.hpp"
+#include "io/read_file.hpp"
 
 namespace rf {
 

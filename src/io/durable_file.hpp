@@ -1,4 +1,4 @@
-// Stage 7 — io: files that survive a crash — durable writes, atomic replacement, content hashes.
+// io — files that survive a crash — durable writes, atomic replacement, content hashes.
 //
 // A checkpoint is only as safe as its weakest write: bytes still in the page cache when the
 // machine stops are lost, and a rename is itself a directory write. These helpers fsync both.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "data/fnv1a.hpp"  // fnv1a64, the manifests' content check
+#include "io/fnv1a.hpp"  // fnv1a64, the manifests' content check
 
 namespace rf {
 
@@ -35,7 +35,7 @@ void fsync_directory(const std::string& dir);
 // the ".tmp-" in it.
 std::string temporary_name(const std::string& path);
 
-// The whole file's bytes (read_regular_file in src/data/read_file.hpp: the one rule for
+// The whole file's bytes (read_regular_file in src/io/read_file.hpp: the one rule for
 // reading a named file); throws std::runtime_error naming it when it is missing, not a regular
 // file or larger than max_bytes.
 std::string read_file_bytes(const std::string& path, uint64_t max_bytes = kMaxReadBytes);

@@ -1,4 +1,4 @@
-// Stage 7 — io: named output files, written as transactions (see output_file.hpp).
+// io — named output files, written as transactions (see output_file.hpp).
 #include "io/output_file.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Stage 7 — io: the one way a command writes a named output file (see docs/training.md,
+// io — the one way a command writes a named output file (see docs/training.md,
 // "What every command guarantees").
 //
 // Every file a command writes — summary.md, curves.csv, extrapolation.csv, a plot, a DOT

@@ -1,7 +1,7 @@
-// Stage 7 — io: writing and reading safetensors files (format in safetensors.hpp).
+// io — writing and reading safetensors files (format in safetensors.hpp).
 #include "io/safetensors.hpp"
 
-#include "data/read_file.hpp"
+#include "io/read_file.hpp"
 #include "io/durable_file.hpp"
 
 #include <algorithm>

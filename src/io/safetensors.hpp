@@ -1,4 +1,4 @@
-// Stage 7 — io: tensors in the safetensors format (the file HF transformers loads), readable
+// io — tensors in the safetensors format (the file HF transformers loads), readable
 // and testable without a model.
 //
 // Layout of a .safetensors file:
@@ -47,7 +47,7 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
                        const std::map<std::string, std::string>& metadata = {});
 
 // The bytes write_safetensors would write (same checks; `path` only names the file in
-// messages): for writers that commit several files as one unit (train/checkpoint_commit.hpp).
+// messages): for writers that commit several files as one unit (run/checkpoint_commit.hpp).
 std::string encode_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                                const std::map<std::string, std::string>& metadata = {});
 

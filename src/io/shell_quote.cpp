@@ -1,4 +1,4 @@
-// Stage 7 — io: POSIX shell quoting (see shell_quote.hpp).
+// io — POSIX shell quoting (see shell_quote.hpp).
 #include "io/shell_quote.hpp"
 
 namespace rf {

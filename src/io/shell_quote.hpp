@@ -1,4 +1,4 @@
-// Stage 7 — io: quoting for the commands roformer prints for the user to paste back (the
+// io — quoting for the commands roformer prints for the user to paste back (the
 // resume hint of train and compare) and the ones it runs through a shell (the plot script).
 #pragma once
 

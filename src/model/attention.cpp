@@ -83,12 +83,8 @@ Tensor SelfAttention::softmax_probabilities(Heads& h, PositionScheme& position) 
     return causal ? causal_softmax(scores) : softmax(scores);
 }
 
-Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position,
-                                 const ExecutionPlan& plan, bool training, Rng& rng) const {
-    RopeTable* table = nullptr;
-    const bool dropping = training && attention_dropout > 0;
-    if (!linear && use_fused_attention(plan, position, dropping, &table))
-        return output(fused_self_attention(plan, x, query, key, value, num_heads, table, causal));
+Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
+                                 Rng& rng) const {
     Heads h = project(x);
     Tensor& q = h.q;
     Tensor& k = h.k;

@@ -20,16 +20,12 @@
 //   ctx_m = Σ_n (φq_num_m·φk_num_n) v_n / Σ_n φq_m·φk_n,  n over all T or n ≤ m (causal)
 //   No attention dropout here: there is no probability matrix to drop entries of.
 // merge heads, out = ctx·Woᵀ + bo                  [B,T,C]
-// The execution plan (src/model/execution_plan.hpp; model.fused) may run softmax attention's
-// middle — split heads to merge heads — as one op, fused_attention, where the scheme consents
-// (rotation_only: rope, none, learned, sinusoidal) and no attention dropout is active;
-// ALiBi, rotate_values and linear attention always take the composed ops above.
+// This is the composed path; the model's kernels (kernels.hpp) may run a faster twin of it.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "model/execution_plan.hpp"
 #include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
@@ -58,10 +54,8 @@ struct SelfAttention {
     // Draws Wq, Wk, Wv, Wo from `rng` (in that order, exactly as softmax attention always
     // has) and, for favor only, W from `feature_rng`.
     SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_rng, const std::string& prefix);
-    // x:[B,T,C] → [B,T,C] (before the output dropout and residual); `plan` may route softmax
-    // attention through fused_attention (use_fused_attention in execution_plan.hpp).
-    Tensor operator()(const Tensor& x, PositionScheme& position, const ExecutionPlan& plan,
-                      bool training, Rng& rng) const;
+    // x:[B,T,C] → [B,T,C] (before the output dropout and residual)
+    Tensor operator()(const Tensor& x, PositionScheme& position, bool training, Rng& rng) const;
 
     // The composed path's pieces, which operator() runs (and attention_maps.hpp reads):
     struct Heads {

@@ -29,7 +29,7 @@ AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids) {
         Tensor p = layer.attention.softmax_probabilities(heads, model.position());  // [1,H,T,T]
         maps.probabilities.push_back(reshape(p, {maps.heads, maps.length, maps.length}));
         // and the layer itself, as training runs it, gives the next layer's input.
-        h = layer.forward(h, model.position(), model.plan(), false, Real(0), unused);
+        h = layer.forward(h, model.position(), false, Real(0), unused);
     }
     return maps;
 }

@@ -2,7 +2,7 @@
 // life: pre-train with MLM, then fine-tune on labelled sentences).
 //
 // Legend: B batch, T tokens, C hidden, K classes.
-//   input (data/sentence_pair.hpp)
+//   input (finetune/sentence_pair.hpp)
 //           single sentence: [CLS] a [SEP]            token types 0 … 0
 //           sentence pair:   [CLS] a [SEP] b [SEP]    token types 0 … 0 1 … 1 (b and its [SEP])
 //   h = RoFormer::encode(ids, types)                                     [B·T, C]
@@ -31,7 +31,7 @@ struct ClassificationHead {
     Linear out_proj;  // classifier.out_proj  [K, C]
     ClassificationHead() = default;
     ClassificationHead(size_t hidden, size_t num_labels, double init_std, Rng& rng);
-    Tensor operator()(const Tensor& first_tokens, const ExecutionPlan& plan, bool training,
+    Tensor operator()(const Tensor& first_tokens, const Kernels& kernels, bool training,
                       Real dropout_p, Rng& rng) const;
     void collect(std::vector<NamedParameter>& params) const;
 };

@@ -4,10 +4,19 @@
 #include <array>
 #include <cstddef>
 
-#include "ops/simd_isa.hpp"
 #include "tensor/named_enum.hpp"
 
 namespace rf {
+
+// model.isa: the vector instruction set of the fast path's kernels (src/fast/simd.hpp says
+// what each means and chooses them): auto (the widest the CPU has) | sse2 | avx2 | avx512
+enum class SimdIsa { automatic, sse2, avx2, avx512 };
+constexpr std::array<NamedValue<SimdIsa>, 4> named_values(SimdIsa) {
+    return {{{SimdIsa::automatic, "auto"},
+             {SimdIsa::sse2, "sse2"},
+             {SimdIsa::avx2, "avx2"},
+             {SimdIsa::avx512, "avx512"}}};
+}
 
 // model.attention: softmax — p = softmax(q·kᵀ/√D), T×T weights; linear — kernelised,
 // φ(q)ᵀ(Σ φ(k) vᵀ) / φ(q)ᵀ(Σ φ(k)), O(T) (docs/linear_attention.md)
@@ -41,10 +50,10 @@ struct ModelConfig {
                                        // drawn once from the seed, saved, never trained
     bool fused = true;                 // the fast path: what it runs instead of the composed ops
                                        // (fused attention tiles, GELU, residual LayerNorm, packed
-                                       // q, k, v, …) is decided in one place, execution_plan.hpp;
+                                       // q, k, v, …) is the model's kernels (kernels.hpp);
                                        // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
-                                       // the CPU has) | sse2 | avx2 | avx512 (src/ops/simd.hpp)
+                                       // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

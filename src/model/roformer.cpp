@@ -10,7 +10,7 @@ static constexpr int kIgnore = -100;
 RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed)
     : config_(config),
       position_config_(position),
-      plan_(execution_plan(config)),
+      kernels_(kernels_for(config)),
       dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     validate_position_config(position, config.hidden, config.num_heads);
@@ -43,6 +43,7 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
         layer.intermediate = Linear(C, F, std, rng, p + ".intermediate.dense");
         layer.output = Linear(F, C, std, rng, p + ".output.dense");
         layer.output_norm = LayerNorm(C, eps, p + ".output.LayerNorm");
+        layer.kernels = kernels_.get();
         layers_.push_back(std::move(layer));
     }
     transform = Linear(C, C, std, rng, "cls.predictions.transform.dense");
@@ -66,23 +67,22 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
 }
 
 // ---- one encoder block (post-LN) ---------------------------------------------------------
-Tensor EncoderLayer::attention_block(const Tensor& h, PositionScheme& position,
-                                     const ExecutionPlan& plan, bool training, Real dropout_p,
-                                     Rng& rng) const {
-    Tensor a = attention(h, position, plan, training, rng);
-    return residual_norm(plan, attention_norm, h, dropout(a, dropout_p, training, rng));
+Tensor EncoderLayer::attention_block(const Tensor& h, PositionScheme& position, bool training,
+                                     Real dropout_p, Rng& rng) const {
+    Tensor a = kernels->self_attention(attention, h, position, training, rng);
+    return kernels->residual_norm(attention_norm, h, dropout(a, dropout_p, training, rng));
 }
 
-Tensor EncoderLayer::feed_forward_block(const Tensor& h, const ExecutionPlan& plan, bool training,
-                                        Real dropout_p, Rng& rng) const {
-    Tensor f = output(activation(plan, intermediate(h)));
-    return residual_norm(plan, output_norm, h, dropout(f, dropout_p, training, rng));
+Tensor EncoderLayer::feed_forward_block(const Tensor& h, bool training, Real dropout_p,
+                                        Rng& rng) const {
+    Tensor f = output(kernels->gelu(intermediate(h)));
+    return kernels->residual_norm(output_norm, h, dropout(f, dropout_p, training, rng));
 }
 
-Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
-                             bool training, Real dropout_p, Rng& rng) const {
-    return feed_forward_block(attention_block(h, position, plan, training, dropout_p, rng), plan,
-                              training, dropout_p, rng);
+Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, bool training,
+                             Real dropout_p, Rng& rng) const {
+    return feed_forward_block(attention_block(h, position, training, dropout_p, rng), training,
+                              dropout_p, rng);
 }
 
 // ---- the encoder --------------------------------------------------------------------------
@@ -114,13 +114,13 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
     const Real p = static_cast<Real>(config_.dropout);
     Tensor h = embed(ids, batch, seq_len, training, token_types);
     for (const EncoderLayer& layer : layers_)
-        h = layer.forward(h, *position_, plan_, training, p, dropout_rng_);
+        h = layer.forward(h, *position_, training, p, dropout_rng_);
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 
 // z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,C]
 Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
-    return transform_norm(activation(plan_, transform(hidden_rows)));
+    return transform_norm(kernels_->gelu(transform(hidden_rows)));
 }
 
 // logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
@@ -145,8 +145,8 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     // backward), then run the head on those M rows only.
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
     // logits = z·Eᵀ + bias and their mean cross-entropy (one op on the fast path)
-    out.loss = decoder_loss(plan_, head_transform(rows), word_embeddings, decoder_bias, targets,
-                            kIgnore, &out.logits);
+    out.loss = kernels_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
+                                      targets, kIgnore, &out.logits);
     return out;
 }
 

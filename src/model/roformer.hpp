@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "model/attention.hpp"
-#include "model/execution_plan.hpp"
+#include "model/kernels.hpp"
 #include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
@@ -33,22 +33,22 @@ struct EncoderLayer {
     Linear intermediate;       // intermediate.dense  [F, C]
     Linear output;             // output.dense        [C, F]
     LayerNorm output_norm;     // output.LayerNorm
+    const Kernels* kernels = nullptr;  // the model's (kernels.hpp)
 
     // h:[B,T,C] → LN(h + dropout(SelfAttention(h)))
-    Tensor attention_block(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
-                           bool training, Real dropout_p, Rng& rng) const;
+    Tensor attention_block(const Tensor& h, PositionScheme& position, bool training,
+                           Real dropout_p, Rng& rng) const;
     // h:[B,T,C] → LN(h + dropout(W2·gelu(W1·h + b1) + b2))
-    Tensor feed_forward_block(const Tensor& h, const ExecutionPlan& plan, bool training,
-                              Real dropout_p, Rng& rng) const;
+    Tensor feed_forward_block(const Tensor& h, bool training, Real dropout_p, Rng& rng) const;
     // the whole block: feed_forward_block(attention_block(h))
-    Tensor forward(const Tensor& h, PositionScheme& position, const ExecutionPlan& plan,
-                   bool training, Real dropout_p, Rng& rng) const;
+    Tensor forward(const Tensor& h, PositionScheme& position, bool training, Real dropout_p,
+                   Rng& rng) const;
 };
 
 // The result of one forward pass.
 struct ModelOutput {
-    // [M, V] logits at the selected rows; on the fast path (decoder_loss in
-    // execution_plan.hpp) a constant without graph: differentiate the loss
+    // [M, V] logits at the selected rows; on the fast path (Kernels::decoder_loss) a
+    // constant without graph: differentiate the loss
     Tensor logits;
     Tensor loss;            // scalar mean cross-entropy (undefined without labels)
     std::vector<int> rows;  // which of the B·T positions the logits rows are
@@ -76,8 +76,8 @@ public:
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
-    // What model.fused switches (execution_plan.hpp), decided once from the config.
-    const ExecutionPlan& plan() const { return plan_; }
+    // The kernels its layers and head run (kernels.hpp), chosen once from the config.
+    const Kernels& kernels() const { return *kernels_; }
     PositionScheme& position() { return *position_; }
     // The encoder layers, in order (attention_maps.hpp reads their attention).
     const std::vector<EncoderLayer>& layers() const { return layers_; }
@@ -100,7 +100,7 @@ private:
 
     ModelConfig config_;
     PositionConfig position_config_;
-    ExecutionPlan plan_;
+    std::shared_ptr<const Kernels> kernels_;
     Tensor word_embeddings;        // [V, C]
     Tensor token_type_embeddings;  // [2, C]: segment a (0) and b (1) of a sentence pair
     LayerNorm embedding_norm;

@@ -52,8 +52,8 @@ public:
     // One update with learning rate `lr` (from the schedule). Parameters without a gradient
     // buffer are left untouched (no decay, no moment update).
     void step(double lr);
-    // The same update on the fast path (model.fused; the execution plan chooses): the element
-    // loop in float SIMD lanes of the ISA in force (src/ops/simd.hpp) instead of step's double
+    // The same update on the fast path (model.fused; the model's kernels choose it): the element
+    // loop in float SIMD lanes of the ISA in force (src/fast/simd.hpp) instead of step's double
     // scalars, equal to step to float rounding (adamw_vectorized.cpp, tests/test_adamw.cpp).
     void step_vectorized(double lr);
     void zero_grad();

@@ -1,6 +1,6 @@
 // Stage 2 — ops: the one way this library calls BLAS (float → sgemm, double → dgemm), and the
 // one loop that runs many small products on several threads. matmul.cpp and the fused
-// attention kernel (src/model/fused_attention.cpp) both use it.
+// attention kernel (src/fast/fused_attention.cpp) both use it.
 #pragma once
 
 #include <cblas.h>

@@ -25,7 +25,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 // ---- threading.cpp: the process's one threading setting --------------------------------
 // How many threads our OpenMP loops and OpenBLAS use, and how one large product (linear, a
 // matmul whose B is shared by the batch) uses them. Process-wide, as OpenMP's and OpenBLAS's
-// pools are; the model's execution plan (src/model/execution_plan.hpp) says which setting a
+// pools are; model.fused (run/threads.cpp) says which setting a
 // run wants, and set_threading applies it.
 struct Threading {
     size_t threads = 0;  // 0 = whatever OpenMP / OpenBLAS chose at start-up (every core)
@@ -63,29 +63,6 @@ inline Tensor operator-(const Tensor& x) { return neg(x); }
 inline Tensor operator+(const Tensor& x, Real s) { return add_scalar(x, s); }
 inline Tensor operator*(const Tensor& x, Real s) { return mul_scalar(x, s); }
 inline Tensor operator*(Real s, const Tensor& x) { return mul_scalar(x, s); }
-
-// ---- fused.cpp: the fast path's ops (model.fused), each equal to composed ops -------------
-// gelu(x), its erfc and exp computed in SIMD lanes (xsimd); the backward recomputes Φ(x) and
-// φ(x) from x instead of saving them.   x:[...] → [...]
-Tensor gelu_vectorized(const Tensor& x);
-// layer_norm(add(x, r), γ, β, eps) in one op: the post-LN residual step, row sums in lanes.
-// x, r:[..., C] γ,β:[C] → [..., C]
-Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, const Tensor& beta,
-                      Real eps = 1e-12);
-
-// ---- fused_products.cpp: the fast path's wider products (model.fused) ----------------------
-// Several linear layers of one input as ONE product: y = x·[W_0; W_1; …]ᵀ + [b_0; b_1; …],
-// y[..., o_i : o_i + out_i] = linear(x, W_i, b_i) (o_i = Σ_{j<i} out_j). The weights stay
-// separate tensors; biases: one per weight, or none.   x:[..., C] W_i:[out_i, C] → [..., Σ out_i]
-Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
-                      const std::vector<Tensor>& biases);
-// cross_entropy(linear(x, W, b), targets, ignore_index) as one op that writes the logits once
-// and builds their gradient a block of rows at a time; *logits (when given) receives the
-// logits [R, V] as a constant tensor (no graph: differentiate the loss).
-//   x:[R, C] W:[V, C] b:[V] (may be undefined) targets:[R] → scalar
-Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                            const std::vector<int>& targets, int ignore_index = -100,
-                            Tensor* logits = nullptr);
 
 // ---- shape.cpp: views are always materialised (contiguous copies) ----------------------
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be size_t(-1)

@@ -141,7 +141,7 @@ public:
     // RoPE with rope_placement = before_feature_map acts here (the Performer figure's code).
     virtual void rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
 
-    // The fused attention kernel (model.fused; src/model/execution_plan.hpp) rotates q and k
+    // The fused attention kernel (model.fused; src/fast/fast_kernels.cpp) rotates q and k
     // itself, tile by tile, and does nothing else a scheme might want. A scheme opts in by
     // overriding this to return true when that is all it does to softmax attention, with
     // *table = the RoPE table to rotate with, or nullptr when it acts in embed() only (none,

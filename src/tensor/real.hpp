@@ -1,5 +1,5 @@
 // Stage 1 — tensor: the scalar type, alone (a header the per-ISA kernel files can include
-// without the rest of the library: src/ops/simd_kernels.hpp).
+// without the rest of the library: src/fast/simd_kernels.hpp).
 //
 // `Real` is float (float32) in the library everyone uses. The gradient-check tests link a
 // second build of the same sources with RF_DOUBLE defined, where Real = double.

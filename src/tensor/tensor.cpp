@@ -6,7 +6,6 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include "tensor/profile.hpp"
 
 namespace rf {
 
@@ -146,24 +145,22 @@ void Tensor::backward(const Array& dout) {
     grad() += dout;
     std::vector<TensorImpl*> order;
     {
-        const profile::Scope timer("graph: sort", true);
+        const ObservedScope sorting("graph: sort", true);
         order = topological_order(&root);
     }
-    const bool profiling = profile::enabled();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         TensorImpl* t = *it;
         if (!t->node || !t->node->backward || t->grad.shape() != t->data.shape()) continue;
-        if (!profiling) {
-            t->node->backward(*t);
-            continue;
-        }
-        const profile::Scope timer(t->node->op, true);  // `roformer train --profile`
+        const ObservedScope closure(t->node->op, true);
         t->node->backward(*t);
     }
 }
 
-// ---- grad mode and op helpers -----------------------------------------------------------
+// ---- grad mode, the observer and op helpers --------------------------------------------------
 static thread_local bool g_grad_enabled = true;
+static EngineObserver* g_observer = nullptr;
+void set_engine_observer(EngineObserver* observer) { g_observer = observer; }
+EngineObserver* engine_observer() { return g_observer; }
 bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
@@ -183,8 +180,8 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
 
 Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
                    std::function<void(TensorImpl& out)> backward) {
-    const bool profiling = profile::enabled();
-    if (profiling) profile::forward_op(op);  // the op computed `data` since the last mark
+    EngineObserver* observer = g_observer;
+    if (observer) observer->forward_op(op);
     Tensor out(std::move(data), false);
     if (any_requires_grad(parents)) {
         auto node = std::make_shared<Node>();
@@ -194,7 +191,7 @@ Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
         out.impl()->node = std::move(node);
         out.set_requires_grad(true);
     }
-    if (profiling) profile::forward_op("graph: record");
+    if (observer) observer->forward_op("graph: record");
     return out;
 }
 

@@ -116,4 +116,39 @@ Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
 // Grad buffer of a parent if it wants one, else nullptr: `if (auto* g = grad_of(a)) *g += ...`.
 Array* grad_of(Tensor& t);
 
+// ---- watching the engine ------------------------------------------------------------------
+// An observer the engine tells what it is doing: `roformer train --profile` installs one
+// (src/profile/) to time every op. None by default, and then each event costs the engine one
+// test of a pointer. The engine does not know who watches.
+class EngineObserver {
+public:
+    virtual ~EngineObserver() = default;
+    // make_result was called for `op`: the op has just computed its output.
+    virtual void forward_op(const char* op) = 0;
+    // A named stretch of work begins / ends: each backward closure (named by its op), the
+    // engine's graph sort, and any phase a caller marks with ObservedScope. Not nested.
+    virtual void begin(const char* name, bool backward) = 0;
+    virtual void end() = 0;
+};
+// The process's observer (nullptr: none). Set it around the work to watch.
+void set_engine_observer(EngineObserver* observer);
+EngineObserver* engine_observer();
+
+// Marks a named stretch for the observer, if there is one: `const ObservedScope s("optimizer");`
+class ObservedScope {
+public:
+    explicit ObservedScope(const char* name, bool backward = false)
+        : observer_(engine_observer()) {
+        if (observer_) observer_->begin(name, backward);
+    }
+    ~ObservedScope() {
+        if (observer_) observer_->end();
+    }
+    ObservedScope(const ObservedScope&) = delete;
+    ObservedScope& operator=(const ObservedScope&) = delete;
+
+private:
+    EngineObserver* observer_;
+};
+
 }  // namespace rf

@@ -32,7 +32,7 @@
 #include "data/tokenizer.hpp"
 #include "nn/adamw.hpp"
 #include "train/evaluate.hpp"
-#include "train/run_directory.hpp"
+#include "run/run_directory.hpp"
 
 namespace rf::dist {
 

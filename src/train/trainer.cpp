@@ -9,17 +9,16 @@
 
 #include "nn/adamw.hpp"
 #include "ops/blas_backend.hpp"
-#include "ops/blas_core.hpp"
+#include "fast/blas_core.hpp"
 #include "tensor/format.hpp"
-#include "tensor/profile.hpp"
-#include "train/checkpoint.hpp"
+#include "run/checkpoint.hpp"
 #include "train/distributed.hpp"
-#include "train/interrupt.hpp"
+#include "run/interrupt.hpp"
 #include "train/metrics_log.hpp"
 #include "train/progress.hpp"
-#include "train/run_directory.hpp"
+#include "run/run_directory.hpp"
 #include "train/schedule.hpp"
-#include "train/threads.hpp"
+#include "run/threads.hpp"
 
 namespace rf {
 
@@ -35,7 +34,8 @@ struct StepResult {
 };
 
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
-// (With --profile, each op times itself; the phases that are not ops are timed by name.)
+// (An engine observer, such as --profile's, sees each op; the phases that are not ops are
+// marked by name.)
 // Under MPI the batch is this rank's shard, and the gradients are summed over the ranks
 // (weighted by their labelled positions) before clipping: train/distributed.hpp.
 StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatch& shard,
@@ -44,10 +44,9 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
     const size_t labels = batch.n_selected();
     // resumable dropout
     model.dropout_rng() = Rng(dist::dropout_seed(tc.seed * 0x9E3779B97F4A7C15ULL + step));
-    profile::mark();
     StepResult r;
     {
-        const profile::Scope timer("optimizer: zero_grad", true);
+        const ObservedScope phase("optimizer: zero_grad", true);
         optimizer.zero_grad();
     }
     if (labels > 0 || dist::size() == 1) {  // a shard without labels adds nothing
@@ -59,16 +58,16 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
                                      " at step " + std::to_string(step + 1) +
                                      "; lower train.lr or raise train.warmup_steps");
         out.loss.backward();
-        const profile::Scope timer("free graph", true);
+        const ObservedScope phase("free graph", true);
         out = ModelOutput{};  // free the graph before the update
     }
     if (dist::size() > 1) {
-        const profile::Scope timer("allreduce", true);
+        const ObservedScope phase("allreduce", true);
         r.loss = dist::allreduce_gradients(optimizer, r.loss, labels, shard.global_labels);
     }
-    const profile::Scope timer("optimizer: clip + step", true);
+    const ObservedScope phase("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
-    optimizer_step(model.plan(), optimizer, lr);
+    model.kernels().optimizer_step(optimizer, lr);
     return r;
 }
 
@@ -193,13 +192,13 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     for (size_t step = start_step; step < end_step; ++step) {
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
-        profile::enable(options.profile);  // the training step only, not evaluations
+        set_engine_observer(options.observer);  // the training step only, not evaluations
         const dist::ShardedBatch batch = [&] {
-            const profile::Scope timer("data: batch", false);
+            const ObservedScope phase("data: batch", false);
             return dist::shard(batches(step, tc.batch_size));
         }();
         const StepResult r = train_step(model, optimizer, batch, tc, step, lr);
-        profile::enable(false);
+        set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
 
@@ -250,7 +249,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             << " s of the " << format_fixed(step_seconds, 3)
             << " s of training steps in the gradient all-reduce ("
             << format_fixed(100 * dist::allreduce_seconds() / step_seconds, 1) << "%)\n";
-    if (options.profile && root) log << profile::report(summary.steps - start_step, step_seconds);
+    summary.step_seconds = step_seconds;
     summary.elapsed_s = elapsed();
     return summary;
 }

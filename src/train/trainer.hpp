@@ -21,7 +21,9 @@ struct TrainOptions {
     bool resume = false;    // continue from out_dir's checkpoint
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
     bool quiet = false;     // no progress output
-    bool profile = false;   // time every op of the training steps; print the table at the end
+    // Watches the engine during the training steps (not evaluations): `--profile` passes the
+    // profiler (src/inspect/profile.hpp). nullptr: nothing watches.
+    EngineObserver* observer = nullptr;
 };
 
 struct TrainSummary {
@@ -32,6 +34,7 @@ struct TrainSummary {
     double tokens_per_s = 0;     // tokens trained by this call / seconds spent in
                                  // training steps (evaluations, checkpoints excluded)
     double forward_flops_per_token = 0;
+    double step_seconds = 0;  // seconds spent in this call's training steps
     double elapsed_s = 0;
     int interrupted_by = 0;  // SIGINT / SIGTERM that stopped the run (after a checkpoint), or 0
 };

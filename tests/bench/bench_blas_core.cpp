@@ -1,5 +1,5 @@
 // Benchmark: raw cblas_sgemm at the model's own product shapes, under whichever kernel set
-// ("core") OpenBLAS runs — the measurement behind the BLAS core rule (src/ops/blas_core.cpp).
+// ("core") OpenBLAS runs — the measurement behind the BLAS core rule (src/fast/blas_core.cpp).
 //
 //   forward   C[M,N] = A[M,K]·B[K,N]      backward  dA = dC·Bᵀ   dB = Aᵀ·dC
 //   M = 4096 rows (a 32 × 128-token batch); (K, N) = (128, 128), (128, 512), (256, 256)
@@ -30,7 +30,7 @@
 #include <random>
 #include <vector>
 
-#include "ops/blas_core.hpp"
+#include "fast/blas_core.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Benchmark: the fast path's element-wise kernels (src/ops/simd_table.hpp) on each instruction
+// Benchmark: the fast path's element-wise kernels (src/fast/simd_table.hpp) on each instruction
 // set this CPU runs, one thread, at the bench preset's shapes (configs/bench.toml: B = 32,
 // T = 128, C = 128, H = 4, ffn 512; a step's worth of one layer):
 //   gelu          forward + backward over [B·T, ffn]             = 2 097 152 elements
@@ -22,8 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "fast/fused_ops.hpp"
 #include "nn/adamw.hpp"
-#include "ops/simd.hpp"
+#include "fast/simd.hpp"
 #include "tensor/random.hpp"
 
 using rf::Real;

@@ -57,7 +57,7 @@ ARGS = parse_args()
 # Both before torch loads, as the libraries read them then. Debian's torch multiplies with
 # OpenBLAS (the pthread build), whose thread pool does not follow torch.set_num_threads:
 # without the first line "1 thread" multiplies on 2 cores (ours sets both pools,
-# src/train/threads.hpp). Its other loops run on libgomp, whose idle workers spin on the cores
+# src/run/threads.hpp). Its other loops run on libgomp, whose idle workers spin on the cores
 # the BLAS workers need: 2 threads ran up to 8× slower (machine busy) than with a passive
 # wait, the policy ours chooses for itself too (src/cli/main.cpp); a value the user set is kept.
 os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)

@@ -1,11 +1,11 @@
 // Gradient checks (Real = double), on every instruction set of the kernels this CPU runs
-// (src/ops/simd.hpp), for src/model/fused_attention.cpp: the fused softmax
+// (src/fast/simd.hpp), for src/fast/fused_attention.cpp: the fused softmax
 // attention's backward for q, k and v, with RoPE (both pairings, partial rotary), without,
 // and causal. The tile loop's gather (row stride C) and scatter are part of what is checked.
 //
 // Legend: B batch, T length, C hidden = H·D.
 #include "gradcheck/gradcheck.hpp"
-#include "model/fused_attention.hpp"
+#include "fast/fused_attention.hpp"
 #include "rope_options.hpp"
 #include "simd_isas.hpp"
 

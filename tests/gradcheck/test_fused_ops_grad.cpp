@@ -1,6 +1,7 @@
 // Gradient checks (Real = double), on every instruction set of the kernels this CPU runs
-// (src/ops/simd.hpp), for the fast path's element-wise ops (src/ops/fused.cpp),
+// (src/fast/simd.hpp), for the fast path's element-wise ops (src/fast/fused.cpp),
 // through both their SIMD lanes and their scalar tails (sizes that are not a lane multiple).
+#include "fast/fused_ops.hpp"
 #include "gradcheck/gradcheck.hpp"
 #include "simd_isas.hpp"
 

@@ -1,11 +1,12 @@
-// Gradient checks (Real = double) for src/ops/fused_products.cpp and fused_attention_packed:
+// Gradient checks (Real = double) for src/fast/fused_products.cpp and fused_attention_packed:
 // stacked_linear (x, every weight, every bias), linear_cross_entropy (x, W, b, with ignored
 // rows, over several row blocks and threads' parts), and the packed attention's gradient
 // into its one [B,T,3C] input.
 //
 // Legend: R rows, C in features, V classes, B batch, T length.
+#include "fast/fused_ops.hpp"
 #include "gradcheck/gradcheck.hpp"
-#include "model/fused_attention.hpp"
+#include "fast/fused_attention.hpp"
 #include "rope_options.hpp"
 
 using rf::Tensor;

@@ -1,0 +1,49 @@
+// Fast — AdamW's update on the fast path (model.fused = true): step()'s formulas
+// (adamw.hpp; the readable loop is adamw_step.cpp) with the element loop in SIMD lanes of Real
+// — SimdKernels::adamw_update of the ISA in force (src/fast/simd_kernels.hpp) — instead of
+// double scalars. The scalar factors are still computed once in double; per element the
+// moments and the weight are computed in Real, so the result is step()'s to float rounding
+// (a few ulps per update; tests/test_adamw.cpp holds them together over several steps).
+// Chunks are disjoint, so the result does not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+
+#include "nn/adamw.hpp"
+#include "fast/simd.hpp"
+
+namespace rf {
+
+void AdamW::step_vectorized(double lr) {
+    ++step_;
+    const SimdKernels& kernels = simd_kernels();
+    const double b1 = options_.beta1, b2 = options_.beta2;
+    const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step_));
+    const double correction2 = 1.0 - std::pow(b2, static_cast<double>(step_));
+    for (size_t i = 0; i < params_.size(); ++i) {
+        Tensor& p = params_[i].tensor;
+        if (!p.has_grad()) continue;
+        const double shrink = params_[i].decay ? 1.0 - lr * options_.weight_decay : 1.0;
+        const AdamWScalars k{Real(b1),
+                             Real(1.0 - b1),
+                             Real(b2),
+                             Real(1.0 - b2),
+                             Real(lr / correction1),
+                             Real(1.0 / correction2),
+                             Real(options_.eps),
+                             Real(shrink)};
+        Real* theta = p.data();
+        const Real* g = p.grad().data();
+        Real* m = m_[i].data();
+        Real* v = v_[i].data();
+        const size_t n = p.numel();
+        constexpr size_t chunk = 8192;  // a multiple of every lane count
+        const long chunks = long((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+        for (long c = 0; c < chunks; ++c) {
+            const size_t begin = size_t(c) * chunk, end = std::min(n, begin + chunk);
+            kernels.adamw_update(theta + begin, g + begin, m + begin, v + begin, end - begin, k);
+        }
+    }
+}
+
+}  // namespace rf

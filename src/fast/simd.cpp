@@ -1,0 +1,87 @@
+// Fast — choosing the fast path's instruction set (see simd.hpp).
+#include "fast/simd.hpp"
+
+#include <atomic>
+#include <stdexcept>
+
+namespace rf {
+namespace {
+
+// What the CPU has, asked once (GCC's CPUID probe; it also checks that the OS saves the wide
+// registers). RF_SIMD_X86 (CMakeLists.txt): the wide files are compiled at all.
+bool cpu_has(SimdIsa isa) {
+#ifdef RF_SIMD_X86
+    switch (isa) {
+        case SimdIsa::avx2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case SimdIsa::avx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+        default:
+            return true;
+    }
+#else
+    return isa == SimdIsa::automatic || isa == SimdIsa::sse2;
+#endif
+}
+
+const SimdKernels& table_of(SimdIsa isa) {
+    switch (isa) {
+#ifdef RF_SIMD_X86
+        case SimdIsa::avx2:
+            return simd_kernels_avx2();
+        case SimdIsa::avx512:
+            return simd_kernels_avx512();
+#endif
+        default:
+            return simd_kernels_sse2();
+    }
+}
+
+std::atomic<int> chosen{-1};  // a SimdIsa once set; −1: not yet (the widest)
+
+}  // namespace
+
+bool cpu_supports(SimdIsa isa) {
+    static const bool has[4] = {true, true, cpu_has(SimdIsa::avx2), cpu_has(SimdIsa::avx512)};
+    return has[int(isa)];
+}
+
+SimdIsa widest_isa() {
+    return cpu_supports(SimdIsa::avx512) ? SimdIsa::avx512
+           : cpu_supports(SimdIsa::avx2) ? SimdIsa::avx2
+                                         : SimdIsa::sse2;
+}
+
+std::string supported_isas() {
+    std::string list;
+    for (SimdIsa isa : {SimdIsa::sse2, SimdIsa::avx2, SimdIsa::avx512})
+        if (cpu_supports(isa)) list += (list.empty() ? "" : ", ") + std::string(enum_name(isa));
+    return list;
+}
+
+SimdIsa resolve_isa(SimdIsa requested, const std::string& key) {
+    if (requested == SimdIsa::automatic) return widest_isa();
+    if (!cpu_supports(requested))
+        throw std::invalid_argument(key + " = " + enum_name(requested) +
+                                    ": this CPU lacks it (it has " + supported_isas() +
+                                    "); use auto or one of those");
+    return requested;
+}
+
+SimdIsa set_simd_isa(SimdIsa requested) {
+    const SimdIsa isa = resolve_isa(requested);
+    chosen.store(int(isa));
+    return isa;
+}
+
+SimdIsa simd_isa() {
+    const int isa = chosen.load();
+    return isa < 0 ? widest_isa() : SimdIsa(isa);
+}
+
+const SimdKernels& simd_kernels() { return table_of(simd_isa()); }
+
+const SimdKernels& simd_kernels(SimdIsa isa) { return table_of(resolve_isa(isa)); }
+
+}  // namespace rf

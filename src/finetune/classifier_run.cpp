@@ -1,0 +1,100 @@
+// Fine-tuning — a fine-tuned run loaded back, and one text classified with it
+// (roformer classify; see finetune.hpp).
+#include <filesystem>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "finetune/sentence_pair.hpp"
+#include "io/durable_file.hpp"
+#include "io/safetensors.hpp"
+#include "run/checkpoint.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "finetune/finetune.hpp"
+#include "finetune/finetune_data.hpp"
+#include "finetune/finetune_setup.hpp"
+#include "run/threads.hpp"
+
+namespace rf {
+
+using Json = nlohmann::json;
+
+ClassifierRun load_classifier_run(const std::string& dir) {
+    const std::string task_path = run_file(dir, "task.json");
+    for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
+        if (!std::filesystem::exists(run_file(dir, name)))
+            throw std::runtime_error("'" + run_file(dir, name) +
+                                     "' is missing; --run takes the --out directory of a "
+                                     "`roformer finetune`");
+    // With early stopping the run keeps its best model beside its last one: classify uses it.
+    const std::string weights = std::filesystem::exists(run_file(dir, "best.safetensors"))
+                                    ? "best.safetensors"
+                                    : "model.safetensors";
+    verify_checkpoint_file(dir, weights);
+    ClassifierRun run;
+    run.weights = weights;
+    Json task;
+    try {
+        task = Json::parse(read_file_bytes(task_path, 1 << 20));
+        run.labels = task.at("labels").get<std::vector<std::string>>();
+        run.pair = task.at("pair").get<bool>();
+        run.max_len = task.at("max_len").get<size_t>();
+        run.task = task.at("task").get<std::string>();
+    } catch (const Json::exception& e) {
+        throw std::runtime_error("'" + task_path + "' is damaged (" + e.what() +
+                                 "); fine-tune again");
+    }
+    const Config config = load_config(run_file(dir, "config.toml"));
+    run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
+    auto encoder = std::make_unique<RoFormer>(
+        resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
+    run.model = std::make_unique<SequenceClassifier>(std::move(encoder), run.labels.size(), 0);
+    const std::string path = run_file(dir, weights);
+    const SafetensorsFile file = read_safetensors(path);
+    if (file.metadata.count("format") == 0 || file.metadata.at("format") != kClassifierFormat)
+        throw std::runtime_error(path + " is not a fine-tuned classifier (format tag)");
+    for (const NamedParameter& p : run.model->parameters()) {
+        Tensor target = p.tensor;
+        copy_into(file.at(target.name(), path), target);
+    }
+    for (Tensor target : run.model->encoder().buffers())
+        copy_into(file.at(target.name(), path), target);
+    return run;
+}
+
+std::vector<double> classify(ClassifierRun& run, const std::string& a, const std::string* b) {
+    if (run.pair && !b)
+        throw std::invalid_argument("task " + run.task +
+                                    " classifies sentence pairs; give two "
+                                    "texts: \"text a\" \"text b\"");
+    if (!run.pair && b)
+        throw std::invalid_argument("task " + run.task +
+                                    " classifies single sentences; give "
+                                    "one text");
+    const std::vector<int> ida = run.tokenizer->encode(a);
+    const std::vector<int> idb = b ? run.tokenizer->encode(*b) : std::vector<int>{};
+    if (ida.empty() || (b && idb.empty()))
+        throw std::invalid_argument("classify: an empty text; give some words");
+    const data::FramedText f = data::frame_for_classifier(ida, b ? &idb : nullptr, run.max_len);
+    NoGradGuard no_grad;
+    const ClassifierOutput out = run.model->forward(f.ids, f.types, {}, 1, f.ids.size(), false);
+    const Tensor p = softmax(out.logits);  // [1, K]
+    return std::vector<double>(p.data(), p.data() + run.model->num_labels());
+}
+
+ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir) {
+    const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
+    const Config config = load_config(run_file(dir, "config.toml"));
+    apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums
+    const data::ClassificationTask task = finetune_setup::build_task(fc, config);
+    if (task.labels != run.labels)
+        throw std::runtime_error("task " + task.name + " built from " +
+                                 (task.name == "fortunes-topic" ? fc.fortunes_dir : fc.corpus) +
+                                 " no longer has the labels in " + run_file(dir, "task.json") +
+                                 "; restore the text the run was fine-tuned on");
+    const EncodedExamples test =
+        encode_examples(task.test, task.pair, *run.tokenizer, "task " + task.name);
+    return evaluate_classifier(*run.model, test, run.max_len);
+}
+
+}  // namespace rf

@@ -1,0 +1,60 @@
+// Stage 5 — model: the few places where a faster twin may stand in for the composed ops.
+//
+// The model a student reads runs composed ops (split_heads, rope, matmul, softmax, gelu, add,
+// layer_norm, …). At five places it asks its Kernels instead of calling them directly; the
+// Kernels defined here answer with exactly those composed ops:
+//
+//   place                          composed (this file)              model.fused = true (src/fast/)
+//   a layer's self-attention       SelfAttention::operator()         fused_attention, per tile,
+//                                                                    q, k, v as one product
+//   the FFN's and head's GELU      gelu                              gelu_vectorized
+//   post-LN residual  LN(h + r)    layer_norm(add(h, r))             add_layer_norm
+//   tied decoder + loss            cross_entropy(z·Eᵀ + b)           linear_cross_entropy
+//   AdamW's update                 AdamW::step                       AdamW::step_vectorized
+//
+// A model gets its kernels once, when it is built (kernels_for, below); nothing is threaded
+// through the forward's signatures. The fast twins are held to these composed ops, values and
+// gradients, by tests/test_fused_*.cpp and tests/test_adamw_vectorized.cpp.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "model/model_config.hpp"
+#include "nn/adamw.hpp"
+#include "nn/layers.hpp"
+#include "position/position.hpp"
+
+namespace rf {
+
+struct SelfAttention;
+
+struct Kernels {
+    virtual ~Kernels() = default;
+    // A layer's self-attention, x:[B,T,C] → [B,T,C]: attention(x, position, training, rng).
+    virtual Tensor self_attention(const SelfAttention& attention, const Tensor& x,
+                                  PositionScheme& position, bool training, Rng& rng) const;
+    // GELU, x·Φ(x)   x:[...] → [...]
+    virtual Tensor gelu(const Tensor& x) const;
+    // The post-LN residual step LN(h + r)   h, r:[..., C] → [..., C]
+    virtual Tensor residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const;
+    // The tied decoder and its loss: logits = z·Eᵀ + bias, mean cross-entropy over the rows
+    // whose target is not ignore_index; *logits receives the [M,V] logits.
+    //   z:[M,C] E:[V,C] bias:[V] targets:[M] → scalar
+    virtual Tensor decoder_loss(const Tensor& z, const Tensor& embeddings, const Tensor& bias,
+                                const std::vector<int>& targets, int ignore_index,
+                                Tensor* logits) const;
+    // One optimizer update at learning rate lr.
+    virtual void optimizer_step(AdamW& optimizer, double lr) const;
+};
+
+// The tied decoder, logits = z·Eᵀ + bias, the word embeddings E reused as the output matrix.
+//   z:[M,C] E:[V,C] bias:[V] → [M,V]
+Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
+
+// The kernels of a model with this config: the composed ones above for model.fused = false,
+// the fast path's otherwise. Defined with the fast kernels (src/fast/fast_kernels.cpp), the
+// one place that reads model.fused.
+std::shared_ptr<const Kernels> kernels_for(const ModelConfig& config);
+
+}  // namespace rf

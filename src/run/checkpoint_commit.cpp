@@ -1,0 +1,166 @@
+// Run — committing and recovering checkpoints (see checkpoint_commit.hpp).
+#include "run/checkpoint_commit.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/durable_file.hpp"
+
+namespace rf {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string in_dir(const std::string& dir, const std::string& name) {
+    return (fs::path(dir) / name).string();
+}
+
+std::string hex(uint64_t h) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+    return text;
+}
+
+// The test hook: _exit (no destructors, no flushing — like a kill) at the named point.
+void fault_point(const char* point, size_t step) {
+    static size_t armed_step = [] {
+        const char* spec = std::getenv("RF_FAULT_KILL_AT");
+        if (!spec) return size_t(0);
+        const char* at = std::strchr(spec, '@');
+        return at ? size_t(std::strtoull(at + 1, nullptr, 10)) : size_t(0);
+    }();
+    static bool fired_once = false;  // without @step: the first checkpoint written
+    const char* spec = std::getenv("RF_FAULT_KILL_AT");
+    if (!spec) return;
+    const std::string wanted(spec, std::strcspn(spec, "@"));
+    if (wanted != point) return;
+    if (armed_step ? step != armed_step : fired_once) return;
+    fired_once = true;
+    std::fprintf(stderr, "RF_FAULT_KILL_AT: killed at %s of step %zu\n", point, step);
+    ::_exit(99);
+}
+
+// The file at `path` has the size and hash the manifest entry records.
+bool matches(const std::string& path, const Json& entry) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return false;
+    if (fs::file_size(path, ec) != entry.at("size").get<uint64_t>() || ec) return false;
+    return hex(fnv1a64(read_file_bytes(path))) == entry.at("fnv1a64").get<std::string>();
+}
+
+Json read_manifest(const std::string& run_dir) {
+    const std::string path = in_dir(run_dir, kCheckpointManifest);
+    try {
+        Json manifest = Json::parse(read_file_bytes(path, 1 << 20));
+        manifest.at("step").get<size_t>();
+        if (!manifest.at("files").is_object()) throw std::invalid_argument("files");
+        // Only the files a checkpoint writes (the model and the optimizer; a fine-tune with
+        // early stopping also its best model and early_stopping.json), each with size, hash
+        // and a temporary "<name>.tmp-<pid>" beside it: a damaged manifest must never make
+        // recovery rename some other file.
+        for (const auto& [name, entry] : manifest.at("files").items()) {
+            const std::string temp = entry.at("temp").get<std::string>();
+            entry.at("size").get<uint64_t>();
+            entry.at("fnv1a64").get<std::string>();
+            const bool known = name == "model.safetensors" || name == "optimizer.safetensors" ||
+                               name == "best.safetensors" || name == "early_stopping.json";
+            if (!known || temp.rfind(name + ".tmp-", 0) != 0 ||
+                temp.find_first_not_of("0123456789", name.size() + 5) != std::string::npos)
+                throw std::invalid_argument(name);
+        }
+        return manifest;
+    } catch (const std::exception&) {  // Json::exception, or a name we would not write
+        throw std::runtime_error("'" + path +
+                                 "' is not a valid checkpoint manifest; the run directory was "
+                                 "damaged — start again with a new --out");
+    }
+}
+
+}  // namespace
+
+void commit_checkpoint(const std::string& run_dir, size_t step, const CheckpointFiles& files) {
+    Json manifest = Json::object();
+    manifest["format"] = "roformer-cpp checkpoint";
+    manifest["step"] = step;
+    manifest["files"] = Json::object();
+    static const char* const kTempPoints[] = {"model-temp", "optimizer-temp"};
+    static const char* const kRenamePoints[] = {"model-rename", "optimizer-rename"};
+    for (size_t i = 0; i < files.size(); ++i) {
+        const auto& [name, bytes] = files[i];
+        const std::string temp = temporary_name(in_dir(run_dir, name));
+        write_file_durably(temp, bytes);
+        manifest["files"][name] = {{"size", bytes.size()},
+                                   {"fnv1a64", hex(fnv1a64(bytes))},
+                                   {"temp", fs::path(temp).filename().string()}};
+        if (i < 2) fault_point(kTempPoints[i], step);
+    }
+    write_file_atomically(in_dir(run_dir, kCheckpointManifest), manifest.dump(2) + "\n");
+    fault_point("manifest", step);
+    for (size_t i = 0; i < files.size(); ++i) {
+        const std::string path = in_dir(run_dir, files[i].first);
+        rename_durably(temporary_name(path), path);
+        if (i < 2) fault_point(kRenamePoints[i], step);
+    }
+}
+
+CheckpointState recover_checkpoint(const std::string& run_dir) {
+    CheckpointState state;
+    std::error_code ec;
+    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) {
+        // Older runs have no manifest; their files are taken as they are.
+        state.present = fs::exists(in_dir(run_dir, "model.safetensors"), ec);
+        return state;
+    }
+    const Json manifest = read_manifest(run_dir);
+    state.present = state.manifest = true;
+    state.step = manifest.at("step").get<size_t>();
+    for (const auto& [name, entry] : manifest.at("files").items()) {
+        const std::string path = in_dir(run_dir, name);
+        if (matches(path, entry)) continue;
+        const std::string temp = in_dir(run_dir, entry.at("temp").get<std::string>());
+        if (!matches(temp, entry))
+            throw std::runtime_error(
+                "checkpoint in " + run_dir + " is torn: " + name + " does not match " +
+                kCheckpointManifest + " (step " + std::to_string(state.step) +
+                ") and no complete copy is left; start again with a new --out");
+        rename_durably(temp, path);  // finish the commit a killed writer began
+    }
+    return state;
+}
+
+std::optional<size_t> committed_step(const std::string& run_dir) {
+    std::error_code ec;
+    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return std::nullopt;
+    return read_manifest(run_dir).at("step").get<size_t>();
+}
+
+void verify_checkpoint_file(const std::string& run_dir, const std::string& name) {
+    std::error_code ec;
+    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return;
+    const Json manifest = read_manifest(run_dir);
+    const Json& files = manifest.at("files");
+    if (!files.contains(name) || matches(in_dir(run_dir, name), files.at(name))) return;
+    throw std::runtime_error("'" + in_dir(run_dir, name) + "' does not match " +
+                             kCheckpointManifest +
+                             " (a checkpoint write was interrupted, or is under way); retry "
+                             "once no `roformer train` writes to " +
+                             run_dir);
+}
+
+void remove_stale_temporaries(const std::string& run_dir) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(run_dir, ec))
+        if (e.path().filename().string().find(".tmp-") != std::string::npos)
+            fs::remove(e.path(), ec);
+}
+
+}  // namespace rf

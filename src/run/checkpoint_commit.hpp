@@ -1,0 +1,57 @@
+// Run — a checkpoint is one step, as a unit.
+//
+// model.safetensors and optimizer.safetensors must always be from the same step: a model at
+// step N with the optimizer of N−1 resumes without complaint and drifts from the run it
+// continues. So a checkpoint is committed like a small database transaction:
+//
+//   1. each file's bytes → "<name>.tmp-<pid>", fsync'd
+//   2. checkpoint.json (step; per file: size, FNV-1a hash, temporary's name) written
+//      atomically — this is the commit point
+//   3. each temporary renamed over its file, directory fsync'd
+//
+// A writer killed before 2 leaves the previous checkpoint and its manifest untouched (the
+// temporaries are garbage). Killed after 2, the manifest names temporaries that hold the
+// new bytes, and recover_checkpoint finishes the renames. Either way the files at their
+// names end up matching checkpoint.json, which the loader checks.
+//
+// RF_FAULT_KILL_AT=<point>[@<step>] makes the writer _exit(99) at a named point of the commit
+// (the first checkpoint, or the one of <step>), so tests can kill it at each point in turn:
+//   model-temp, optimizer-temp (= before the manifest), manifest, model-rename, optimizer-rename
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rf {
+
+inline constexpr const char* kCheckpointManifest = "checkpoint.json";
+
+// (file name in run_dir, bytes), committed in this order.
+using CheckpointFiles = std::vector<std::pair<std::string, std::string>>;
+
+void commit_checkpoint(const std::string& run_dir, size_t step, const CheckpointFiles& files);
+
+struct CheckpointState {
+    bool present = false;   // false: no checkpoint yet (nothing committed)
+    bool manifest = false;  // false: a checkpoint from before manifests (not verified)
+    size_t step = 0;
+};
+
+// Brings run_dir to its last committed checkpoint: finishes an interrupted commit and
+// verifies every file against checkpoint.json. Throws std::runtime_error (one line, naming
+// the file) for a checkpoint that cannot be made whole. Only a lock holder may call it.
+CheckpointState recover_checkpoint(const std::string& run_dir);
+
+// Read-only: the step checkpoint.json commits (nullopt: no manifest yet). Throws like
+// recover_checkpoint for a damaged manifest.
+std::optional<size_t> committed_step(const std::string& run_dir);
+
+// Read-only: verifies `name` (e.g. model.safetensors) against checkpoint.json, if any.
+void verify_checkpoint_file(const std::string& run_dir, const std::string& name);
+
+// Removes "*.tmp-*" files a killed writer left in run_dir (call after recover_checkpoint).
+void remove_stale_temporaries(const std::string& run_dir);
+
+}  // namespace rf

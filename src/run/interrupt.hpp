@@ -1,0 +1,33 @@
+// Run — Ctrl-C, SIGTERM, SIGHUP and SIGPIPE stop a run cleanly.
+//
+// The first SIGINT/SIGTERM/SIGHUP/SIGPIPE only raises a flag: the loop finishes its step,
+// writes a checkpoint and returns, and `roformer train` says how to resume (exit 128 + the
+// signal: 130, 143, 129, 141 — the shell's codes for death by those signals). SIGHUP is a
+// closed terminal, SIGPIPE a closed pipe (`roformer train … | head -1`): both would otherwise
+// end the run without a checkpoint. A second signal exits at once — the user meant it — with
+// the directory still at its last committed checkpoint (run/checkpoint_commit.hpp).
+//
+// Guards nest: `roformer compare` holds one around all its runs and each run's train() holds
+// its own; the handlers are installed by the outermost and a signal is never forgotten by an
+// inner one.
+#pragma once
+
+namespace rf {
+
+// Installs the handlers for its lifetime; the previous ones come back afterwards.
+class InterruptGuard {
+public:
+    InterruptGuard();
+    ~InterruptGuard();
+    InterruptGuard(const InterruptGuard&) = delete;
+    InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+    // The first signal received (SIGINT, SIGTERM, SIGHUP or SIGPIPE), or 0.
+    static int pending();
+    // How many stop signals arrived (a parent forwards each one to its children).
+    static int count();
+    // No "stopping after this step" note on stderr (a compare's forked runs: the parent says it).
+    static void quiet_notes();
+};
+
+}  // namespace rf

@@ -1,0 +1,190 @@
+// Run — fresh or resumed run directories (see run_directory.hpp).
+#include "run/run_directory.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "data/corpus.hpp"
+#include "io/read_file.hpp"
+#include "io/durable_file.hpp"
+#include "run/checkpoint.hpp"
+
+namespace rf {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string RunDirectory::file(const std::string& name) const { return run_file(dir_, name); }
+
+RunDirectory RunDirectory::replica(const std::string& dir, bool resuming, bool checkpoint_present,
+                                   std::unique_ptr<data::Tokenizer> tokenizer) {
+    RunDirectory run(dir, resuming);
+    run.checkpoint_.present = checkpoint_present;
+    run.tokenizer_ = std::move(tokenizer);
+    return run;
+}
+
+namespace {
+
+// "--resume: the config differs from X/config.toml: train.lr is 0.001 there but 0.002 now; …",
+// naming the first key that differs.
+std::string config_difference(const Config& saved, const Config& now, const RunDirectory& run) {
+    Config a = saved, b = now;
+    const std::vector<ConfigField> fa = config_fields(a), fb = config_fields(b);
+    std::string which;
+    for (size_t i = 0; i < fa.size() && which.empty(); ++i) {
+        const std::string was = render_value(fa[i].value), is = render_value(fb[i].value);
+        if (was != is) which = ": " + fa[i].name() + " is " + was + " there but " + is + " now";
+    }
+    return "--resume: the config differs from " + run.file("config.toml") + which +
+           "; resume with the same --config and --set values, or start a new run with a new --out";
+}
+
+// What identifies the corpus a run was trained on: its path, size and FNV-1a hash.
+Json corpus_record(const std::string& path) {
+    const std::string bytes = read_file_bytes(path, data::kMaxCorpusBytes);
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(bytes)));
+    return Json{{"path", path}, {"size", bytes.size()}, {"fnv1a64", hash}};
+}
+
+// --resume on a corpus that changed since the run started would continue on other text.
+void check_corpus(const RunDirectory& run, const Config& config) {
+    const std::string record_path = run.file(kCorpusRecord);
+    if (!fs::exists(record_path)) return;  // a run from before corpus.json: unchecked
+    Json saved;
+    try {
+        saved = Json::parse(read_file_bytes(record_path, 1 << 20));
+        saved.at("fnv1a64").get<std::string>();
+        saved.at("size").get<uint64_t>();
+    } catch (const Json::exception&) {
+        throw std::runtime_error("--resume: '" + record_path +
+                                 "' is damaged; delete it to resume without the corpus check");
+    }
+    const Json now = corpus_record(config.data.path);
+    if (now["fnv1a64"] != saved["fnv1a64"] || now["size"] != saved["size"])
+        throw std::runtime_error(
+            "--resume: the corpus '" + config.data.path + "' changed since the run started (" +
+            std::to_string(saved["size"].get<uint64_t>()) + " bytes, FNV-1a " +
+            saved["fnv1a64"].get<std::string>() + "; now " +
+            std::to_string(now["size"].get<uint64_t>()) + " bytes, " +
+            now["fnv1a64"].get<std::string>() +
+            "); restore the original text, or train a new run with a new --out");
+}
+
+// The model, the optimizer and checkpoint.json must be at one step: a manifest that does not
+// list a file (e.g. "files": {}) does not check it, and a step-40 optimizer beside a step-60
+// model would resume without complaint and drift from the run it continues.
+void check_checkpoint_steps(const RunDirectory& run) {
+    auto step_of = [&](const char* name) {
+        const auto meta = read_checkpoint_metadata(run.file(name));
+        const auto it = meta.find("step");
+        return it == meta.end() ? std::string("?") : it->second;
+    };
+    const std::string model = step_of("model.safetensors");
+    const std::string optimizer = step_of("optimizer.safetensors");
+    const std::string committed =
+        run.checkpoint().manifest ? std::to_string(run.checkpoint().step) : model;
+    if (model != optimizer || model != committed)
+        throw std::runtime_error("--resume: the checkpoint in '" + run.path() +
+                                 "' is inconsistent: model.safetensors is at step " + model +
+                                 ", optimizer.safetensors at step " + optimizer + ", " +
+                                 kCheckpointManifest + " says " + committed +
+                                 "; it cannot be resumed — train a new run with a new --out");
+}
+
+}  // namespace
+
+RunDirectory RunDirectory::fresh(const std::string& dir) {
+    if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw std::runtime_error("--out '" + dir +
+                                 "' is a file, not a directory; pick a new --out");
+    // Lock first, then look: of two writers started together exactly one gets past here, and
+    // the other is told who holds the directory rather than that it is not empty.
+    const bool created = !fs::exists(dir, ec);
+    // Our pid goes into X/lock only once X is ours: a user's own file named `lock` is refused
+    // as "not empty", never overwritten.
+    RunLock lock = RunLock::acquire(dir, false);
+    for (const fs::directory_entry& e : fs::directory_iterator(dir))
+        if (e.path().filename() != RunLock::kFileName || !RunLock::is_lock_record(dir))
+            throw std::runtime_error("output directory '" + dir +
+                                     "' already exists and is not "
+                                     "empty; pick a new --out, or add --resume to continue it");
+    lock.record_holder();
+    RunDirectory run(dir, false, std::move(lock));
+    run.created_ = created;
+    return run;
+}
+
+RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) {
+    if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
+    if (!fs::is_directory(dir))
+        throw std::runtime_error("--resume: '" + dir +
+                                 "' does not exist; drop --resume to start a new run there");
+    RunDirectory run(dir, true, RunLock::acquire(dir));
+    // A FIFO or device under one of our names would block or never end: refuse it by name.
+    for (const char* name :
+         {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
+          "model.safetensors", "optimizer.safetensors", "checkpoint.json"})
+        if (fs::exists(run.file(name))) require_regular_file(run.file(name), "--resume: run file",
+                                 "the run directory is damaged; train a new run with a new --out");
+    for (const char* name : {"config.toml", "tokenizer.json"})
+        if (!fs::exists(run.file(name)))
+            throw std::runtime_error("--resume: '" + run.file(name) +
+                                     "' is missing (the run was killed while it was being "
+                                     "created); delete '" +
+                                     dir + "' and train again without --resume");
+    run.checkpoint_ = recover_checkpoint(dir);
+    remove_stale_temporaries(dir);
+    if (run.checkpoint_.present && !fs::exists(run.file("optimizer.safetensors")))
+        throw std::runtime_error("--resume: '" + dir +
+                                 "' has no optimizer.safetensors to resume from; it holds a "
+                                 "finished model only — train a new run with a new --out");
+    if (run.checkpoint_.present) check_checkpoint_steps(run);
+    const Config saved = load_config(run.file("config.toml"));
+    if (saved != config) throw std::runtime_error(config_difference(saved, config, run));
+    if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
+        throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
+                                 std::to_string(run.checkpoint_.step) + " of " +
+                                 std::to_string(config.train.steps) +
+                                 "); evaluate it with `roformer eval --run " + dir +
+                                 "`, or train longer into a new --out");
+    check_corpus(run, config);
+    run.tokenizer_ = data::load_tokenizer(run.file("tokenizer.json"));
+    return run;
+}
+
+void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& tokenizer,
+                                   const std::string& split_summary) const {
+    // tokenizer.json last: resume takes config.toml + tokenizer.json as a started run.
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {"config.toml", to_toml(config)},
+        {"split.txt", split_summary + "\n"},
+        {kCorpusRecord, corpus_record(config.data.path).dump(2) + "\n"},
+        {"tokenizer.json", tokenizer.to_json()}};
+    try {
+        for (const auto& [name, bytes] : files) write_file_atomically(file(name), bytes);
+    } catch (...) {  // a full disk half way: none of them, rather than a run that cannot resume
+        std::error_code ec;
+        for (const auto& entry : files) fs::remove(file(entry.first), ec);
+        throw;
+    }
+    files_written_ = true;
+}
+
+RunDirectory::~RunDirectory() {
+    if (resuming_ || files_written_ || dir_.empty()) return;
+    std::error_code ec;
+    if (!RunLock::is_lock_record(dir_)) return;
+    fs::remove(file(RunLock::kFileName), ec);
+    if (created_) fs::remove(dir_, ec);  // only if empty: never anything of someone else's
+}
+
+}  // namespace rf

@@ -1,0 +1,67 @@
+// Run — the run directory a training run writes (layout in checkpoint.hpp).
+//
+// A run starts either fresh — into a directory that does not exist or is empty — or resumes
+// an earlier run of the same config from its checkpoint. RunDirectory makes that decision,
+// with a one-line refusal for everything else, and writes a fresh run's files. It holds the
+// directory's lock (run_lock.hpp) for as long as it lives: one writer per directory.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.hpp"
+#include "data/tokenizer.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "run/run_lock.hpp"
+
+namespace rf {
+
+// The corpus a run was trained on (path, size, FNV-1a of its bytes), checked by --resume.
+inline constexpr const char* kCorpusRecord = "corpus.json";
+
+class RunDirectory {
+public:
+    // A new run: refuses a directory that already holds files (pick a new --out or --resume).
+    static RunDirectory fresh(const std::string& dir);
+    // An earlier run: needs config.toml equal to `config` and tokenizer.json (its saved
+    // tokenizer is loaded, tokenizer()); finishes or verifies its last checkpoint. A run
+    // killed before its first checkpoint has none: it restarts from step 0.
+    static RunDirectory resume(const std::string& dir, const Config& config);
+    // Data-parallel training (train/distributed.hpp): the directory rank 0 holds, as the other
+    // ranks see it — no lock, nothing read or written; resuming() and checkpoint().present as
+    // rank 0 found them, and rank 0's tokenizer (null for a fresh run).
+    static RunDirectory replica(const std::string& dir, bool resuming, bool checkpoint_present,
+                                std::unique_ptr<data::Tokenizer> tokenizer);
+
+    const std::string& path() const { return dir_; }
+    std::string file(const std::string& name) const;
+    bool resuming() const { return resuming_; }
+    // Resume: the last complete checkpoint (present = false: start again from step 0).
+    const CheckpointState& checkpoint() const { return checkpoint_; }
+    // Resume: the run's own tokenizer (moved out). Fresh: null (prepare_data trains one).
+    std::unique_ptr<data::Tokenizer> take_tokenizer() { return std::move(tokenizer_); }
+    // Fresh: writes config.toml, tokenizer.json and split.txt.
+    void write_run_files(const Config& config, const data::Tokenizer& tokenizer,
+                         const std::string& split_summary) const;
+
+    // A fresh run that ends before its files were written (bad data, a tokenizer that does
+    // not fit the model, a full disk) leaves nothing behind: the files of the failed write,
+    // our lock record and — if this run created it — the directory are removed.
+    ~RunDirectory();
+    RunDirectory(RunDirectory&&) = default;
+
+private:
+    RunDirectory(std::string dir, bool resuming, RunLock lock)
+        : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
+    RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
+    std::string dir_;
+    bool resuming_;
+    bool created_ = false;                // fresh: the directory did not exist before
+    mutable bool files_written_ = false;  // fresh: write_run_files completed
+    std::optional<RunLock> lock_;  // none on a replica
+    CheckpointState checkpoint_;
+    std::unique_ptr<data::Tokenizer> tokenizer_;
+};
+
+}  // namespace rf

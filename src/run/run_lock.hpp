@@ -1,0 +1,54 @@
+// Run — one writer per run (or comparison) directory.
+//
+// Two `roformer train --out X` at once would interleave metrics rows and leave a config.toml
+// that does not describe the model. A writer holds an flock on the directory X itself — on a
+// file descriptor of the directory, so deleting or replacing any path inside X cannot take
+// the lock away — for as long as it writes. The kernel drops the lock when the process dies,
+// however it dies, so a stale lock never blocks anyone.
+//
+// X/lock only records the holder's pid, for the message the next writer gets. It is written
+// once the directory is the writer's (RunDirectory::fresh checks first that X is empty), never
+// through a symlink (O_NOFOLLOW), and a file named `lock` that is not such a record — the
+// user's own — is refused, not overwritten.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace rf {
+
+class RunLock {
+public:
+    static constexpr const char* kFileName = "lock";
+
+    // Creates `dir` if needed, locks it and records our pid in dir/lock; throws
+    // std::runtime_error "run directory X is in use by pid N; …" when another process holds
+    // it. record_pid = false: lock only (call record_holder() once the directory is ours).
+    static RunLock acquire(const std::string& dir, bool record_pid = true);
+    // The lock, or nullopt when another process holds it (or `dir` cannot be locked).
+    static std::optional<RunLock> try_acquire(const std::string& dir);
+    // The pid written by the current holder of `dir`'s lock ("?" if unknown).
+    static std::string holder(const std::string& dir);
+    // dir/lock is a pid record a RunLock wrote (a regular file of digits), or absent.
+    static bool is_lock_record(const std::string& dir);
+
+    // Writes our pid into dir/lock (refusing a `lock` that is not a pid record).
+    void record_holder() const;
+    // In a child forked while we held the lock: drop the child's copy of the descriptor (the
+    // parent keeps the lock; the child must not keep it alive should the parent die).
+    void forget_in_child();
+
+    RunLock(RunLock&& other) noexcept : fd_(other.fd_), dir_(std::move(other.dir_)) {
+        other.fd_ = -1;
+    }
+    RunLock& operator=(RunLock&&) = delete;
+    RunLock(const RunLock&) = delete;
+    ~RunLock();
+
+private:
+    RunLock(int fd, std::string dir) : fd_(fd), dir_(std::move(dir)) {}
+    int fd_;  // the locked directory
+    std::string dir_;
+};
+
+}  // namespace rf

@@ -1,0 +1,30 @@
+// Run — a run's threads, and what idle OpenMP threads do.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "config/config.hpp"
+
+namespace rf {
+
+// Applies the run's threading setting (ops.hpp, Threading): train.threads threads (0 = every
+// core) for OpenMP and OpenBLAS, and the product split the fast path wants
+// (model.fused), and the fast path's vector instruction set
+// (model.isa; src/fast/simd.hpp). Returns the thread count in force.
+// Same count → same results: no reduction in the library is split across threads by chance.
+size_t apply_threading(const Config& config);
+// The same with `threads` in place of train.threads (one rank of an MPI run: its share).
+size_t apply_threading(const Config& config, size_t threads);
+
+// The run log's line about the fast path's vector unit, after apply_threading:
+// "fast path: avx512 kernels, 16 float lanes (model.isa = auto; this CPU has sse2, avx2, avx512)",
+// or that model.fused = false runs the composed ops.
+std::string fast_path_line(const ModelConfig& model);
+
+// What idle OpenMP workers do: $OMP_WAIT_POLICY as libgomp read it at start-up, or
+// "active (libgomp's default)" when unset. The roformer binary sets it to passive for itself
+// (src/cli/main.cpp); run logs print it, because with 2 threads it decides the speed.
+std::string openmp_wait_policy();
+
+}  // namespace rf
