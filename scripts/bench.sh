@@ -21,13 +21,12 @@
 # Last, one more run of ours on 2 threads with --profile: where its step time goes, op by op.
 #
 # The machine, above every table: the CPU model and the widest vector ISA its flags name
-# (/proc/cpuinfo), the BLAS libraries (build/tests/bench_matmul --machine: OpenBLAS's build and
-# chosen core, BLIS's version and kernels, which one gemm() uses — RF_BLAS), the lines of
-# roformer train's run log that name its BLAS and ISA, and the load. Before the first round,
-# bench_matmul --peak measures this machine's sgemm peak: the best 2-thread GFLOP/s of the
-# [4096×256]·[256×256] product and the wider ones, either library, either threading; the
-# "of peak" column is each row's GFLOP/s ÷ that peak — how close the whole step comes to the
-# products' limit.
+# (/proc/cpuinfo), the BLAS library (build/tests/bench_matmul --machine: OpenBLAS's build and
+# chosen core), the lines of roformer train's run log that name its BLAS and ISA, and the
+# load. Before the first round, bench_matmul --peak measures this machine's sgemm peak: the
+# best 2-thread GFLOP/s of the [4096×256]·[256×256] product and the wider ones, either
+# threading; the "of peak" column is each row's GFLOP/s ÷ that peak — how close the whole
+# step comes to the products' limit.
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
@@ -139,7 +138,7 @@ run_log_lines=""  # roformer train's lines naming its BLAS and ISA (first run of
 
 print_machine() {
     echo "machine: $cpu_line"
-    grep -E '^(blas|blis|gemm)' <<< "$machine_blas" | sed 's/^/  /'
+    grep -E '^blas' <<< "$machine_blas" | sed 's/^/  /'
     [ -z "$run_log_lines" ] || sed 's/^/  run log: /' <<< "$run_log_lines"
     echo "  $peak_line"
     echo "  load average: $load_start at the start, $(cut -d ' ' -f 1-3 /proc/loadavg) now"

@@ -7,7 +7,6 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake g++ make pkg-config
           time  # /usr/bin/time: the peak memory column of scripts/bench.sh
           libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
-          libblis-dev libblis-openmp-dev  # BLIS, the second BLAS (RF_BLAS=blis; docs/performance.md)
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel

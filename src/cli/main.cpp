@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "ops/blas_backend.hpp"
 #include "fast/blas_core.hpp"
 #include "train/distributed.hpp"
 
@@ -160,13 +159,6 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
 
 int main(int argc, char** argv) {
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
-    // RF_BLAS is read here, before any command writes a file: a bad value leaves nothing behind.
-    try {
-        (void)rf::blas_backend();
-    } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 2;
-    }
     // A file-size limit (ulimit -f) would kill us with SIGXFSZ in the middle of a write; ignored,
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.

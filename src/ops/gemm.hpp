@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "ops/blas_backend.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
@@ -19,25 +18,15 @@ inline int gemm_ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
 
 // C[M,N] = op(A)·op(B) + beta·C, row-major, op(X) = Xᵀ when its flag is set (never copied);
 // lda, ldb, ldc are the row strides, so a head's [T, D] block inside a [B, T, C] tensor is
-// addressed in place with stride C. OpenBLAS runs it unless RF_BLAS=blis chose BLIS, which
-// then threads a product of 4 MFLOP or more itself outside a parallel region, and runs on the
-// calling thread inside one (blis_gemm.cpp).
+// addressed in place with stride C.
 inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
                  size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
-    if (blas_backend() == BlasBackend::blis) {  // RF_BLAS=blis (blas_backend.hpp)
-        blis_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A, gemm_ld(lda),
                 B, gemm_ld(ldb), beta, C, gemm_ld(ldc));
 }
 inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A,
                  size_t lda, const double* B, size_t ldb, double beta, double* C, size_t ldc) {
-    if (blas_backend() == BlasBackend::blis) {
-        blis_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, gemm_ld(lda),
                 B, gemm_ld(ldb), beta, C, gemm_ld(ldc));

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "nn/adamw.hpp"
-#include "ops/blas_backend.hpp"
 #include "fast/blas_core.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
@@ -106,9 +105,6 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
         << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
         << blas_core_line() << "\n"
-        << (blas_backend() == BlasBackend::blis
-                ? "products on " + blis_describe() + " (RF_BLAS=blis; OpenBLAS above is unused)\n"
-                : std::string())
         << fast_path_line(config.model) << "\n";
 }
 

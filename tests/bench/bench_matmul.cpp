@@ -1,29 +1,28 @@
-// Benchmark: sgemm at the model's own shapes, OpenBLAS and BLIS side by side (float32). Our
-// matmul op against raw sgemm: bench_matmul_op.cpp.
+// Benchmark: OpenBLAS's sgemm at the model's own shapes (float32), on one thread and on two
+// threaded two ways. Our matmul op against raw sgemm: bench_matmul_op.cpp.
 //
 //   build/tests/bench_matmul             every table below (~2 minutes on 2 idle cores)
-//   build/tests/bench_matmul --machine   the CPU and both BLAS libraries, one line each
+//   build/tests/bench_matmul --machine   the CPU and the BLAS library, one line each
 //   build/tests/bench_matmul --peak      this machine's sgemm peak on 2 threads: the best
 //                                        GFLOP/s of the wide products below (scripts/bench.sh)
 //   --reps N                             repetitions per median (default 7)
 //   --only TEXT                          only the table's rows whose name holds TEXT
 //
-// 1. "sgemm, OpenBLAS vs BLIS": each product of the presets' layers, configs/bench.toml
+// 1. "sgemm, OpenBLAS": each product of the presets' layers, configs/bench.toml
 //    (C = 128, FFN 512) and configs/bench_long.toml (C = 256, FFN 1024), 4096 token rows:
 //      fwd  C[M,N] = A[M,K]·B[K,N]     dA = dC·Bᵀ     dB = Aᵀ·dC
 //    q, k, v as one [C, 3C] product, the tied decoder logits[4096, 2048] = H·Eᵀ with its two
 //    backward products, and attention's 128 small products (32 sequences × 4 heads, T = 128,
 //    head size 32): S = Q·Kᵀ, dQ = dS·K, dK = dSᵀ·Q.
-//    Columns: 1 thread, each library alone; 2 threads, each library threading the product
-//    itself ("own": openblas_set_num_threads(2), BLIS's rntm with 2 threads) and under our
-//    split ("split": C's rows in two blocks over our OpenMP threads, each library on one
-//    thread in its block — gemm_rows_parallel's way; for attention, the 128 products over
-//    the threads — for_each_product's way).
+//    Columns: 1 thread; 2 threads, OpenBLAS threading the product itself ("own":
+//    openblas_set_num_threads(2)) and under our split ("split": C's rows in two blocks over
+//    our OpenMP threads, OpenBLAS on one thread in its block — gemm_rows_parallel's way; for
+//    attention, the 128 products over the threads — for_each_product's way).
 //    Every cell is the median over N repetitions, and the repetitions are interleaved: one
 //    repetition of each cell of a row in turn, then the next, so a busy moment of a shared
-//    machine hits every library alike.
+//    machine hits every cell alike.
 // GFLOP/s = 2·M·N·K·batch / wall seconds. Run it on an otherwise idle machine, or say the
-// load beside the numbers (docs/performance.md, "A second BLAS").
+// load beside the numbers (docs/performance.md, "What the fast path does", item 2).
 #include <cblas.h>
 #include <omp.h>
 
@@ -39,7 +38,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/blas_backend.hpp"
 #include "ops/gemm.hpp"
 #include "ops/ops.hpp"
 
@@ -85,11 +83,9 @@ void print_machine() {
                 cpuinfo_field("model name").c_str(), cpuinfo_field("cpu family").c_str(),
                 cpuinfo_field("model\t").c_str(), widest_isa().c_str(), omp_get_max_threads());
     std::printf("blas: %s, core %s\n", openblas_get_config(), openblas_get_corename());
-    std::printf("blis: %s\n", rf::blis_describe().c_str());
-    std::printf("gemm() uses: %s (RF_BLAS)\n", rf::blas_backend_name(rf::blas_backend()));
 }
 
-// ---- section 1: sgemm, OpenBLAS vs BLIS ---------------------------------------------------
+// ---- section 1: sgemm, OpenBLAS ------------------------------------------------------------
 
 struct Product {  // C[M,N] (+)= op(A)·op(B), A stored [M,K] or [K,M], B [K,N] or [N,K]
     std::string name;
@@ -99,9 +95,7 @@ struct Product {  // C[M,N] (+)= op(A)·op(B), A stored [M,K] or [K,M], B [K,N] 
     double flops() const { return 2.0 * double(M) * N * K * batch; }
 };
 
-// One library's call of the whole product (or batch) on the given operands.
-enum class Lib { openblas, blis };
-enum class Mode { one, own, split };  // 1 thread; 2 threads by the library; 2 by our split
+enum class Mode { one, own, split };  // 1 thread; 2 threads by OpenBLAS; 2 by our split
 
 struct Operands {
     std::vector<float> a, b, c;
@@ -113,48 +107,40 @@ struct Operands {
     }
 };
 
-void library_gemm(Lib lib, int threads, const Product& p, size_t m0, size_t rows, const float* A,
-                  const float* B, float* C) {
+// Rows [m0, m0 + rows) of the product (one matrix of a batch) on the given operands.
+void rows_gemm(const Product& p, size_t m0, size_t rows, const float* A, const float* B, float* C) {
     const size_t lda = p.ta ? p.M : p.K, ldb = p.tb ? p.K : p.N;
     const float* a = p.ta ? A + m0 : A + m0 * lda;  // row m0 of op(A)
-    float* c = C + m0 * p.N;
-    if (lib == Lib::blis) {
-        rf::blis_gemm(p.ta, p.tb, rows, p.N, p.K, a, lda, B, ldb, 0.f, c, p.N, threads);
-    } else {
-        cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans,
-                    p.tb ? CblasTrans : CblasNoTrans, int(rows), int(p.N), int(p.K), 1.f, a,
-                    int(lda), B, int(ldb), 0.f, c, int(p.N));
-    }
+    cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans, p.tb ? CblasTrans : CblasNoTrans,
+                int(rows), int(p.N), int(p.K), 1.f, a, int(lda), B, int(ldb), 0.f, C + m0 * p.N,
+                int(p.N));
 }
 
-void run_product(Lib lib, Mode mode, const Product& p, Operands& o) {
+void run_product(Mode mode, const Product& p, Operands& o) {
     const size_t sa = p.M * p.K, sb = p.K * p.N, sc = p.M * p.N;
     if (mode == Mode::own || mode == Mode::one) {
         const int threads = mode == Mode::own ? 2 : 1;
         openblas_set_num_threads(threads);
         for (size_t i = 0; i < p.batch; ++i)
-            library_gemm(lib, threads, p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb,
-                         o.c.data() + i * sc);
+            rows_gemm(p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb, o.c.data() + i * sc);
         return;
     }
     openblas_set_num_threads(1);
     if (p.batch > 1) {  // the products over the threads
 #pragma omp parallel for num_threads(2) schedule(static)
         for (long i = 0; i < long(p.batch); ++i)
-            library_gemm(lib, 1, p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb,
-                         o.c.data() + i * sc);
+            rows_gemm(p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb, o.c.data() + i * sc);
         return;
     }
     const size_t block = (p.M + 1) / 2;  // C's rows in two blocks
 #pragma omp parallel for num_threads(2) schedule(static)
     for (int t = 0; t < 2; ++t) {
         const size_t m0 = std::min(p.M, t * block), rows = std::min(p.M, m0 + block) - m0;
-        if (rows) library_gemm(lib, 1, p, m0, rows, o.a.data(), o.b.data(), o.c.data());
+        if (rows) rows_gemm(p, m0, rows, o.a.data(), o.b.data(), o.c.data());
     }
 }
 
 struct Cell {
-    Lib lib;
     Mode mode;
     std::vector<double> seconds;      // wall seconds per call, one entry per repetition
     std::vector<double> cpu_seconds;  // the process's CPU seconds per call (all threads)
@@ -173,13 +159,13 @@ struct Rates {
 // Times every cell of one product, repetitions interleaved.
 Rates time_cells(const Product& p, std::vector<Cell> cells) {
     Operands o(p);
-    const int calls = std::max(1, int(1.5e9 / p.flops()));            // ~20–40 ms a repetition
-    for (auto& cell : cells) run_product(cell.lib, cell.mode, p, o);  // warm-up
+    const int calls = std::max(1, int(1.5e9 / p.flops()));  // ~20–40 ms a repetition
+    for (auto& cell : cells) run_product(cell.mode, p, o);  // warm-up
     for (int r = 0; r < g_reps; ++r)
         for (auto& cell : cells) {
             const std::clock_t cpu_start = std::clock();
             const auto start = std::chrono::steady_clock::now();
-            for (int i = 0; i < calls; ++i) run_product(cell.lib, cell.mode, p, o);
+            for (int i = 0; i < calls; ++i) run_product(cell.mode, p, o);
             cell.seconds.push_back(seconds_since(start) / calls);
             cell.cpu_seconds.push_back(double(std::clock() - cpu_start) / CLOCKS_PER_SEC / calls);
         }
@@ -218,58 +204,44 @@ std::vector<Product> model_products() {
     return all;
 }
 
-// Each row: the wall-clock GFLOP/s of the six cells, then (after "cpu:") GFLOP per CPU-second
-// of the process. On a loaded machine the wall numbers fall with the time slices others take,
-// while the per-CPU-second numbers of the 1-thread cells still measure the kernels; a
-// 2-thread cell's CPU seconds also count a thread spinning or waiting at a barrier.
-void bench_libraries() {
+// Each row: the wall-clock GFLOP/s of the three cells, then (after "cpu:") GFLOP per
+// CPU-second of the process. On a loaded machine the wall numbers fall with the time slices
+// others take, while the per-CPU-second number of the 1-thread cell still measures the kernel;
+// a 2-thread cell's CPU seconds also count a thread spinning or waiting at a barrier.
+void bench_library() {
     std::printf(
-        "\nsgemm, OpenBLAS vs BLIS: GFLOP/s, medians of %d interleaved repetitions"
+        "\nsgemm, OpenBLAS: GFLOP/s, medians of %d interleaved repetitions"
         " (then GFLOP per CPU-second)\n",
         g_reps);
-    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s | cpu: %6s %6s | %6s %6s %6s %6s\n", "",
-                "1t OBLAS", "1t BLIS", "2t OBLAS", "2t OBLAS", "2t BLIS", "2t BLIS", "best 2t",
-                "1t OB", "1t BL", "2t OB", "2t OB", "2t BL", "2t BL");
-    std::printf("%-34s %8s %8s | %8s %8s %8s %8s | %-14s |      %6s %6s | %6s %6s %6s %6s\n", "",
-                "", "", "own", "split", "own", "split", "", "", "", "own", "split", "own", "split");
-    const char* names[] = {"OpenBLAS own", "OpenBLAS split", "BLIS own", "BLIS split"};
+    std::printf("%-34s %8s | %8s %8s | %-7s | cpu: %6s | %6s %6s\n", "", "1t", "2t", "2t",
+                "best 2t", "1t", "2t", "2t");
+    std::printf("%-34s %8s | %8s %8s | %-7s |      %6s | %6s %6s\n", "", "", "own", "split", "", "",
+                "own", "split");
+    const char* names[] = {"own", "split"};
     for (const Product& p : model_products()) {
         if (p.name.find(g_only) == std::string::npos) continue;
-        const Rates r = time_cells(p, {{Lib::openblas, Mode::one, {}, {}},
-                                       {Lib::blis, Mode::one, {}, {}},
-                                       {Lib::openblas, Mode::own, {}, {}},
-                                       {Lib::openblas, Mode::split, {}, {}},
-                                       {Lib::blis, Mode::own, {}, {}},
-                                       {Lib::blis, Mode::split, {}, {}}});
+        const Rates r =
+            time_cells(p, {{Mode::one, {}, {}}, {Mode::own, {}, {}}, {Mode::split, {}, {}}});
         const std::vector<double>&g = r.wall, &c = r.cpu;
-        const size_t best = size_t(std::max_element(g.begin() + 2, g.end()) - g.begin());
-        std::printf(
-            "%-34s %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f | %-14s |      %6.1f %6.1f | "
-            "%6.1f %6.1f %6.1f %6.1f\n",
-            p.name.c_str(), g[0], g[1], g[2], g[3], g[4], g[5], names[best - 2], c[0], c[1], c[2],
-            c[3], c[4], c[5]);
+        const size_t best = g[2] > g[1] ? 2 : 1;
+        std::printf("%-34s %8.1f | %8.1f %8.1f | %-7s |      %6.1f | %6.1f %6.1f\n", p.name.c_str(),
+                    g[0], g[1], g[2], names[best - 1], c[0], c[1], c[2]);
         std::fflush(stdout);
     }
 }
 
-// The peak scripts/bench.sh divides by: the best 2-thread GFLOP/s of either library, either
-// threading, over the [4096×256]·[256×256] product and the wider ones.
+// The peak scripts/bench.sh divides by: the best 2-thread GFLOP/s, either threading, over the
+// [4096×256]·[256×256] product and the wider ones.
 void print_peak() {
     const std::vector<Product> wide = {{"[4096x256]*[256x256]", 4096, 256, 256, false, false},
                                        {"[4096x256]*[256x1024]", 4096, 1024, 256, false, false},
                                        {"[4096x1024]*[1024x256]", 4096, 256, 1024, false, false}};
-    const char* names[] = {"OpenBLAS own threads", "OpenBLAS under our split", "BLIS own threads",
-                           "BLIS under our split"};
+    const char* names[] = {"OpenBLAS own threads", "OpenBLAS under our split"};
     double peak = 0;
     std::string where;
     for (const Product& p : wide) {
-        std::vector<Cell> cells = {{Lib::openblas, Mode::own, {}, {}},
-                                   {Lib::openblas, Mode::split, {}, {}}};
-        if (rf::blis_linked()) {
-            cells.push_back({Lib::blis, Mode::own, {}, {}});
-            cells.push_back({Lib::blis, Mode::split, {}, {}});
-        }
-        const std::vector<double> g = time_cells(p, cells).wall;
+        const std::vector<double> g =
+            time_cells(p, {{Mode::own, {}, {}}, {Mode::split, {}, {}}}).wall;
         for (size_t i = 0; i < g.size(); ++i)
             if (g[i] > peak) peak = g[i], where = p.name + ", " + names[i];
     }
@@ -307,11 +279,7 @@ int main(int argc, char** argv) {
             print_peak();
             return 0;
         }
-        if (!rf::blis_linked()) {
-            std::printf("BLIS is not linked into this build: sgemm table skipped\n");
-        } else {
-            bench_libraries();
-        }
+        bench_library();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_matmul: %s\n", e.what());
         return 1;

@@ -1,6 +1,6 @@
 // Benchmark: our matmul op (forward, and its backward closures) against raw cblas_sgemm at
-// [4096×256]·[256×256] and at attention's batched product (float32), through gemm() (RF_BLAS),
-// on 1 and 2 threads. The libraries themselves, side by side: bench_matmul.cpp.
+// [4096×256]·[256×256] and at attention's batched product (float32), through gemm(), on 1
+// and 2 threads. The library alone, at every product of the model: bench_matmul.cpp.
 //
 //   build/tests/bench_matmul_op          both tables (~30 s on 2 idle cores)
 //   --reps N                             repetitions per median (default 7)
@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/blas_backend.hpp"
 #include "ops/ops.hpp"
 
 using rf::Real;
@@ -116,8 +115,7 @@ void bench_op_attention(rf::Rng& rng) {
 }
 
 void bench_op() {
-    std::printf("\nmatmul op vs raw sgemm, gemm() through %s (RF_BLAS)\n",
-                rf::blas_backend_name(rf::blas_backend()));
+    std::printf("\nmatmul op vs raw sgemm\n");
     for (int threads : {1, 2}) {
         rf::set_threading({size_t(threads), true});
         std::printf("threads = %d\n", threads);

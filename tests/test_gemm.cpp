@@ -1,0 +1,91 @@
+// gemm() (src/ops/gemm.hpp: OpenBLAS's cblas_sgemm) against the textbook triple loop: every
+// transposition, row strides wider than the rows (a head's block inside a wider tensor), beta
+// 0 and 1, an empty product, on 1 and 2 threads and inside our row split (gemm_rows_parallel).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ops/gemm.hpp"
+#include "ops/ops.hpp"
+
+namespace {
+
+// Restores the threading in force when the test started.
+struct ThreadingGuard {
+    rf::Threading threading = rf::threading();
+    ~ThreadingGuard() { rf::set_threading(threading); }
+};
+
+std::vector<float> random_values(size_t n, rf::Rng& rng) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = float(rng.normal());
+    return v;
+}
+
+// C = op(A)·op(B) + beta·C in double, element by element, on the same strided storage.
+void naive_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, const std::vector<float>& A,
+                size_t lda, const std::vector<float>& B, size_t ldb, float beta,
+                std::vector<double>& C, size_t ldc) {
+    for (size_t i = 0; i < M; ++i)
+        for (size_t j = 0; j < N; ++j) {
+            double sum = 0;
+            for (size_t k = 0; k < K; ++k)
+                sum += double(ta ? A[k * lda + i] : A[i * lda + k]) *
+                       double(tb ? B[j * ldb + k] : B[k * ldb + j]);
+            C[i * ldc + j] = sum + double(beta) * C[i * ldc + j];
+        }
+}
+
+// One product; every element of C, padding included, checked.
+void check_product(bool ta, bool tb, size_t M, size_t N, size_t K, float beta, bool row_split) {
+    rf::Rng rng(M * 131 + N * 17 + K + ta * 2 + tb);
+    const size_t pad = 3;  // row strides wider than the rows
+    const size_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+    const std::vector<float> A = random_values((ta ? K : M) * lda, rng);
+    const std::vector<float> B = random_values((tb ? N : K) * ldb, rng);
+    std::vector<float> C = random_values(M * ldc, rng);
+    const std::vector<float> C0 = C;
+    std::vector<double> expected(C.begin(), C.end());
+    naive_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, expected, ldc);
+    if (row_split)
+        rf::gemm_rows_parallel(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    else
+        rf::gemm(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    // Every element of C, padding included (it must be left alone): the worst one reported.
+    double worst = 0;
+    size_t worst_i = 0, worst_j = 0;
+    for (size_t i = 0; i < M; ++i)
+        for (size_t j = 0; j < ldc; ++j) {
+            const double want = j < N ? expected[i * ldc + j] : double(C0[i * ldc + j]);
+            // float32 sums of K products of N(0,1) values: error ~ sqrt(K)·eps·|terms|
+            const double excess = std::abs(double(C[i * ldc + j]) - want) -
+                                  (1e-5 * double(K + 1) + 1e-5 * std::abs(want));
+            if (excess > worst) worst = excess, worst_i = i, worst_j = j;
+        }
+    INFO("C[" << worst_i << "," << worst_j << "] of " << M << "x" << N << "x" << K << " ta=" << ta
+              << " tb=" << tb << " beta=" << beta << " split=" << row_split);
+    CHECK(worst == 0);
+}
+
+}  // namespace
+
+TEST_CASE("gemm: OpenBLAS computes op(A)·op(B) + beta·C, alone and under our row split") {
+    ThreadingGuard guard;
+    for (size_t threads : {1, 2}) {
+        rf::set_threading({threads, true});
+        CAPTURE(threads);
+        for (bool ta : {false, true})
+            for (bool tb : {false, true})
+                for (float beta : {0.f, 1.f}) {
+                    check_product(ta, tb, 37, 29, 41, beta, false);
+                    // > 4 MFLOP: the row split splits it
+                    check_product(ta, tb, 300, 96, 80, beta, false);
+                    check_product(ta, tb, 300, 96, 80, beta, true);
+                }
+        // Empty products: nothing written (M or N = 0), or C scaled by beta (K = 0).
+        check_product(false, false, 0, 5, 4, 1.f, false);
+        check_product(false, false, 5, 4, 0, 0.f, false);
+        check_product(true, true, 6, 3, 0, 1.f, false);
+    }
+}
