@@ -24,9 +24,9 @@
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
 #include "train/checkpoint.hpp"
-#include "train/distributed.hpp"
 #include "train/checkpoint_commit.hpp"
 #include "train/interrupt.hpp"
+#include "train/mpi_communicator.hpp"
 #include "train/run_lock.hpp"
 #include "train/trainer.hpp"
 

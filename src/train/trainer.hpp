@@ -16,12 +16,17 @@
 
 namespace rf {
 
+class Communicator;  // train/communicator.hpp
+
 struct TrainOptions {
     std::string out_dir;    // the run directory (created; must be new unless resume)
     bool resume = false;    // continue from out_dir's checkpoint
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
     bool quiet = false;     // no progress output
     bool profile = false;   // time every op of the training steps; print the table at the end
+    // The ranks that train this model together (data parallelism, train/data_parallel.hpp);
+    // null: this process alone (a SingleProcess). cli/cmd_train.cpp passes mpirun's ranks.
+    Communicator* communicator = nullptr;
 };
 
 struct TrainSummary {
