@@ -15,9 +15,9 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "experiments/compare.hpp"
-#include "train/distributed.hpp"
 #include "io/shell_quote.hpp"
 #include "tensor/format.hpp"
+#include "dist/mpi_communicator.hpp"
 
 namespace {
 

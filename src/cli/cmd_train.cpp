@@ -12,9 +12,9 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "data/objective.hpp"
-#include "train/distributed.hpp"
 #include "io/shell_quote.hpp"
 #include "inspect/profile.hpp"
+#include "dist/mpi_communicator.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -31,10 +31,10 @@ struct TrainCommandOptions {
 
 // The command that continues this run, for the messages after an interruption or a
 // --stop-after: the same --config and --set values, each word shell-quoted.
-std::string resume_command(const TrainCommandOptions& o, const std::string& out_dir) {
+std::string resume_command(const TrainCommandOptions& o, const std::string& out_dir, size_t ranks) {
     std::vector<std::string> words = {"roformer", "train"};
-    if (rf::dist::size() > 1)  // the same launch again (train/distributed.hpp)
-        words.insert(words.begin(), {"mpirun", "-np", std::to_string(rf::dist::size())});
+    if (ranks > 1)  // the same launch again (docs/distributed.md)
+        words.insert(words.begin(), {"mpirun", "-np", std::to_string(ranks)});
     if (!o.config_path.empty()) words.insert(words.end(), {"--config", o.config_path});
     for (const std::string& kv : o.overrides) words.insert(words.end(), {"--set", kv});
     words.insert(words.end(), {"--resume", "--out", out_dir});
@@ -57,8 +57,11 @@ void run_train(const TrainCommandOptions& o) {
     options.stop_after = o.stop_after;
     options.quiet = o.quiet;
     if (o.profile) options.observer = rf::profile::observer();
+    // mpirun / srun: one model on every rank of the job; otherwise this process alone.
+    const std::unique_ptr<rf::Communicator> ranks = rf::dist::world_communicator();
+    options.communicator = ranks.get();
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
-    if (!rf::dist::is_root()) {  // mpirun: rank 0 reports for every rank (train/distributed.hpp)
+    if (!ranks->is_root()) {  // mpirun: rank 0 reports for every rank (docs/distributed.md)
         if (s.interrupted_by) std::exit(128 + s.interrupted_by);
         return;
     }
@@ -66,13 +69,15 @@ void run_train(const TrainCommandOptions& o) {
     if (s.interrupted_by) {
         // The checkpoint is written; exit as the shell would report death by that signal.
         std::cerr << "interrupted at step " << s.steps
-                  << "; continue with: " << resume_command(o, options.out_dir) << "\n";
+                  << "; continue with: " << resume_command(o, options.out_dir, ranks->size())
+                  << "\n";
         std::cout.flush();
         std::exit(128 + s.interrupted_by);
     }
     if (s.steps < config.train.steps) {
         std::cout << "stopped after step " << s.steps << " of " << config.train.steps
-                  << "; continue with: " << resume_command(o, options.out_dir) << "\n";
+                  << "; continue with: " << resume_command(o, options.out_dir, ranks->size())
+                  << "\n";
         return;
     }
     const char* labelled = rf::data::labelled_tokens(config.train.objective);

@@ -21,7 +21,7 @@
 
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
-#include "train/distributed.hpp"
+#include "dist/mpi_communicator.hpp"
 
 namespace rf::cli {
 
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.
     std::signal(SIGXFSZ, SIG_IGN);
-    // mpirun / srun: MPI first (src/train/distributed.hpp); a build without it refuses P > 1.
+    // mpirun / srun: MPI first (src/dist/mpi_communicator.hpp); a build without it refuses P > 1.
     if (const std::string refusal = rf::dist::start(&argc, &argv); !refusal.empty()) {
         std::cerr << "error: " << refusal << "\n";
         return 2;

@@ -24,10 +24,10 @@
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
 #include "run/checkpoint.hpp"
-#include "train/distributed.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/interrupt.hpp"
 #include "run/run_lock.hpp"
+#include "dist/mpi_communicator.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {

@@ -6,7 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "train/distributed.hpp"
+#include "train/communicator.hpp"
+#include "dist/mpi_communicator.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
@@ -44,7 +45,7 @@ std::vector<RankRun> decode_runs(const std::string& text) {
 // "index \t ok \t seconds \t error".
 std::string train_my_share(const ComparePreset& preset, const std::vector<RankRun>& runs) {
     const size_t P = dist::world_size(), me = dist::world_rank();
-    const dist::SoloTraining solo;  // each run is a 1-process run on this rank
+    SingleProcess alone;  // each run is a 1-process run on this rank, whatever the others do
     std::ostringstream report;
     for (size_t i = me; i < runs.size(); i += P) {
         const RankRun& run = runs[i];
@@ -55,6 +56,7 @@ std::string train_my_share(const ComparePreset& preset, const std::vector<RankRu
             options.out_dir = run.dir;
             options.resume = run.resume;
             options.quiet = true;
+            options.communicator = &alone;
             std::ostringstream quiet;
             const TrainSummary summary = train(
                 comparison_run_config(preset.base, run.scheme, run.seed, preset.settings.variants),

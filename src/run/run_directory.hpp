@@ -28,7 +28,7 @@ public:
     // tokenizer is loaded, tokenizer()); finishes or verifies its last checkpoint. A run
     // killed before its first checkpoint has none: it restarts from step 0.
     static RunDirectory resume(const std::string& dir, const Config& config);
-    // Data-parallel training (train/distributed.hpp): the directory rank 0 holds, as the other
+    // Data-parallel training (train/data_parallel.hpp): the directory rank 0 holds, as the other
     // ranks see it — no lock, nothing read or written; resuming() and checkpoint().present as
     // rank 0 found them, and rank 0's tokenizer (null for a fresh run).
     static RunDirectory replica(const std::string& dir, bool resuming, bool checkpoint_present,

@@ -11,8 +11,8 @@
 #include "fast/blas_core.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
-#include "train/distributed.hpp"
 #include "run/interrupt.hpp"
+#include "train/data_parallel.hpp"
 #include "train/metrics_log.hpp"
 #include "train/progress.hpp"
 #include "run/run_directory.hpp"
@@ -30,25 +30,26 @@ double seconds_since(Clock::time_point t) {
 
 struct StepResult {
     double loss = 0, grad_norm = 0;
+    double allreduce_s = 0;  // seconds in the gradient all-reduce (P > 1)
 };
 
 // One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
 // (An engine observer, such as --profile's, sees each op; the phases that are not ops are
 // marked by name.)
-// Under MPI the batch is this rank's shard, and the gradients are summed over the ranks
-// (weighted by their labelled positions) before clipping: train/distributed.hpp.
-StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatch& shard,
-                      const TrainConfig& tc, size_t step, double lr) {
+// With P ranks the batch is this rank's shard, and the gradients are summed over the ranks
+// (weighted by their labelled positions) before clipping: train/data_parallel.hpp.
+StepResult train_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
+                      const ShardedBatch& shard, const TrainConfig& tc, size_t step, double lr) {
     const data::Batch& batch = shard.local;
     const size_t labels = batch.n_selected();
     // resumable dropout
-    model.dropout_rng() = Rng(dist::dropout_seed(tc.seed * 0x9E3779B97F4A7C15ULL + step));
+    model.dropout_rng() = Rng(dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step));
     StepResult r;
     {
         const ObservedScope phase("optimizer: zero_grad", true);
         optimizer.zero_grad();
     }
-    if (labels > 0 || dist::size() == 1) {  // a shard without labels adds nothing
+    if (labels > 0 || comm.size() == 1) {  // a shard without labels adds nothing
         ModelOutput out =
             model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
         r.loss = out.loss.item();
@@ -60,9 +61,12 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
         const ObservedScope phase("free graph", true);
         out = ModelOutput{};  // free the graph before the update
     }
-    if (dist::size() > 1) {
+    if (comm.size() > 1) {
         const ObservedScope phase("allreduce", true);
-        r.loss = dist::allreduce_gradients(optimizer, r.loss, labels, shard.global_labels);
+        const ReducedGradients sum =
+            allreduce_gradients(comm, optimizer, r.loss, labels, shard.global_labels);
+        r.loss = sum.loss;
+        r.allreduce_s = sum.seconds;
     }
     const ObservedScope phase("optimizer: clip + step", true);
     r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
@@ -73,8 +77,8 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const dist::ShardedBatc
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
 // (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
 // training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
-MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch, const PreparedData& data,
-                         const TrainConfig& tc) {
+MetricsRow untrained_row(Communicator& comm, RoFormer& model, const data::Batch& first_batch,
+                         const PreparedData& data, const TrainConfig& tc) {
     MetricsRow row;
     {
         NoGradGuard no_grad;
@@ -83,7 +87,7 @@ MetricsRow untrained_row(RoFormer& model, const data::Batch& first_batch, const 
                                       first_batch.seq_len, false)
                              .loss.item();
     }
-    row.eval = dist::evaluate_split(model, data.validation, tc.eval_batches);
+    row.eval = evaluate_split(comm, model, data.validation, tc.eval_batches);
     return row;
 }
 
@@ -112,18 +116,20 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
-    const size_t threads = apply_threading(config, dist::threads_per_rank(tc.threads));
+    SingleProcess alone;  // the communicator when none is given: this process by itself
+    Communicator& comm = options.communicator ? *options.communicator : alone;
+    const size_t threads = apply_threading(config, threads_per_rank(comm, tc.threads));
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
-    dist::check_batch_rows(tc.batch_size);
-    const bool root = dist::is_root();  // under MPI only rank 0 writes (train/distributed.hpp)
+    check_batch_rows(comm, tc.batch_size);
+    const bool root = comm.is_root();  // with P ranks only rank 0 writes (data_parallel.hpp)
 
     // 1. The run directory, the data, the model and its optimizer; resume from the checkpoint.
-    RunDirectory run = dist::open_run_directory(options.out_dir, options.resume, config);
+    RunDirectory run = open_run_directory(comm, options.out_dir, options.resume, config);
     const auto t_prepare = Clock::now();
-    std::unique_ptr<data::Tokenizer> tokenizer = dist::share_tokenizer(run.take_tokenizer());
+    std::unique_ptr<data::Tokenizer> tokenizer = share_tokenizer(comm, run.take_tokenizer());
     const data::Objective objective = tc.objective;  // mlm | clm
     const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
-    dist::check_same_data(*tokenizer, data.train_ids, data.validation_ids);
+    check_same_data(comm, *tokenizer, data.train_ids, data.validation_ids);
     const TrainingBatches batches =
         training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
@@ -139,10 +145,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     } else if (!run.resuming() && root) {
         run.write_run_files(config, *tokenizer, data.split_summary);
     }  // else: killed before its first checkpoint — the same run again from step 0
-    // MPI: every rank starts from rank 0's weights, optimizer state and step.
-    start_step = dist::broadcast(start_step);
-    dist::broadcast_parameters(model.parameters());
-    if (from_checkpoint) dist::broadcast_optimizer(optimizer);
+    // P ranks: every rank starts from rank 0's weights, optimizer state and step.
+    start_step = comm.broadcast(start_step);
+    broadcast_parameters(comm, model.parameters());
+    if (from_checkpoint) broadcast_optimizer(comm, optimizer);
     if (options.stop_after && options.stop_after <= start_step)
         throw std::invalid_argument(
             "--stop-after " + std::to_string(options.stop_after) +
@@ -175,7 +181,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const double elapsed_before = metrics ? metrics->elapsed_before() : 0.0;
     auto elapsed = [&] { return elapsed_before + seconds_since(t0); };
     if (tc.eval_every && start_step == 0) {  // step 0: every curve starts from the same point
-        MetricsRow row = untrained_row(model, batches(0, tc.batch_size), data, tc);
+        MetricsRow row = untrained_row(comm, model, batches(0, tc.batch_size), data, tc);
         row.elapsed_s = elapsed();
         if (metrics) metrics->append(row);
         if (!quiet)
@@ -185,17 +191,20 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     }
     window.open(elapsed());
     double step_seconds = 0;  // training steps only: what the final throughput divides by
+    // (P > 1: of these, the seconds in the gradient all-reduce, docs/distributed.md)
+    double allreduce_seconds = 0;
     for (size_t step = start_step; step < end_step; ++step) {
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
         set_engine_observer(options.observer);  // the training step only, not evaluations
-        const dist::ShardedBatch batch = [&] {
+        const ShardedBatch batch = [&] {
             const ObservedScope phase("data: batch", false);
-            return dist::shard(batches(step, tc.batch_size));
+            return shard(comm, batches(step, tc.batch_size));
         }();
-        const StepResult r = train_step(model, optimizer, batch, tc, step, lr);
+        const StepResult r = train_step(comm, model, optimizer, batch, tc, step, lr);
         set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
+        allreduce_seconds += r.allreduce_s;
         window.add(r.loss);
 
         const size_t done = step + 1;
@@ -203,7 +212,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         std::optional<EvalResult> eval;
         if (do_eval)
             summary.final_eval =
-                *(eval = dist::evaluate_split(model, data.validation, tc.eval_batches));
+                *(eval = evaluate_split(comm, model, data.validation, tc.eval_batches));
         if (do_eval || (tc.log_every && done % tc.log_every == 0)) {
             const double now = elapsed();
             const MetricsRow row{done,
@@ -219,8 +228,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             progress.update(row, per_step * double(end_step - done));
             window.reset(now);
         }
-        // MPI: a signal to any rank stops every rank after this same step.
-        const int stop_signal = dist::agree_on_stop(InterruptGuard::pending());
+        // P ranks: a signal to any rank stops every rank after this same step.
+        const int stop_signal = agree_on_stop(comm, InterruptGuard::pending());
         if (root && (stop_signal || done == end_step ||
                      (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
             metrics->commit();  // the rows up to `done` are on disk before the checkpoint is
@@ -233,18 +242,17 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }
     }
 
-    dist::barrier();  // MPI: no rank exits before rank 0's last checkpoint is committed
+    comm.barrier();  // P ranks: no rank exits before rank 0's last checkpoint is committed
 
     // 3. Done: the throughput of the training steps alone.
     if (summary.steps > start_step)
         summary.tokens_per_s =
             double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
-    if (dist::size() > 1 && !quiet && step_seconds > 0)  // docs/distributed.md's measurements
-        log << dist::size() << " ranks: " << format_fixed(dist::allreduce_seconds(), 3)
-            << " s of the " << format_fixed(step_seconds, 3)
-            << " s of training steps in the gradient all-reduce ("
-            << format_fixed(100 * dist::allreduce_seconds() / step_seconds, 1) << "%)\n";
+    if (comm.size() > 1 && !quiet && step_seconds > 0)  // docs/distributed.md's measurements
+        log << comm.size() << " ranks: " << format_fixed(allreduce_seconds, 3) << " s of the "
+            << format_fixed(step_seconds, 3) << " s of training steps in the gradient all-reduce ("
+            << format_fixed(100 * allreduce_seconds / step_seconds, 1) << "%)\n";
     summary.step_seconds = step_seconds;
     summary.elapsed_s = elapsed();
     return summary;

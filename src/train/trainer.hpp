@@ -16,6 +16,8 @@
 
 namespace rf {
 
+class Communicator;  // train/communicator.hpp
+
 struct TrainOptions {
     std::string out_dir;    // the run directory (created; must be new unless resume)
     bool resume = false;    // continue from out_dir's checkpoint
@@ -24,6 +26,9 @@ struct TrainOptions {
     // Watches the engine during the training steps (not evaluations): `--profile` passes the
     // profiler (src/inspect/profile.hpp). nullptr: nothing watches.
     EngineObserver* observer = nullptr;
+    // The ranks that train this model together (data parallelism, train/data_parallel.hpp);
+    // null: this process alone (a SingleProcess). cli/cmd_train.cpp passes mpirun's ranks.
+    Communicator* communicator = nullptr;
 };
 
 struct TrainSummary {

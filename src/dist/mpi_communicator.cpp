@@ -1,13 +1,17 @@
-// Stage 7 — train: the MPI job under data-parallel training — MPI's start and end, the
-// processes in it, the communicator train() uses, the world-level collectives of sweeps
-// (interface: distributed.hpp; the helpers distributed.cpp shares: mpi_job.hpp).
+// Dist — the MPI job under data-parallel training — MPI's start and end, the
+// processes in it, the Communicator over them that train() uses, the world-level collectives
+// of sweeps (see mpi_communicator.hpp).
+#include "dist/mpi_communicator.hpp"
+
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
-#include <thread>
 
-#include "train/distributed.hpp"
-#include "train/mpi_job.hpp"
+#ifdef RF_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace rf::dist {
 
@@ -23,17 +27,6 @@ size_t env_size(const char* name) {
 
 #ifdef RF_HAVE_MPI
 bool g_mpi = false;  // MPI_Init ran (a launcher started us)
-MPI_Comm g_group = MPI_COMM_NULL;
-size_t g_rank = 0, g_size = 1;
-
-void set_group(MPI_Comm comm) {
-    g_group = comm;
-    int r = 0, s = 1;
-    MPI_Comm_rank(comm, &r);
-    MPI_Comm_size(comm, &s);
-    g_rank = size_t(r);
-    g_size = size_t(s);
-}
 
 void finish() {
     int finalized = 0;
@@ -45,12 +38,7 @@ void finish() {
 }  // namespace
 
 #ifdef RF_HAVE_MPI
-namespace detail {
-
-MPI_Comm group() { return g_group; }
-
-// MPI_FLOAT or MPI_DOUBLE, whichever Real is.
-MPI_Datatype real_type() { return sizeof(Real) == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE; }
+namespace {
 
 // An MPI call that failed: the job cannot go on (MPI's default handler aborts already; this
 // names the call if a handler returned instead).
@@ -58,9 +46,10 @@ void check(int rc, const char* what) {
     if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
+// MPI_Bcast of `bytes` bytes from rank 0 of `comm`.
 void bcast_bytes(void* data, size_t bytes, MPI_Comm comm) {
     char* p = static_cast<char*>(data);
-    while (bytes > 0) {  // counts are int: large buffers in pieces
+    while (bytes > 0) {  // counts are int: large buffers in pieces of at most 1 GiB
         const int n = int(std::min<size_t>(bytes, size_t(1) << 30));
         check(MPI_Bcast(p, n, MPI_BYTE, 0, comm), "MPI_Bcast");
         p += n;
@@ -68,9 +57,51 @@ void bcast_bytes(void* data, size_t bytes, MPI_Comm comm) {
     }
 }
 
-}  // namespace detail
-using detail::bcast_bytes;
-using detail::check;
+// Counts are int: a buffer beyond 2^31 − 1 values (a model far beyond this project's) would
+// need pieces.
+int count_of(size_t n) {
+    if (n > size_t(INT_MAX))
+        throw std::runtime_error("MPI_Allreduce: a buffer of " + std::to_string(n) +
+                                 " values exceeds 2^31 - 1");
+    return int(n);
+}
+
+// The Communicator over an MPI communicator (every rank of the job: MPI_COMM_WORLD).
+class MpiCommunicator final : public Communicator {
+public:
+    MpiCommunicator(MPI_Comm comm, size_t local_size) : comm_(comm) {
+        int r = 0, s = 1;
+        MPI_Comm_rank(comm, &r);
+        MPI_Comm_size(comm, &s);
+        rank_ = size_t(r);
+        size_ = size_t(s);
+        local_size_ = local_size ? local_size : size_;
+    }
+    size_t rank() const override { return rank_; }
+    size_t size() const override { return size_; }
+    size_t local_size() const override { return local_size_; }
+    void allreduce_sum(float* values, size_t n) override {
+        check(MPI_Allreduce(MPI_IN_PLACE, values, count_of(n), MPI_FLOAT, MPI_SUM, comm_),
+              "MPI_Allreduce (sum)");
+    }
+    void allreduce_sum(double* values, size_t n) override {
+        check(MPI_Allreduce(MPI_IN_PLACE, values, count_of(n), MPI_DOUBLE, MPI_SUM, comm_),
+              "MPI_Allreduce (sum)");
+    }
+    int allreduce_max(int value) override {
+        check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, comm_),
+              "MPI_Allreduce (max)");
+        return value;
+    }
+    void broadcast_bytes(void* data, size_t bytes) override { bcast_bytes(data, bytes, comm_); }
+    void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+private:
+    MPI_Comm comm_;
+    size_t rank_ = 0, size_ = 1, local_size_ = 1;
+};
+
+}  // namespace
 #endif
 
 bool under_launcher() {
@@ -106,7 +137,6 @@ std::string start(int* argc, char*** argv) {
             return "MPI_Init failed under a launcher of " + std::to_string(launched) +
                    " processes; check the mpirun / srun line (docs/distributed.md)";
         g_mpi = true;
-        set_group(MPI_COMM_WORLD);
         std::atexit(finish);
     }
     return "";
@@ -153,29 +183,15 @@ size_t world_size() {
 #endif
 }
 
+std::unique_ptr<Communicator> world_communicator() {
 #ifdef RF_HAVE_MPI
-size_t rank() { return g_rank; }
-size_t size() { return g_size; }
-SoloTraining::SoloTraining() {
-    if (g_mpi) set_group(MPI_COMM_SELF);
-}
-SoloTraining::~SoloTraining() {
-    if (g_mpi) set_group(MPI_COMM_WORLD);
-}
-#else
-size_t rank() { return 0; }
-size_t size() { return 1; }
-SoloTraining::SoloTraining() = default;
-SoloTraining::~SoloTraining() = default;
+    if (g_mpi && world_size() > 1) {  // (one rank: no MPI call in the training loop)
+        size_t local = env_size("OMPI_COMM_WORLD_LOCAL_SIZE");
+        if (!local) local = env_size("SLURM_NTASKS_PER_NODE");
+        return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, local);
+    }
 #endif
-
-size_t threads_per_rank(size_t configured) {
-    if (configured || size() == 1) return configured;
-    size_t local = env_size("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!local) local = env_size("SLURM_NTASKS_PER_NODE");
-    if (!local) local = size();
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    return std::max<size_t>(1, cores / local);
+    return std::make_unique<SingleProcess>();
 }
 
 void broadcast_world(std::string& text) {
