@@ -30,7 +30,7 @@
 #include "nn/adamw.hpp"
 #include "train/communicator.hpp"
 #include "train/evaluate.hpp"
-#include "train/run_directory.hpp"
+#include "run/run_directory.hpp"
 
 namespace rf {
 

@@ -17,6 +17,7 @@
 #include "train/progress.hpp"
 #include "run/run_directory.hpp"
 #include "train/schedule.hpp"
+#include "train/train_step.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -26,52 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-struct StepResult {
-    double loss = 0, grad_norm = 0;
-    double allreduce_s = 0;  // seconds in the gradient all-reduce (P > 1)
-};
-
-// One update: forward on the batch, backward, clip, AdamW at learning rate `lr`.
-// (An engine observer, such as --profile's, sees each op; the phases that are not ops are
-// marked by name.)
-// With P ranks the batch is this rank's shard, and the gradients are summed over the ranks
-// (weighted by their labelled positions) before clipping: train/data_parallel.hpp.
-StepResult train_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
-                      const ShardedBatch& shard, const TrainConfig& tc, size_t step, double lr) {
-    const data::Batch& batch = shard.local;
-    const size_t labels = batch.n_selected();
-    // resumable dropout
-    model.dropout_rng() = Rng(dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step));
-    StepResult r;
-    {
-        const ObservedScope phase("optimizer: zero_grad", true);
-        optimizer.zero_grad();
-    }
-    if (labels > 0 || comm.size() == 1) {  // a shard without labels adds nothing
-        ModelOutput out =
-            model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
-        r.loss = out.loss.item();
-        if (!std::isfinite(r.loss))
-            throw std::runtime_error("training loss became " + std::to_string(r.loss) +
-                                     " at step " + std::to_string(step + 1) +
-                                     "; lower train.lr or raise train.warmup_steps");
-        out.loss.backward();
-        const ObservedScope phase("free graph", true);
-        out = ModelOutput{};  // free the graph before the update
-    }
-    if (comm.size() > 1) {
-        const ObservedScope phase("allreduce", true);
-        const ReducedGradients sum =
-            allreduce_gradients(comm, optimizer, r.loss, labels, shard.global_labels);
-        r.loss = sum.loss;
-        r.allreduce_s = sum.seconds;
-    }
-    const ObservedScope phase("optimizer: clip + step", true);
-    r.grad_norm = tc.grad_clip > 0 ? optimizer.clip_grad_norm(tc.grad_clip) : optimizer.grad_norm();
-    model.kernels().optimizer_step(optimizer, lr);
-    return r;
 }
 
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
@@ -201,10 +156,19 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             const ObservedScope phase("data: batch", false);
             return shard(comm, batches(step, tc.batch_size));
         }();
-        const StepResult r = train_step(comm, model, optimizer, batch, tc, step, lr);
+        const uint64_t seed = dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step);
+        GradientSum sum_gradients;  // P > 1: the labelled-position-weighted all-reduce
+        if (comm.size() > 1)
+            sum_gradients = [&](AdamW& opt, double local_loss) {
+                const ReducedGradients sum = allreduce_gradients(
+                    comm, opt, local_loss, batch.local.n_selected(), batch.global_labels);
+                allreduce_seconds += sum.seconds;
+                return sum.loss;
+            };
+        const StepResult r =
+            train_step(model, optimizer, batch.local, seed, tc.grad_clip, lr, step, sum_gradients);
         set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
-        allreduce_seconds += r.allreduce_s;
         window.add(r.loss);
 
         const size_t done = step + 1;

@@ -1,0 +1,35 @@
+// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step).
+//
+//   optimizer.zero_grad()                       every gradient buffer back to 0
+//   loss = model.forward(batch, training)       mean cross-entropy over the labelled positions
+//   loss.backward()                             d loss / d every parameter, into .grad
+//   (sum_gradients: several processes add their gradients; docs/distributed.md)
+//   ‖g‖ clipped to grad_clip (when > 0)         g ← g · grad_clip / ‖g‖ if ‖g‖ > grad_clip
+//   AdamW at learning rate lr                   the schedule's, schedule.hpp
+// Dropout draws from Rng(dropout_seed): a run resumed at this step draws the same masks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "data/batch.hpp"
+#include "model/roformer.hpp"
+#include "nn/adamw.hpp"
+
+namespace rf {
+
+struct StepResult {
+    double loss = 0;       // the batch's mean loss, before the update
+    double grad_norm = 0;  // ‖g‖ before clipping
+};
+
+// Data parallelism's hook: adds the other processes' gradients into the optimizer's and
+// returns the whole batch's loss (train/data_parallel.hpp). Empty: one process, nothing to add.
+using GradientSum = std::function<double(AdamW& optimizer, double local_loss)>;
+
+// One update of `model` on `batch`. Throws std::runtime_error when the loss is not finite.
+StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+                      uint64_t dropout_seed, double grad_clip, double lr, size_t step,
+                      const GradientSum& sum_gradients = {});
+
+}  // namespace rf
