@@ -29,27 +29,22 @@ struct RopeOptions : RopeConfig {
 };
 
 // What the table turns by: row m holds a·cos and a·sin of (m / divisor)·θ_i, i < r/2.
-// The paper's RoPE is θ_i = base^(−2i/r), divisor 1, a 1.
 struct RopeFrequencies {
     double base = 0;                // the base θ_i come from (NTK scalings grow it)
     std::vector<double> theta;      // θ_i [r/2]
     double position_divisor = 1.0;  // m → m / divisor (position interpolation)
     double amplitude = 1.0;         // a: YaRN's attention factor (q·k gains a²)
 };
-// The one place θ_i are made: θ_i = base^(−2i/r), each scaling supplying its part
-// (rope_scaling.hpp: the base for NTK and dynamic NTK, then divisor, per-pair θ_i and a).
-// length: the sequence length the table is for (dynamic NTK only; 0 = the trained length).
+// The one place θ_i are made: θ_i = base^(−2i/r), divisor 1, a = 1 — the paper's RoPE —
+// with each scaling's part (rope_scaling.hpp). length: the sequence length (dynamic NTK only).
 RopeFrequencies rope_frequencies(const RopeOptions& options, size_t length = 0);
 
-// The angle table: the cos/sin of rope_frequencies, rows grown on demand.
-// Angles are computed in double and only the final cos/sin are rounded to Real (a float
-// product m·θ_i loses ~1e-3 rad at m = 100 000; see tests/test_rope.cpp "precision").
-// The table keeps every row it has computed: reserve(n) appends rows up to n and never
-// recomputes or drops old ones, so a row's values never depend on the lengths seen.
+// The angle table of rope_frequencies. Angles in double, only cos/sin rounded to Real (a float
+// m·θ_i loses ~1e-3 rad at m = 100 000; tests/test_rope.cpp "precision"). reserve(n) appends
+// rows up to n, never recomputing or dropping old ones: a row never depends on lengths seen.
 class RopeTable {
 public:
-    // options: validated at config load; only asserted here (std::logic_error "internal: …").
-    explicit RopeTable(RopeOptions options, size_t length = 0);
+    explicit RopeTable(RopeOptions options, size_t length = 0);  // options checked at load
 
     const RopeOptions& options() const { return options_; }
     const std::vector<double>& frequencies() const { return freq_.theta; }
@@ -57,8 +52,7 @@ public:
     size_t half() const { return options_.rotary_dims / 2; }
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
-    // The table to rotate a sequence of `length` positions with: *this, except for
-    // scaling = dynamic_ntk past L₀ (rope_scaling.cpp).
+    // The table for a sequence of `length` positions: *this but for dynamic_ntk past L₀.
     RopeTable& for_length(size_t length);
     const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
     const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
