@@ -265,9 +265,14 @@ TEST_CASE("position: validation errors name the key and the fix") {
     CHECK(contains(message(c), "position.max_positions"));
     c = config_for("rope");
     CHECK(contains(message(c, 64, 3), "model.num_heads"));
-    // the factory validates too
+    // The rules run once, at config load (config/validate.cpp calls validate_position_config);
+    // the factory and RopeTable only guard against options that skipped them.
     Rng rng(8);
     c = config_for("rope");
-    c.base = -1.0;
-    CHECK_THROWS_AS(make_position_scheme(c, 64, 4, rng), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(make_position_scheme(c, 64, 3, rng), doctest::Contains("internal"),
+                         std::logic_error);
+    CHECK_NOTHROW(RopeTable(rope_options_from_config(c, 6)));  // r = 6 of D = 6 is fine …
+    c.rotary_fraction = 0.5;                                    // … r = 3 is not
+    CHECK_THROWS_WITH_AS(RopeTable(rope_options_from_config(c, 6)), doctest::Contains("internal"),
+                         std::logic_error);
 }

@@ -75,7 +75,7 @@ TEST_CASE("yarn: correction range, ramp and frequencies worked by hand") {
     CHECK(keep.back() == 0.0);
     // θ'_i = θ_i·(1 − γ_i)/s + θ_i·γ_i: θ'_0 = θ_0 = 1; θ'_2 = 10^(−1/2)·(0.4/4 + 0.6) =
     // 0.316228·0.7 = 0.221359; θ'_15 = θ_15/4.
-    const std::vector<double> scaled = rope_frequencies(o);
+    const std::vector<double> scaled = rope_frequencies(o).theta;
     CHECK(scaled[0] == doctest::Approx(1.0));
     CHECK(scaled[2] == doctest::Approx(0.221359).epsilon(1e-5));
     CHECK(scaled[15] == doctest::Approx(theta(15) / 4.0));
@@ -117,7 +117,7 @@ TEST_CASE("llama3: the three bands worked by hand") {
     // (> L₀/low = 64: divided by s = 4); λ_2 = 19.87 and λ_4 = 62.83 lie between, smoothed:
     // σ = (L₀/λ − 1)/3, θ' = (1 − σ)·θ/4 + σ·θ, which for low = 1, high = 4, s = 4 is
     // θ/4 + θ·(L₀θ/2π − 1)/4 = L₀·θ²/(8π): θ'_2 = 64·0.1/(8π) = 0.8/π = 0.254648.
-    const std::vector<double> scaled = rope_frequencies(classroom(RopeScaling::llama3));
+    const std::vector<double> scaled = rope_frequencies(classroom(RopeScaling::llama3)).theta;
     CHECK(scaled[0] == doctest::Approx(theta(0)));
     CHECK(scaled[1] == doctest::Approx(theta(1)));
     CHECK(scaled[2] == doctest::Approx(0.8 / kPi).epsilon(1e-9));
@@ -134,8 +134,8 @@ TEST_CASE("dynamic ntk: base grows with the current length, only past L₀") {
     CHECK(&table.for_length(64) == &table);  // L ≤ L₀: the trained angles
     CHECK(table.frequencies()[3] == doctest::Approx(theta(3, 8)));
     // L = 256: base' = 10⁴·(2·256/64 − 1)^(8/6) = 10⁴·7^(4/3) = 133 905.18
-    o.dynamic_length = 256;
-    CHECK(dynamic_ntk_base(o) == doctest::Approx(133905.18).epsilon(1e-7));
+    CHECK(dynamic_ntk_base(o, 256) == doctest::Approx(133905.18).epsilon(1e-7));
+    CHECK(rope_frequencies(o, 256).base == dynamic_ntk_base(o, 256));
     RopeTable& grown = table.for_length(256);
     CHECK(&grown != &table);
     CHECK(grown.frequencies()[3] == doctest::Approx(std::pow(133905.18, -6.0 / 8.0)).epsilon(1e-6));
@@ -151,9 +151,8 @@ TEST_CASE("dynamic ntk: base grows with the current length, only past L₀") {
     }
     // s = 1 at length k·L₀ is fixed NTK with factor k (base·k^(r/(r−2))).
     o.scaling_factor = 1.0;
-    o.dynamic_length = 256;
     RopeOptions ntk = testing::rope_options(RopePairing::half, 8, 8, 10000.0, 1.0, 4.0);
-    CHECK(dynamic_ntk_base(o) == doctest::Approx(rope_effective_base(ntk)));
+    CHECK(dynamic_ntk_base(o, 256) == doctest::Approx(rope_frequencies(ntk).base));
 }
 
 TEST_CASE("linear and ntk scaling are the old interpolation_factor and ntk_factor") {

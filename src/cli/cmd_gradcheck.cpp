@@ -83,7 +83,8 @@ OpUnderTest make_op(const GradcheckCommandOptions& o, rf::Rng& rng,
         ro.head_dim = D;
         ro.rotary_dims = D;
         ro.base = o.base;
-        table = std::make_shared<rf::RopeTable>(ro);  // throws on an odd --dim or bad --base
+        rf::validate_rope_options(ro);  // throws on an odd --dim or bad --base
+        table = std::make_shared<rf::RopeTable>(ro);
         t.inputs = {{"x", random_tensor({1, o.heads, T, D}, rng)}};
         const size_t offset = o.offset;
         const bool broken = o.break_sin_sign;

@@ -1,6 +1,7 @@
 // Stage 5 — model: RoFormer encoder + MLM head (see roformer.hpp for the equations).
 #include "model/roformer.hpp"
 
+#include <cassert>
 #include <stdexcept>
 
 namespace rf {
@@ -13,7 +14,8 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
       kernels_(kernels_for(config)),
       dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
-    validate_position_config(position, config.hidden, config.num_heads);
+    // The position config was validated at load (config/validate.cpp); only asserted here.
+    assert(config.num_heads > 0 && config.hidden % config.num_heads == 0);
     validate_model_options(config, position);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
     const double std = config.init_std, eps = config.layer_norm_eps;

@@ -1,4 +1,5 @@
-// Stage 4 — position: config validation, the factory, and the RoPE scheme.
+// Stage 4 — position: config validation (run once, at config load), the factory, and the RoPE
+// scheme.
 //
 // Legend: C hidden size, H heads, D = C / H head size, r rotary dims; linear attention:
 //         F feature size (D for elu1, M random features for favor), r_F rotary features.
@@ -59,7 +60,7 @@ static void validate_rope_variants(const PositionConfig& c) {
 }
 
 // The checks that need the config itself; everything a RoPE table needs is checked by
-// validate_rope_knobs / validate_rope_options (rope.cpp), once.
+// validate_rope_knobs / validate_rope_options (rope_options.cpp). Called once, at config load.
 void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
     validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);  // base: sinusoidal too
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
@@ -87,7 +88,9 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
                                                      size_t num_heads, Rng& init_rng,
                                                      size_t feature_size) {
-    validate_position_config(config, hidden, num_heads);
+    // validate_position_config ran at config load (config/validate.cpp); here only a guard.
+    if (num_heads == 0 || hidden % num_heads != 0)
+        throw std::logic_error("internal: make_position_scheme needs a validated config");
     switch (config.scheme) {
         case PositionKind::learned:
             return std::make_unique<LearnedPosition>(config.max_positions, hidden, init_rng);

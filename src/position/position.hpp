@@ -79,17 +79,14 @@ constexpr std::array<NamedValue<RopePlacement>, 2> named_values(RopePlacement) {
              {RopePlacement::before_feature_map, "before_feature_map"}}};
 }
 
-// Every knob of every scheme; the config file's [position] table maps onto it 1:1.
-struct PositionConfig {
-    PositionKind scheme = PositionKind::rope;        // none | learned | sinusoidal | rope | alibi
-    RopePairing pairing = RopePairing::interleaved;  // rope: interleaved | half
-    // rope in linear attention: eq19_features | before_feature_map (RopePlacement above)
-    RopePlacement rope_placement = RopePlacement::eq19_features;
-    double base = 10000.0;                           // rope / sinusoidal: θ_i = base^(−2i/d)
-    double rotary_fraction = 1.0;       // rope: rotate the first r = fraction·D dims (r even)
-    bool rotate_values = false;         // rope: also rotate v (RoFormer's rotary_value)
-    double interpolation_factor = 1.0;  // rope: position interpolation, m → m / factor
-    double ntk_factor = 1.0;            // rope: NTK-aware base scaling, base·factor^(r/(r−2))
+// RoPE's knobs: the part of the [position] table a RoPE table reads (rope.hpp; the scaling
+// knobs in rope_scaling.hpp). PositionConfig and RopeOptions are both one, so the knobs are
+// declared once and never copied field by field.
+struct RopeConfig {
+    RopePairing pairing = RopePairing::interleaved;  // interleaved | half
+    double base = 10000.0;              // θ_i = base^(−2i/d) (rope; sinusoidal's base too)
+    double interpolation_factor = 1.0;  // position interpolation, m → m / factor
+    double ntk_factor = 1.0;            // NTK-aware base scaling, base·factor^(r/(r−2))
     // Scaling a trained RoPE model (evaluation-time keys; rope_scaling.hpp):
     RopeScaling scaling = RopeScaling::none;  // none | linear | ntk | dynamic_ntk | yarn | llama3
     double scaling_factor = 1.0;              // s: the context is stretched s times
@@ -99,6 +96,16 @@ struct PositionConfig {
     double yarn_attention_factor = 0.0;  // yarn: √(1/t) on q and k; 0 = 0.1·ln(s) + 1
     double low_freq_factor = 1.0;        // llama3: wavelengths > L₀/low are divided by s
     double high_freq_factor = 4.0;       // llama3: wavelengths < L₀/high are kept
+};
+
+// Every knob of every scheme; the config file's [position] table maps onto it 1:1
+// (config/config_fields.cpp), RoPE's knobs through its RopeConfig part above.
+struct PositionConfig : RopeConfig {
+    PositionKind scheme = PositionKind::rope;  // none | learned | sinusoidal | rope | alibi
+    // rope in linear attention: eq19_features | before_feature_map (RopePlacement above)
+    RopePlacement rope_placement = RopePlacement::eq19_features;
+    double rotary_fraction = 1.0;  // rope: rotate the first r = fraction·D dims (r even)
+    bool rotate_values = false;    // rope: also rotate v (RoFormer's rotary_value)
     // RoPE variants trained in (they define the model):
     bool xpos = false;        // xPos (Sun et al. 2022): q·ζ^(m/B), k·ζ^(−n/B); causal only
     double xpos_gamma = 0.4;  // xpos: ζ_i = (2i/r + γ) / (1 + γ)
@@ -117,7 +124,24 @@ size_t attention_head_size(size_t hidden, size_t num_heads);
 
 // Throws std::invalid_argument naming the offending key (e.g. "position.rotary_fraction")
 // when the values cannot work for this head size.
+// Runs once, at config load (config/validate.cpp); constructors only assert.
 void validate_position_config(const PositionConfig& config, size_t hidden, size_t num_heads);
+
+// ---- RoPE's options (rope.hpp's RopeOptions; defined in rope_options.cpp) -----------------
+struct RopeOptions;
+// "interleaved" | "half" → enum; anything else throws naming position.pairing.
+RopePairing parse_rope_pairing(const std::string& name);
+const char* rope_pairing_name(RopePairing pairing);
+// r = rotary_fraction · D, rounded; validate_position_config guarantees it is exact and even.
+size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
+// The config's RoPE knobs (its RopeConfig part) with this head's geometry.
+RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
+// The rules for RoPE's knobs, each written once; messages name the position.* key.
+// base > 0 and finite, interpolation_factor > 0, ntk_factor > 0 (also used by sinusoidal's base).
+void validate_rope_knobs(double base, double interpolation_factor, double ntk_factor);
+// Everything a RopeTable needs: the knobs above, D even, r even in [2, D], NTK needs r ≥ 4,
+// and position.scaling's rules (validate_rope_scaling, rope_scaling.hpp).
+void validate_rope_options(const RopeOptions& options);
 
 class PositionScheme {
 public:

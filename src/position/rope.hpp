@@ -8,90 +8,61 @@
 //   interleaved  pair i = (2i, 2i+1)       the paper, GPT-J, Meta LLaMA, ggml NORMAL
 //   half         pair i = (i, i + r/2)     GPT-NeoX rotate_half, HF LLaMA, ggml NEOX
 // The two are the same rotation up to a fixed permutation of the head dims (docs/rope.md).
+// Scaling a trained model (rope_scaling.hpp) and the variants xPos, learned frequencies and
+// 2-D RoPE (rope_variants.hpp) build on this file; none of them is needed to read it.
 #pragma once
 
 #include <cstddef>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "position/position.hpp"  // PositionConfig, RopePairing
+#include "position/position.hpp"  // RopeConfig, RopePairing; validate_rope_options
 #include "tensor/tensor.hpp"
 
 namespace rf {
 
-// RopePairing (interleaved | half) is declared with PositionConfig in position.hpp.
-// "interleaved" | "half" → enum; anything else throws naming position.pairing.
-RopePairing parse_rope_pairing(const std::string& name);
-const char* rope_pairing_name(RopePairing pairing);
-
-struct RopeOptions {
-    RopePairing pairing = RopePairing::interleaved;
-    size_t head_dim = 0;                // D
-    size_t rotary_dims = 0;             // r: even, 2 ≤ r ≤ D; dims r … D−1 pass through
-    double base = 10000.0;              // θ_i = base^(−2i/r)
-    double interpolation_factor = 1.0;  // position interpolation: angle uses m / factor
-    double ntk_factor = 1.0;            // NTK-aware scaling: base → base · factor^(r/(r−2))
-    // Scaling a trained model (position.scaling and its knobs; rope_scaling.hpp):
-    RopeScaling scaling = RopeScaling::none;
-    double scaling_factor = 1.0;        // s
-    size_t original_max_positions = 0;  // L₀
-    double yarn_beta_fast = 32.0, yarn_beta_slow = 1.0;
-    double yarn_attention_factor = 0.0;  // 0 = 0.1·ln(s) + 1
-    double low_freq_factor = 1.0, high_freq_factor = 4.0;
-    // dynamic_ntk: the length L this table is made for (0 = L₀ or shorter: no scaling).
-    size_t dynamic_length = 0;
+// One table's options: RoPE's [position] knobs (RopeConfig: pairing, base, scaling, …) and
+// the geometry of one head. Checked once, by validate_rope_options at config load.
+struct RopeOptions : RopeConfig {
+    size_t head_dim = 0;     // D
+    size_t rotary_dims = 0;  // r: even, 2 ≤ r ≤ D; dims r … D−1 pass through
 };
 
-// The rules for RoPE's knobs, each written once; messages name the position.* key.
-// base > 0 and finite, interpolation_factor > 0, ntk_factor > 0 (also used by sinusoidal's base).
-void validate_rope_knobs(double base, double interpolation_factor, double ntk_factor);
-// Everything a RopeTable needs: the knobs above, D even, r even in [2, D], NTK needs r ≥ 4.
-void validate_rope_options(const RopeOptions& options);
+// What the table turns by: row m holds a·cos and a·sin of (m / divisor)·θ_i, i < r/2.
+struct RopeFrequencies {
+    double base = 0;                // the base θ_i come from (NTK scalings grow it)
+    std::vector<double> theta;      // θ_i [r/2]
+    double position_divisor = 1.0;  // m → m / divisor (position interpolation)
+    double amplitude = 1.0;         // a: YaRN's attention factor (q·k gains a²)
+};
+// The one place θ_i are made: θ_i = base^(−2i/r), divisor 1, a = 1 — the paper's RoPE —
+// with each scaling's part (rope_scaling.hpp). length: the sequence length (dynamic NTK only).
+RopeFrequencies rope_frequencies(const RopeOptions& options, size_t length = 0);
 
-// r = rotary_fraction · D, rounded; validate_position_config guarantees it is exact and even.
-size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
-RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
-
-// base · ntk^(r/(r−2)), exactly `base` when ntk = 1 (ntk = ntk_factor, times s for
-// scaling = ntk; dynamic_ntk's base for dynamic_length: rope_scaling.hpp).
-double rope_effective_base(const RopeOptions& options);
-// θ_i = effective_base^(−2i/r), i = 0 … r/2−1, in double; then reshaped per frequency by
-// scaling = yarn or llama3 (rope_scaling.hpp).
-std::vector<double> rope_frequencies(const RopeOptions& options);
-// The divisor of m: interpolation_factor, times s for scaling = linear.
-double rope_position_divisor(const RopeOptions& options);
-
-// The angle table: row m holds a·cos and a·sin of (m / divisor)·θ_i for i < r/2, where a is
-// the attention factor (1 but for yarn, whose temperature scales q and k and so q·k by a²:
-// folded into the table, the composed op and the fused kernel apply it alike).
-// Angles are computed in double and only the final cos/sin are rounded to Real (a float
-// product m·θ_i loses ~1e-3 rad at m = 100 000; see tests/test_rope.cpp "precision").
-// The table keeps every row it has computed: reserve(n) appends rows up to n and never
-// recomputes or drops old ones, so a row's values never depend on the lengths seen.
+// The angle table of rope_frequencies. Angles in double, only cos/sin rounded to Real (a float
+// m·θ_i loses ~1e-3 rad at m = 100 000; tests/test_rope.cpp "precision"). reserve(n) appends
+// rows up to n, never recomputing or dropping old ones: a row never depends on lengths seen.
 class RopeTable {
 public:
-    explicit RopeTable(RopeOptions options);  // throws std::invalid_argument on bad options
+    explicit RopeTable(RopeOptions options, size_t length = 0);  // options checked at load
 
     const RopeOptions& options() const { return options_; }
-    const std::vector<double>& frequencies() const { return theta_; }
+    const std::vector<double>& frequencies() const { return freq_.theta; }
     size_t capacity() const { return capacity_; }  // rows computed = longest length seen
     size_t half() const { return options_.rotary_dims / 2; }
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
-    // The table to rotate a sequence of `length` positions with: *this, except for
-    // scaling = dynamic_ntk past L₀, where it is a table whose base is grown for that length
-    // (kept until a different length is asked for).
+    // The table for a sequence of `length` positions: *this but for dynamic_ntk past L₀.
     RopeTable& for_length(size_t length);
     const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
     const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
 
 private:
     RopeOptions options_;
-    std::vector<double> theta_;    // [r/2]
+    size_t length_;                // the length given (dynamic NTK), 0 for a trained table
+    RopeFrequencies freq_;
     std::vector<Real> cos_, sin_;  // [capacity, r/2]
     size_t capacity_ = 0;
-    double amplitude_ = 1.0;              // the attention factor a
     std::shared_ptr<RopeTable> dynamic_;  // dynamic_ntk: the table of the last length > L₀
 };
 
@@ -112,8 +83,8 @@ void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_
                    RopePairing pairing, const Real* cos, const Real* sin);
 
 // cos/sin rows gathered for the positions of one call, [T, r/2] each, any per-row scale
-// folded in (yarn's attention factor, xPos's decay). The backward keeps them: later table
-// growth (which may move the table's storage) cannot affect it.
+// folded in (YaRN's a, xPos's decay). The backward keeps them: later table growth (which
+// may move the table's storage) cannot affect it.
 struct RopeAngles {
     std::vector<Real> cos, sin;
     // Copies `count` pairs of `table`'s row `position` into this call's row t, from pair

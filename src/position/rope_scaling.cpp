@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -94,35 +95,63 @@ std::vector<double> yarn_keep_fraction(const RopeOptions& o) {
     return keep;
 }
 
-double dynamic_ntk_base(const RopeOptions& o) {
+// ---- each scaling's part of rope_frequencies ---------------------------------------------
+double dynamic_ntk_base(const RopeOptions& o, size_t length) {
     const double L0 = static_cast<double>(o.original_max_positions);
-    const double L = std::max(static_cast<double>(o.dynamic_length), L0);
+    const double L = std::max(static_cast<double>(length), L0);
     if (L <= L0) return o.base;
     const double r = static_cast<double>(o.rotary_dims), s = o.scaling_factor;
     return o.base * std::pow(s * L / L0 - (s - 1.0), r / (r - 2.0));
 }
 
-std::vector<double> rescale_frequencies(const RopeOptions& o, std::vector<double> theta) {
-    const double s = o.scaling_factor;
-    if (o.scaling == RopeScaling::yarn) {
-        const std::vector<double> keep = yarn_keep_fraction(o);
-        for (size_t i = 0; i < theta.size(); ++i)
-            theta[i] = theta[i] / s * (1.0 - keep[i]) + theta[i] * keep[i];
-    } else if (o.scaling == RopeScaling::llama3) {
-        const double L0 = static_cast<double>(o.original_max_positions);
-        const double low = o.low_freq_factor, high = o.high_freq_factor;
-        for (double& t : theta) {
-            const double wavelength = 2.0 * kPi / t;
-            if (wavelength < L0 / high) continue;  // fast: kept
-            if (wavelength > L0 / low) {           // slow: interpolated
-                t /= s;
-                continue;
-            }
-            const double smooth = (L0 / wavelength - low) / (high - low);
-            t = (1.0 - smooth) * t / s + smooth * t;
+double scaled_rope_base(const RopeOptions& o, size_t length) {
+    if (o.scaling == RopeScaling::dynamic_ntk) return dynamic_ntk_base(o, length);
+    const double ntk = o.ntk_factor * (o.scaling == RopeScaling::ntk ? o.scaling_factor : 1.0);
+    if (ntk == 1.0) return o.base;
+    const double r = static_cast<double>(o.rotary_dims);
+    return o.base * std::pow(ntk, r / (r - 2.0));
+}
+
+// yarn: θ'_i = θ_i·(1 − γ_i)/s + θ_i·γ_i
+static void yarn_rescale(const RopeOptions& o, std::vector<double>& theta) {
+    const std::vector<double> keep = yarn_keep_fraction(o);
+    for (size_t i = 0; i < theta.size(); ++i)
+        theta[i] = theta[i] / o.scaling_factor * (1.0 - keep[i]) + theta[i] * keep[i];
+}
+
+// llama3: three bands by wavelength λ_i = 2π/θ_i
+static void llama3_rescale(const RopeOptions& o, std::vector<double>& theta) {
+    const double s = o.scaling_factor, L0 = static_cast<double>(o.original_max_positions);
+    const double low = o.low_freq_factor, high = o.high_freq_factor;
+    for (double& t : theta) {
+        const double wavelength = 2.0 * kPi / t;
+        if (wavelength < L0 / high) continue;  // fast: kept
+        if (wavelength > L0 / low) {           // slow: interpolated
+            t /= s;
+            continue;
         }
+        const double smooth = (L0 / wavelength - low) / (high - low);
+        t = (1.0 - smooth) * t / s + smooth * t;
     }
-    return theta;
+}
+
+void rescale_rope_frequencies(const RopeOptions& o, RopeFrequencies& f) {
+    f.position_divisor =
+        o.interpolation_factor * (o.scaling == RopeScaling::linear ? o.scaling_factor : 1.0);
+    if (o.scaling == RopeScaling::yarn) yarn_rescale(o, f.theta);
+    if (o.scaling == RopeScaling::llama3) llama3_rescale(o, f.theta);
+    f.amplitude = rope_attention_factor(o);
+}
+
+// dynamic_ntk: a table per length past L₀, its base grown for that length (kept until a
+// different length is asked for). A grown table (length_ != 0) is never grown again.
+RopeTable& RopeTable::for_length(size_t length) {
+    if (options_.scaling != RopeScaling::dynamic_ntk || length_ != 0 ||
+        length <= options_.original_max_positions)
+        return *this;
+    if (!dynamic_ || dynamic_->length_ != length)
+        dynamic_ = std::make_shared<RopeTable>(options_, length);
+    return *dynamic_;
 }
 
 }  // namespace rf

@@ -42,10 +42,14 @@ double yarn_correction_dim(double rotations, size_t rotary_dims, double base,
 // γ_i for i = 0 … h−1: 1 = keep θ_i (extrapolate), 0 = θ_i / s (interpolate).
 std::vector<double> yarn_keep_fraction(const RopeOptions& options);
 
-// dynamic_ntk's base for the options' dynamic_length (base itself when it is ≤ L₀).
-double dynamic_ntk_base(const RopeOptions& options);
-
-// The trained θ_i (unscaled) reshaped by yarn / llama3; other scalings return them unchanged.
-std::vector<double> rescale_frequencies(const RopeOptions& options, std::vector<double> theta);
+// ---- each scaling's part of rope_frequencies (rope.hpp), the one place θ_i are made ------
+// The base θ_i are computed from: base · ntk^(r/(r−2)) with ntk = ntk_factor, times s for
+// scaling = ntk (exactly `base` when ntk = 1); dynamic_ntk_base for scaling = dynamic_ntk.
+double scaled_rope_base(const RopeOptions& options, size_t length);
+// dynamic_ntk's base for a sequence of `length` positions (base itself when it is ≤ L₀).
+double dynamic_ntk_base(const RopeOptions& options, size_t length);
+// Given θ_i from scaled_rope_base: the position divisor (interpolation_factor, times s for
+// scaling = linear), θ_i reshaped per pair (yarn, llama3) and the amplitude a (yarn).
+void rescale_rope_frequencies(const RopeOptions& options, RopeFrequencies& frequencies);
 
 }  // namespace rf

@@ -64,9 +64,9 @@ Tensor rope_learned_frequencies(const Tensor& x, const Tensor& theta, const Rope
                                     shape_str(theta.shape()) + " must be [" + std::to_string(h) +
                                     "]");
     const size_t T = x.size(-2), N = T == 0 ? 0 : x.numel() / (T * D);
+    const double divisor = rope_frequencies(o).position_divisor;  // only θ_i are learned
     std::vector<double> position(T);
-    for (size_t t = 0; t < T; ++t)
-        position[t] = static_cast<double>(offset + t) / rope_position_divisor(o);
+    for (size_t t = 0; t < T; ++t) position[t] = static_cast<double>(offset + t) / divisor;
     auto angles = std::make_shared<RopeAngles>();
     angles->cos.resize(T * h);
     angles->sin.resize(T * h);
@@ -106,9 +106,9 @@ Tensor rope_learned_frequencies(const Tensor& x, const Tensor& theta, const Rope
     });
 }
 
+// θ starts at the table's frequencies (options validated at config load; asserted by RopeTable)
 LearnedFrequencyRope::LearnedFrequencyRope(const RopeOptions& options) : options_(options) {
-    validate_rope_options(options_);
-    const std::vector<double> theta = rope_frequencies(options_);
+    const std::vector<double> theta = RopeTable(options_).frequencies();
     Array w = Array::from_shape({theta.size()});
     for (size_t i = 0; i < theta.size(); ++i) w.data()[i] = static_cast<Real>(theta[i]);
     theta_ = Tensor(std::move(w), true);
