@@ -153,7 +153,7 @@ TEST_CASE("peers: HF RoFormer's numbers refuse the half pairing") {
 // test_default_rope_numerically: θ_i = 10000^(−2i/128), the first three and the last listed.
 TEST_CASE("peers: HF rope utils, default inverse frequencies") {
     const RopeOptions o = llama_head();
-    const std::vector<double> theta = rope_frequencies(o);
+    const std::vector<double> theta = rope_frequencies(o).theta;
     REQUIRE(theta.size() == kPairs);
     check_listed(theta, 0, {1.0000e+00, 8.6596e-01, 7.4989e-01});
     check_listed(theta, kPairs - 1, {1.1548e-04});
@@ -164,14 +164,14 @@ TEST_CASE("peers: HF rope utils, default inverse frequencies") {
 // Hugging Face transformers, tests/utils/test_modeling_rope_utils.py,
 // test_linear_rope_numerically: linear (position interpolation) with factor f gives
 // default / f, attention factor 1. We keep θ_i and divide the position instead (angle =
-// (m / f)·θ_i, rope_position_divisor), so what must equal theirs is θ_i / divisor — and the
-// table's angle at a position, the thing a model actually uses.
+// (m / f)·θ_i, RopeFrequencies::position_divisor), so what must equal theirs is θ_i / divisor
+// — and the table's angle at a position, the thing a model actually uses.
 TEST_CASE("peers: HF rope utils, linear scaling is default / factor") {
     for (double f : {2.0, 10.0, 20.0}) {
         CAPTURE(f);
         const RopeOptions o = llama_head(RopeScaling::linear, f);
-        const std::vector<double> theta = rope_frequencies(o);
-        const double divisor = rope_position_divisor(o);
+        const std::vector<double> theta = rope_frequencies(o).theta;
+        const double divisor = rope_frequencies(o).position_divisor;
         std::vector<double> effective(kPairs);
         for (size_t i = 0; i < kPairs; ++i) effective[i] = theta[i] / divisor;
         check_default_over(effective, 0, kPairs - 1, f);
@@ -194,16 +194,13 @@ TEST_CASE("peers: HF rope utils, dynamic NTK") {
     RopeOptions o = llama_head(RopeScaling::dynamic_ntk, 10.0);
     for (size_t length : {size_t(0), size_t(1), size_t(2048)}) {
         CAPTURE(length);
-        o.dynamic_length = length;
-        check_default_over(rope_frequencies(o), 0, kPairs - 1, 1.0);
-        CHECK(dynamic_ntk_base(o) == 10000.0);
+        check_default_over(rope_frequencies(o, length).theta, 0, kPairs - 1, 1.0);
+        CHECK(dynamic_ntk_base(o, length) == 10000.0);
     }
-    o.dynamic_length = 0;
     RopeTable table(o);
     CHECK(&table.for_length(2048) == &table);  // no scaling up to L₀: the same table
 
-    o.dynamic_length = 16384;
-    const std::vector<double> grown = rope_frequencies(o);
+    const std::vector<double> grown = rope_frequencies(o, 16384).theta;
     check_listed(grown, 0,
                  {1.0000e+00, 8.0931e-01, 6.5498e-01, 5.3008e-01, 4.2900e-01, 3.4720e-01,
                   2.8099e-01, 2.2741e-01, 1.8404e-01, 1.4895e-01, 1.2055e-01, 9.7558e-02});
@@ -224,7 +221,7 @@ TEST_CASE("peers: HF rope utils, YaRN") {
     RopeOptions o = llama_head(RopeScaling::yarn, 10.0);
     o.yarn_beta_fast = 32.0;
     o.yarn_beta_slow = 1.0;
-    const std::vector<double> theta = rope_frequencies(o);
+    const std::vector<double> theta = rope_frequencies(o).theta;
     REQUIRE(theta.size() == kPairs);
     check_default_over(theta, 0, 16, 1.0);
     check_listed(theta, 17,
@@ -247,7 +244,7 @@ TEST_CASE("peers: HF rope utils, Llama 3") {
     RopeOptions o = llama_head(RopeScaling::llama3, 10.0);
     o.low_freq_factor = 1.0;
     o.high_freq_factor = 4.0;
-    const std::vector<double> theta = rope_frequencies(o);
+    const std::vector<double> theta = rope_frequencies(o).theta;
     REQUIRE(theta.size() == kPairs);
     check_default_over(theta, 0, 30, 1.0);
     check_listed(theta, 31,

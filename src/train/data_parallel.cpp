@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "data/fnv1a.hpp"
+#include "io/fnv1a.hpp"
 
 namespace rf {
 
