@@ -7,7 +7,7 @@
 #   scripts/finetune_sweep.sh OUT_DIR            the full sweep (configs/finetune_sweep.toml;
 #                                                ≈ 1 h 30 min on 2 idle cores — see its header)
 #   scripts/finetune_sweep.sh --smoke OUT_DIR    seconds: a tiny preset, 2 schemes × 2 seeds,
-#                                                2 tasks, 1 short epoch (tests/cli_finetune_sweep.sh)
+#                                                2 tasks, 1 short epoch (tests/machinery/cli_finetune_sweep.sh)
 #
 # Layout: OUT_DIR/pretrain (a `roformer compare` directory: <scheme>/seed<k>),
 #         OUT_DIR/ft/<task>/<scheme>/seed<k> and OUT_DIR/ft/<task>/scratch/seed<k> (fine-tune

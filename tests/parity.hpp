@@ -1,7 +1,7 @@
-// Shared by the parity tests (tests/test_parity.cpp) and their fixture writers
-// (tests/test_parity_writers.cpp): the comparison criterion, the set-up read from a fixture,
+// Shared by the parity tests (tests/lesson/test_parity.cpp) and their fixture writers
+// (tests/lesson/test_parity_writers.cpp): the comparison criterion, the set-up read from a fixture,
 // the model built from init.safetensors, one forward + backward and the AdamW trajectory.
-// Legend: M labelled rows, V vocabulary; the fixtures are described in tests/test_parity.cpp.
+// Legend: M labelled rows, V vocabulary; the fixtures are described in tests/lesson/test_parity.cpp.
 //
 // Criterion (fp32 against a float64 reference). Element i of a tensor passes when
 //     |ours_i − ref_i| ≤ kRelTol·|ref_i| + kScaleTol·S,   S = max_j |ref_j| over the tensor

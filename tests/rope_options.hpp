@@ -1,4 +1,4 @@
-// Test helper shared by tests/test_rope.cpp (float32) and tests/gradcheck/test_rope_grad.cpp
+// Test helper shared by tests/lesson/test_rope.cpp (float32) and tests/gradcheck/test_rope_grad.cpp
 // (double): RopeOptions in one line.
 #pragma once
 

@@ -3,7 +3,7 @@
 // — SimdKernels::adamw_update of the ISA in force (src/fast/simd_kernels.hpp) — instead of
 // double scalars. The scalar factors are still computed once in double; per element the
 // moments and the weight are computed in Real, so the result is step()'s to float rounding
-// (a few ulps per update; tests/test_adamw.cpp holds them together over several steps).
+// (a few ulps per update; tests/lesson/test_adamw.cpp holds them together over several steps).
 // Chunks are disjoint, so the result does not depend on the thread count.
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // few float ulps instead of libm's one-at-a-time calls), and saves less for the backward.
 // The lane loops are the kernels of simd_kernels.hpp, compiled per instruction set; the ISA in
 // force (simd.hpp, model.isa) is taken when the op runs and kept for its backward.
-// tests/test_fused_ops.cpp checks each against its composed op on every ISA the CPU has;
+// tests/machinery/test_fused_ops.cpp checks each against its composed op on every ISA the CPU has;
 // tests/gradcheck checks its backward per element in double.
 //
 // Legend: n elements; C a row's length.

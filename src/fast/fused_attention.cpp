@@ -7,7 +7,7 @@
 // term is ≤ 1 after the shift) instead of the composed path's serial double sum. The row
 // kernels are SimdKernels::softmax_row / softmax_row_backward (src/fast/simd_kernels.hpp) of
 // the ISA in force (model.isa), taken when the op runs and kept for its backward. The two
-// paths agree to float rounding on every ISA (tests/test_fused_attention.cpp).
+// paths agree to float rounding on every ISA (tests/machinery/test_fused_attention.cpp).
 #include "fast/fused_attention.hpp"
 
 #include <algorithm>

@@ -19,7 +19,7 @@
 //
 // What it saves for the backward: probs [B,H,T,T] (as the composed path does) and the angle
 // rows; the rotated q, k are recomputed (cheaper than storing them).
-// tests/test_fused_attention.cpp checks it against the composed ops, values and gradients.
+// tests/machinery/test_fused_attention.cpp checks it against the composed ops, values and gradients.
 #pragma once
 
 #include "position/rope.hpp"

@@ -4,7 +4,7 @@
 //                          stacked (q, k, v: [R,C]·[C,3C] instead of three [R,C]·[C,C])
 //   linear_cross_entropy   cross_entropy(x·Wᵀ + b) (the tied decoder and its loss): the [R,V]
 //                          logits written once, the gradient made block by block in cache
-// tests/test_fused_products.cpp checks each against the composed ops; tests/gradcheck/
+// tests/machinery/test_fused_products.cpp checks each against the composed ops; tests/gradcheck/
 // test_fused_products_grad.cpp checks each backward per element in double.
 //
 // Legend: R rows (every leading dim), C in features, N = Σ out_i stacked out features,

@@ -11,7 +11,7 @@
 // linkage (each file gets its own), they call no inline helper of another header except
 // xsimd's, whose instances carry the architecture in their names (batch<float, avx2> and
 // batch<float, sse2> are different types), and the tail loops use plain loops, not <algorithm>.
-// tests/cli_simd_symbols.sh checks the compiled files: every weak symbol of a wide file names
+// tests/machinery/cli_simd_symbols.sh checks the compiled files: every weak symbol of a wide file names
 // its architecture.
 //
 // Legend: L = lanes (Reals per register); a loop over whole lanes, then the tail one by one.

@@ -2,6 +2,7 @@
 //
 // Legend: B batch, T tokens, C hidden, H heads, D = C/H head size, F feature size, M random
 //         features, W:[M, D] the FAVOR projection of one layer.
+#include "ops/linear_attention.hpp"
 #include "model/attention.hpp"
 
 #include <algorithm>

@@ -14,7 +14,7 @@
 //
 // A model gets its kernels once, when it is built (kernels_for, below); nothing is threaded
 // through the forward's signatures. The fast twins are held to these composed ops, values and
-// gradients, by tests/test_fused_*.cpp and tests/test_adamw_vectorized.cpp.
+// gradients, by tests/test_fused_*.cpp and tests/machinery/test_adamw_vectorized.cpp.
 #pragma once
 
 #include <memory>

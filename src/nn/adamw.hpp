@@ -54,7 +54,7 @@ public:
     void step(double lr);
     // The same update on the fast path (model.fused; the model's kernels choose it): the element
     // loop in float SIMD lanes of the ISA in force (src/fast/simd.hpp) instead of step's double
-    // scalars, equal to step to float rounding (adamw_vectorized.cpp, tests/test_adamw.cpp).
+    // scalars, equal to step to float rounding (adamw_vectorized.cpp, tests/lesson/test_adamw.cpp).
     void step_vectorized(double lr);
     void zero_grad();
 

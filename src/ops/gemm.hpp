@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "ops/threading.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/linear_attention.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {

@@ -1,10 +1,11 @@
-// Stage 2 — ops: the process's one threading setting (see ops.hpp, Threading).
+// Stage 2 — ops: the process's one threading setting (see ops/threading.hpp, Threading).
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "ops/threading.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {

@@ -40,7 +40,7 @@ struct RopeFrequencies {
 RopeFrequencies rope_frequencies(const RopeOptions& options, size_t length = 0);
 
 // The angle table of rope_frequencies. Angles in double, only cos/sin rounded to Real (a float
-// m·θ_i loses ~1e-3 rad at m = 100 000; tests/test_rope.cpp "precision"). reserve(n) appends
+// m·θ_i loses ~1e-3 rad at m = 100 000; tests/lesson/test_rope.cpp "precision"). reserve(n) appends
 // rows up to n, never recomputing or dropping old ones: a row never depends on lengths seen.
 class RopeTable {
 public:

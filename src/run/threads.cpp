@@ -1,4 +1,5 @@
 // Run — a run's threads (see threads.hpp).
+#include "ops/threading.hpp"
 #include "run/threads.hpp"
 
 #include <cstdlib>
@@ -14,7 +15,7 @@ size_t apply_threading(const Config& config) {
 
 size_t apply_threading(const Config& config, size_t threads) {
     set_simd_isa(config.model.isa);
-    return set_threading({threads, config.model.fused}).threads;  // ops.hpp, Threading
+    return set_threading({threads, config.model.fused}).threads;  // ops/threading.hpp, Threading
 }
 
 std::string fast_path_line(const ModelConfig& model) {

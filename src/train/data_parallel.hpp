@@ -34,7 +34,7 @@
 
 namespace rf {
 
-// ---- the split of a batch (pure arithmetic; tests/test_distributed.cpp) -------------------
+// ---- the split of a batch (pure arithmetic; tests/machinery/test_distributed.cpp) -------------------
 // Rows [first, first + count) of a B-row batch are rank `rank`'s of `ranks`.
 struct RowRange {
     size_t first = 0, count = 0;

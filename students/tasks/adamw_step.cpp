@@ -1,5 +1,5 @@
 // Graded task adamw_step — one AdamW update (replaces src/nn/adamw_step.cpp).
-// Grade it:  scripts/grade.sh adamw_step    (tests: tests/test_adamw.cpp — several steps
+// Grade it:  scripts/grade.sh adamw_step    (tests: tests/lesson/test_adamw.cpp — several steps
 //                                            against a loop in double, decoupled decay, resume)
 //
 // Write AdamW::step(lr), declared in src/nn/adamw.hpp (read the formulas there; w is a weight).

@@ -1,5 +1,5 @@
 // Graded task mlm_masking — BERT's masking rule (replaces src/data/mlm_masking.cpp).
-// Grade it:  scripts/grade.sh mlm_masking   (tests: tests/test_mlm.cpp — the shares of
+// Grade it:  scripts/grade.sh mlm_masking   (tests: tests/lesson/test_mlm.cpp — the shares of
 //                                            [MASK] / random / unchanged, and reproducibility)
 //
 // The sampler (src/data/mlm.cpp) has already chosen which positions the loss is taken at

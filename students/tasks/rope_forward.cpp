@@ -1,5 +1,5 @@
 // Graded task rope_forward — the RoPE kernel (replaces src/position/rope_kernel.cpp).
-// Grade it:  scripts/grade.sh rope_forward      (tests: tests/test_rope.cpp, "rope: *")
+// Grade it:  scripts/grade.sh rope_forward      (tests: tests/lesson/test_rope.cpp, "rope: *")
 //
 // Write rope_kernel, declared in src/position/rope.hpp. For every row (n, t) of a contiguous
 // [N, T, D] buffer, rotate pair i of the first r dims by the angle of position t:

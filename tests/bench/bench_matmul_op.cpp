@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/threading.hpp"
 #include "ops/ops.hpp"
 
 using rf::Real;

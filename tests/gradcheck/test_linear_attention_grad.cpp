@@ -8,6 +8,7 @@
 // Legend: B batch, H heads, T tokens, D head size, F feature size, M random features.
 #include <cmath>
 
+#include "ops/linear_attention.hpp"
 #include "gradcheck/gradcheck.hpp"
 #include "position/rope.hpp"
 #include "rope_options.hpp"

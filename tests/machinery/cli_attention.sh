@@ -2,7 +2,7 @@
 # `roformer attention` end to end (ctest cli_attention): train a tiny MLM for a few steps, dump
 # its attention as .npy and as CSV, check both with numpy (shape [layers, heads, T, T], every
 # row sums to 1, the CSV equals the .npy), then a linear-attention run must be refused.
-#   tests/cli_attention.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+#   tests/machinery/cli_attention.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
 fail() { echo "FAIL: $*"; exit 1; }

@@ -3,8 +3,8 @@
 // the first token, no pooler) written in tests/reference/make_reference.py, in float64.
 //
 // Fixtures in tests/reference/:
-//   init.safetensors             the encoder's initial weights (tests/test_parity.cpp)
-//   init_classifier.safetensors  written by OUR C++ (tests/test_parity_writers.cpp, by hand):
+//   init.safetensors             the encoder's initial weights (tests/lesson/test_parity.cpp)
+//   init_classifier.safetensors  written by OUR C++ (tests/lesson/test_parity_writers.cpp, by hand):
 //                                the head's initial weights (K = 3) and two batches with
 //                                token types — single sentences and sentence pairs
 //   parity_classifier_<kind>.safetensors  written by make_reference.py: PyTorch's logits

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A run directory survives kills, interruptions and a second writer (issue 14), tested on the
 # real binary because signals, _exit and flock are process-level behaviour.
-#   tests/cli_run_safety.sh <roformer binary> <scratch dir> faults|signals
+#   tests/machinery/cli_run_safety.sh <roformer binary> <scratch dir> faults|signals
 #   faults:  RF_FAULT_KILL_AT kills the writer at each point of a checkpoint commit (at the
 #            first checkpoint and at a later one); --resume then ends bit-identical to an
 #            uninterrupted run (metrics loss columns, model and optimizer bytes)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every output a transaction, every interruption honest (issue 23), on the real binary: signals,
 # forked children, flock, full disks and file-size limits are process-level behaviour.
-#   tests/cli_transactions.sh <roformer binary> <scratch dir> compare|outputs|lock|disk
+#   tests/machinery/cli_transactions.sh <roformer binary> <scratch dir> compare|outputs|lock|disk
 #   compare: SIGINT (jobs 1) / SIGTERM to the parent (jobs 2) / SIGTERM to one child / SIGHUP
 #            stop every run with a checkpoint, exit 128+signal, print the command that
 #            continues, write no summary, leave no process behind; ONE re-run finishes every

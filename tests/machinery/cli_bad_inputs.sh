@@ -3,7 +3,7 @@
 # expected exit code and a one-line message holding the expected fragment — never a crash,
 # a hang (each row has a time limit) or a silent exit 0.
 #
-#   tests/cli_bad_inputs.sh BIN WORKDIR
+#   tests/machinery/cli_bad_inputs.sh BIN WORKDIR
 #
 # The table is below: "exit code | fragment of the message | arguments" (the arguments are
 # word-split by the shell after $W, $RUN, … are substituted; quote a sentence with '…').
@@ -13,7 +13,7 @@ set -u
 BIN=$(realpath "$1")
 W=$(realpath -m "$2")
 rm -rf "$W" && mkdir -p "$W" || exit 1
-cd "$(dirname "$0")/.." || exit 1  # configs/ and data/ are relative to the repository
+cd "$(dirname "$0")/../.." || exit 1  # configs/ and data/ are relative to the repository
 
 TINY="--config configs/tiny.toml --set train.eval_every=0 --set data.val_windows=4 --quiet"
 SMALL="$TINY --set data.path=$W/corpus.txt --set data.vocab_size=120"

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/linear_attention.hpp"
 #include "ops/ops.hpp"
 
 using rf::Array;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/linear_attention.hpp"
 #include "config/config.hpp"
 #include "io/safetensors.hpp"
 #include "model/roformer.hpp"

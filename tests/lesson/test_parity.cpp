@@ -1,7 +1,7 @@
 // Tests for the whole model — parity with an independent PyTorch reference, the llm.c way.
 //
 // Fixtures in tests/reference/ (docs/testing.md says how to regenerate them):
-//   init.safetensors            written by OUR C++ (tests/test_parity_writers.cpp, by hand):
+//   init.safetensors            written by OUR C++ (tests/lesson/test_parity_writers.cpp, by hand):
 //                               the initial weights under HF names plus a fixed batch
 //   init_favor.safetensors      written by OUR C++ (the same file): FAVOR's fixed projection
 //                               W:[M, D] of each layer, for the favor cases

@@ -1,7 +1,7 @@
 // Tests for issue 23's one writer of named outputs (src/io/output_file.hpp), the shell quoting
 // of printed commands (src/io/shell_quote.hpp), the UTF-8 check of free-text config keys, the
 // directory lock (src/run/run_lock.hpp) and metrics.csv's checked appends. Full disks, file-size
-// limits and signals are process-level: tests/cli_transactions.sh injects those into the real
+// limits and signals are process-level: tests/machinery/cli_transactions.sh injects those into the real
 // binary.
 #include <doctest/doctest.h>
 

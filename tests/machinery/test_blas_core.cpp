@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/threading.hpp"
 #include "fast/blas_core.hpp"
 #include "ops/gemm.hpp"
 

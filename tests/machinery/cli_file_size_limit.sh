@@ -5,12 +5,12 @@
 # and the optimizer are byte for byte what they were, and --resume without the limit ends
 # bit-identical to a run that was never cut.
 #
-#   tests/cli_file_size_limit.sh BIN WORKDIR
+#   tests/machinery/cli_file_size_limit.sh BIN WORKDIR
 set -u
 BIN=$(realpath "$1")
 W=$(realpath -m "$2")
 rm -rf "$W" && mkdir -p "$W" || exit 1
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 
 head -c 200000 data/kjv.txt > "$W/corpus.txt"

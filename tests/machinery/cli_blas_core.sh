@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The BLAS core check on the machine it runs on (src/fast/blas_core.hpp, src/cli/main.cpp).
-#   tests/cli_blas_core.sh <roformer binary> <scratch dir>
+#   tests/machinery/cli_blas_core.sh <roformer binary> <scratch dir>
 # What the CPU supports is read here from /proc/cpuinfo, by this script's own table, not the
 # program's; each case trains 1 step of configs/tiny.toml and reads the run log's BLAS line:
 #   - RF_BLAS_CORE=keep: the library's own pick L runs, and the line says so;

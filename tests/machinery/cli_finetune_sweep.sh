@@ -3,7 +3,7 @@
 # end to end in seconds — 2 schemes × 2 seeds pre-trained, each fine-tuned on 2 tasks, the
 # from-scratch baseline, the table with its floors and paired intervals; a second run redoes
 # nothing; fortunes-topic runs with its own schedule. The numbers mean nothing at this size.
-#   tests/cli_finetune_sweep.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+#   tests/machinery/cli_finetune_sweep.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
 fail() { echo "FAIL: $*"; exit 1; }

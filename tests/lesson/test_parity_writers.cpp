@@ -1,6 +1,6 @@
 // The parity fixtures' C++ halves, run by hand (never by ctest): the initial weights and batch
 // (init.safetensors) and FAVOR's fixed projections (init_favor.safetensors) that
-// tests/reference/make_reference.py reads. tests/test_parity.cpp says what the fixtures hold.
+// tests/reference/make_reference.py reads. tests/lesson/test_parity.cpp says what the fixtures hold.
 #include <sstream>
 
 #include "data/tokenizer.hpp"
@@ -71,7 +71,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     std::map<std::string, std::string> m = {
         {"format", "roformer-cpp parity init"},
         // (the writer's old home, kept so that a rewritten file stays byte-identical)
-        {"written_by", "tests/test_parity.cpp: test_roformer -tc=\"parity: write*\" --no-skip"},
+        {"written_by", "tests/lesson/test_parity.cpp: test_roformer -tc=\"parity: write*\" --no-skip"},
         {"seed", std::to_string(seed)},
         {"model.vocab_size", std::to_string(mc.vocab_size)},
         {"model.hidden", std::to_string(mc.hidden)},
@@ -124,7 +124,7 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
     write_safetensors(path, tensors,
                       {{"format", "roformer-cpp parity favor projections"},
                        {"written_by",
-                        "tests/test_parity_writers.cpp: test_roformer -tc=\"parity: write "
+                        "tests/lesson/test_parity_writers.cpp: test_roformer -tc=\"parity: write "
                         "init_favor*\" --no-skip"},
                        {"seed", meta(init, "seed")},
                        {"model.random_features", std::to_string(mc.random_features)},
@@ -132,7 +132,7 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
     MESSAGE("wrote " << path);
 }
 
-// The classification head's fixtures (tests/test_parity_classifier.cpp): the head's initial
+// The classification head's fixtures (tests/machinery/test_parity_classifier.cpp): the head's initial
 // weights and two labelled batches, one of single sentences and one of sentence pairs, read by
 // make_reference.py beside init.safetensors (the encoder). K = 3 classes; the head is drawn
 // by our own initialiser with init.safetensors's init_std (0.2) and its biases moved off 0.
@@ -194,7 +194,7 @@ TEST_CASE(
     write_safetensors(path, tensors,
                       {{"format", "roformer-cpp parity classifier init"},
                        {"written_by",
-                        "tests/test_parity_writers.cpp: test_roformer -tc=\"parity: write "
+                        "tests/lesson/test_parity_writers.cpp: test_roformer -tc=\"parity: write "
                         "init_classifier*\" --no-skip"},
                        {"seed", std::to_string(seed)},
                        {"classifier.num_labels", std::to_string(K)},

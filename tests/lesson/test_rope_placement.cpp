@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/linear_attention.hpp"
 #include "config/config.hpp"
 #include "experiments/compare.hpp"
 #include "model/roformer.hpp"

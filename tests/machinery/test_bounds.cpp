@@ -1,7 +1,7 @@
 // Bounds and checked numbers (issue 14): what is not a regular file is refused before it is
 // read, sizes are capped with a message naming the key and the limit, products cannot wrap,
 // non-finite numbers are refused naming the key or the tensor, and an evaluation of nothing
-// is an error. The command-line side of each is in tests/cli_bad_inputs.sh.
+// is an error. The command-line side of each is in tests/machinery/cli_bad_inputs.sh.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>

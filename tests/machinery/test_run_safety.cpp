@@ -1,7 +1,7 @@
 // Tests for a run directory as a transaction (issue 14): a checkpoint's files are committed as
 // one step and verified on load; one writer at a time; a half-created run restarts from step 0.
 // The process-level parts (kills at each commit point, signals, two processes) are in
-// tests/cli_run_safety.sh.
+// tests/machinery/cli_run_safety.sh.
 #include <doctest/doctest.h>
 
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Data-parallel training and sweeps over MPI on loopback (issue 26, docs/distributed.md).
-#   tests/cli_distributed.sh <roformer binary> <scratch dir> train|signals|compare
+#   tests/machinery/cli_distributed.sh <roformer binary> <scratch dir> train|signals|compare
 #   train:   2 ranks vs 1 process on the same config and seed — the first 20 steps' losses and
 #            grad norms, and the final weights, agree within the tolerances below; the 2-rank
 #            checkpoint evaluates in a 1-process `roformer eval` to the numbers the run logged;

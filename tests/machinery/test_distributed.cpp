@@ -2,7 +2,7 @@
 // split over ranks, and why the shards' gradients, weighted by their labelled positions, sum
 // to the full batch's; and that every helper is the plain 1-process code on a SingleProcess
 // (train/communicator.hpp). The MPI runs themselves are tested on the binary:
-// tests/cli_distributed.sh.
+// tests/machinery/cli_distributed.sh.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/threading.hpp"
 #include "ops/gemm.hpp"
 #include "ops/ops.hpp"
 

@@ -7,7 +7,7 @@
 # committed checkpoint classify can read; early stopping, interrupted and resumed; a metrics.csv
 # row refused by a file-size limit (one error line, the checkpoint kept, the resume completes);
 # classify --test-split reproduces the run's own test scores (last row, or the best model's).
-#   tests/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+#   tests/machinery/cli_finetune.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
 fail() { echo "FAIL: $*"; exit 1; }
