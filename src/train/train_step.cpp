@@ -1,4 +1,12 @@
-// Stage 7 — train: one training step (see train_step.hpp).
+// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step).
+//
+//   optimizer.zero_grad()                       every gradient buffer back to 0
+//   loss = model.forward(batch, training)       mean cross-entropy over the labelled positions
+//   loss.backward()                             d loss / d every parameter, into .grad
+//   (sum_gradients: several processes add their gradients; docs/distributed.md)
+//   ‖g‖ clipped to grad_clip (when > 0)         g ← g · grad_clip / ‖g‖ if ‖g‖ > grad_clip
+//   AdamW at learning rate lr                   the schedule's, schedule.hpp
+// Dropout draws from Rng(dropout_seed): a run resumed at this step draws the same masks.
 // ObservedScope names the phases that are not ops for an engine observer (tensor.hpp), such
 // as `--profile`'s; without one they cost a pointer test.
 #include "train/train_step.hpp"

@@ -1,12 +1,5 @@
-// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step).
-//
-//   optimizer.zero_grad()                       every gradient buffer back to 0
-//   loss = model.forward(batch, training)       mean cross-entropy over the labelled positions
-//   loss.backward()                             d loss / d every parameter, into .grad
-//   (sum_gradients: several processes add their gradients; docs/distributed.md)
-//   ‖g‖ clipped to grad_clip (when > 0)         g ← g · grad_clip / ‖g‖ if ‖g‖ > grad_clip
-//   AdamW at learning rate lr                   the schedule's, schedule.hpp
-// Dropout draws from Rng(dropout_seed): a run resumed at this step draws the same masks.
+// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step;
+// train_step.cpp has the step in equations).
 #pragma once
 
 #include <cstdint>
