@@ -52,10 +52,6 @@ public:
     // One update with learning rate `lr` (from the schedule). Parameters without a gradient
     // buffer are left untouched (no decay, no moment update).
     void step(double lr);
-    // The same update on the fast path (model.fused; the model's kernels choose it): the element
-    // loop in float SIMD lanes of the ISA in force (src/fast/simd.hpp) instead of step's double
-    // scalars, equal to step to float rounding (adamw_vectorized.cpp, tests/lesson/test_adamw.cpp).
-    void step_vectorized(double lr);
     void zero_grad();
 
     // Scales all gradients by max_norm / ‖g‖ when the global norm ‖g‖ = √(Σ g²) (over every
@@ -74,6 +70,11 @@ public:
     // Needs exactly one entry per parameter, matched by name, with matching sizes; throws
     // std::invalid_argument naming the parameter otherwise.
     void import_state(const AdamWState& state);
+
+    // ---- the fast path's twin (src/fast/adamw_vectorized.cpp; model/kernels.hpp chooses it) --
+    // step's update with the element loop in float SIMD lanes instead of double scalars, equal
+    // to step to float rounding (tests/machinery/test_adamw_vectorized.cpp).
+    void step_vectorized(double lr);
 
 private:
     std::vector<NamedParameter> params_;
