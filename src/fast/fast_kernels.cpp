@@ -1,11 +1,12 @@
 // Fast — the fast path's kernels (model.fused = true), each a twin of a composed op of
 // src/model/kernels.hpp that computes the same function faster.
+#include "fast/fast_kernels.hpp"
+
 #include <memory>
 
+#include "fast/fused_attention.hpp"
 #include "fast/fused_ops.hpp"
 #include "model/attention.hpp"
-#include "fast/fused_attention.hpp"
-#include "model/kernels.hpp"
 
 namespace rf {
 namespace {
@@ -15,13 +16,13 @@ public:
     // Softmax attention's middle — split heads to merge heads — as one op, fused_attention,
     // with q, k, v from one stacked product read in place. Only where the position scheme
     // consents (rotation_only: rope, none, learned, sinusoidal; *table its RoPE table or
-    // nullptr) and no attention dropout is active (the kernel has none); ALiBi, rotate_values
-    // and linear attention always take the composed ops.
+    // nullptr) and no attention dropout is active (the kernel has none); ALiBi and
+    // rotate_values always take the composed ops.
     Tensor self_attention(const SelfAttention& attention, const Tensor& x,
                           PositionScheme& position, bool training, Rng& rng) const override {
         RopeTable* table = nullptr;
         const bool dropping = training && attention.attention_dropout > 0;
-        if (attention.linear || dropping || !position.rotation_only(&table))
+        if (dropping || !position.rotation_only(&table))
             return attention(x, position, training, rng);
         const Tensor qkv = stacked_linear(
             x, {attention.query.weight, attention.key.weight, attention.value.weight},
@@ -45,9 +46,6 @@ public:
 
 }  // namespace
 
-std::shared_ptr<const Kernels> kernels_for(const ModelConfig& config) {
-    if (config.fused) return std::make_shared<const FastKernels>();
-    return std::make_shared<const Kernels>();
-}
+std::shared_ptr<const Kernels> fast_kernels() { return std::make_shared<const FastKernels>(); }
 
 }  // namespace rf

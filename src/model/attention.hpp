@@ -1,26 +1,16 @@
-// Stage 5 — model: multi-head self-attention with a pluggable position scheme, softmax or
-// linear (kernelised), bidirectional or causal.
+// Stage 5 — model: multi-head softmax self-attention with a pluggable position scheme,
+// bidirectional or causal.
 //
-// Legend: B batch, T tokens, C hidden, H heads, D = C/H, F feature size (D for elu1, M for
-//         favor), M random features; m a query position, n a key position.
+// Legend: B batch, T tokens, C hidden, H heads, D = C/H; m a query position, n a key position.
 //   q, k, v = x·Wqᵀ + bq, …                       [B,T,C]
 //   split heads                                   [B,T,C] → [B,H,T,D]
-// model.attention = softmax (the default):
 //   q, k (, v) ← RoPE(q, k (, v))                  (scheme.rotate; identity for other schemes)
 //   s = q·kᵀ / √D  (+ ALiBi bias)                  [B,H,T,T]
 //   p = softmax(s), or causal_softmax(s) when causal (p_mn = 0 for n > m)
 //   ctx = dropout(p)·v                            [B,H,T,D]
-// model.attention = linear (RoFormer §3.3, eq. 19; docs/linear_attention.md):
-//   q, k (, v) ← RoPE(q, k (, v))                  only with position.rope_placement =
-//                                                  before_feature_map (rotate_before_feature_map)
-//   φq = φ(q), φk = φ(k)                           [B,H,T,F]   elu_plus_one, or favor_features
-//                                                  with this layer's fixed W:[M, D]
-//   φq_num, φk_num (, v) ← RoPE(φq, φk (, v))      (scheme.rotate_features, the default
-//                                                  eq19_features placement; else unchanged)
-//   ctx_m = Σ_n (φq_num_m·φk_num_n) v_n / Σ_n φq_m·φk_n,  n over all T or n ≤ m (causal)
-//   No attention dropout here: there is no probability matrix to drop entries of.
-// merge heads, out = ctx·Woᵀ + bo                  [B,T,C]
-// This is the composed path; the model's kernels (kernels.hpp) may run a faster twin of it.
+//   merge heads, out = ctx·Woᵀ + bo                [B,T,C]
+// This is the composed path; the model's kernels (kernels.hpp) may run a faster twin of it, or
+// (model.attention = linear) kernelised attention with the same projections (src/linear/).
 #pragma once
 
 #include <string>
@@ -36,28 +26,24 @@ namespace rf {
 Tensor split_heads(const Tensor& x, size_t num_heads);
 Tensor merge_heads(const Tensor& x);
 
-// Linear attention's feature size F: D for elu1, model.random_features for favor.
+// Linear attention's feature size F (src/linear/): D for elu1, model.random_features for
+// favor. The FLOP and memory estimates read it too.
 size_t attention_feature_size(const ModelConfig& config);
 
 struct SelfAttention {
     Linear query, key, value, output;
     size_t num_heads = 0;
-    double attention_dropout = 0.0;  // softmax attention only
-    bool linear = false;             // model.attention = linear
-    bool favor = false;              // linear with model.feature_map = favor (else elu1)
-    bool causal = false;             // ModelConfig::causal: position m sees n ≤ m only
-    // favor: W:[M, D], drawn once, never trained (no grad, not a parameter), saved as
-    // "<prefix>.self.feature_projection". Undefined otherwise.
-    Tensor feature_projection;
+    double attention_dropout = 0.0;
+    bool causal = false;  // ModelConfig::causal: position m sees n ≤ m only
 
     SelfAttention() = default;
-    // Draws Wq, Wk, Wv, Wo from `rng` (in that order, exactly as softmax attention always
-    // has) and, for favor only, W from `feature_rng`.
-    SelfAttention(const ModelConfig& config, Rng& rng, Rng& feature_rng, const std::string& prefix);
+    // Draws Wq, Wk, Wv, Wo from `rng`, in that order.
+    SelfAttention(const ModelConfig& config, Rng& rng, const std::string& prefix);
     // x:[B,T,C] → [B,T,C] (before the output dropout and residual)
     Tensor operator()(const Tensor& x, PositionScheme& position, bool training, Rng& rng) const;
 
-    // The composed path's pieces, which operator() runs (and attention_maps.hpp reads):
+    // The composed path's pieces, which operator() runs (attention_maps.hpp and src/linear/
+    // use them too):
     struct Heads {
         Tensor q, k, v;  // [B,H,T,D]
     };

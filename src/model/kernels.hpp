@@ -14,7 +14,10 @@
 //
 // A model gets its kernels once, when it is built (kernels_for, below); nothing is threaded
 // through the forward's signatures. The fast twins are held to these composed ops, values and
-// gradients, by tests/test_fused_*.cpp and tests/machinery/test_adamw_vectorized.cpp.
+// gradients, by tests/machinery/test_fused_*.cpp and test_adamw_vectorized.cpp.
+// Kernels may also replace what a place computes: model.attention = linear wraps either set in
+// the linear-attention kernels (src/linear/linear_kernels.hpp), whose self-attention is
+// kernelised attention with the layer's projections, and whose fixed tensors are buffers().
 #pragma once
 
 #include <memory>
@@ -46,6 +49,9 @@ struct Kernels {
                                 Tensor* logits) const;
     // One optimizer update at learning rate lr.
     virtual void optimizer_step(AdamW& optimizer, double lr) const;
+    // Fixed named tensors the kernels own that are saved and loaded with the model's weights
+    // but never trained (RoFormer::buffers()); none here.
+    virtual std::vector<Tensor> buffers() const { return {}; }
 };
 
 // The tied decoder, logits = z·Eᵀ + bias, the word embeddings E reused as the output matrix.
@@ -53,8 +59,10 @@ struct Kernels {
 Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
 
 // The kernels of a model with this config: the composed ones above for model.fused = false,
-// the fast path's otherwise. Defined with the fast kernels (src/fast/fast_kernels.cpp), the
-// one place that reads model.fused.
-std::shared_ptr<const Kernels> kernels_for(const ModelConfig& config);
+// the fast path's otherwise, wrapped in linear attention's when model.attention = linear
+// (which draws its fixed tensors from init_seed and reads the position config). Defined in
+// src/assembly/kernels_for.cpp, the one place that reads model.fused and model.attention.
+std::shared_ptr<const Kernels> kernels_for(const ModelConfig& config,
+                                           const PositionConfig& position, uint64_t init_seed);
 
 }  // namespace rf

@@ -11,7 +11,6 @@ static constexpr int kIgnore = -100;
 RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed)
     : config_(config),
       position_config_(position),
-      kernels_(kernels_for(config)),
       dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     // The position config was validated at load (config/validate.cpp); only asserted here.
@@ -31,16 +30,15 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     // other weight is the same draw whatever the scheme: within a seed, runs of different
     // schemes start from identical encoders.
     Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
-    const bool linear = config.attention == AttentionKind::linear;
-    position_ = make_position_scheme(position, C, config.num_heads, position_rng,
-                                     linear ? attention_feature_size(config) : 0);
-    // FAVOR's fixed projections (one W per layer, drawn in layer order) likewise: softmax and
-    // elu1 models of a seed keep exactly the weights they had before FAVOR existed.
-    Rng feature_rng(init_seed ^ 0x3C6EF372FE94F82BULL);
+    position_ = make_position_scheme(position, C, config.num_heads, position_rng);
+    // The kernels the layers and head run (kernels.hpp); any fixed tensors of their own (the
+    // linear kernels' FAVOR projections) come from generators of their own, so every weight
+    // below is the same draw whatever the kernels.
+    kernels_ = kernels_for(config, position, init_seed);
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;
-        layer.attention = SelfAttention(config, rng, feature_rng, p + ".attention");
+        layer.attention = SelfAttention(config, rng, p + ".attention");
         layer.attention_norm = LayerNorm(C, eps, p + ".attention.output.LayerNorm");
         layer.intermediate = Linear(C, F, std, rng, p + ".intermediate.dense");
         layer.output = Linear(F, C, std, rng, p + ".output.dense");
@@ -162,13 +160,7 @@ size_t RoFormer::num_parameters() const {
     return n;
 }
 
-std::vector<Tensor> RoFormer::buffers() const {
-    std::vector<Tensor> out;
-    for (const EncoderLayer& layer : layers_)
-        if (layer.attention.feature_projection.defined())
-            out.push_back(layer.attention.feature_projection);
-    return out;
-}
+std::vector<Tensor> RoFormer::buffers() const { return kernels_->buffers(); }
 
 // Per token and layer (2 FLOPs per multiply-add), H heads of size D, C = H·D:
 //   softmax: q·kᵀ and probs·v, T·D each per head                 2·2·T·C

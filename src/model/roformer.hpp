@@ -8,9 +8,10 @@
 //   MLM head on the M rows that carry a label:
 //   z = LN(gelu(h·Wtᵀ + bt));  logits = z·word_embᵀ + bias       [M,V]   (decoder tied)
 // Parameter names are HF RoFormerForMaskedLM's, so model.safetensors loads there by name.
-// model.attention = linear swaps each layer's softmax for kernelised attention, and
-// ModelConfig::causal (train.objective = clm) masks the future (attention.hpp); the encoder
-// and head are unchanged. FAVOR's fixed projections are buffers: saved, never trained.
+// ModelConfig::causal (train.objective = clm) masks the future (attention.hpp); the encoder and
+// head are unchanged. The model's kernels (kernels.hpp) may swap each layer's softmax for
+// kernelised attention (model.attention = linear, src/linear/); their fixed tensors are the
+// model's buffers: saved, never trained.
 #pragma once
 
 #include <memory>
@@ -84,9 +85,10 @@ public:
     // Every trainable tensor, in a fixed order, with names and weight-decay flags.
     const std::vector<NamedParameter>& parameters() const { return parameters_; }
     size_t num_parameters() const;
-    // Fixed named tensors that are saved and loaded with the weights but never trained: the
-    // FAVOR projection W:[M, D] of every layer ("roformer.encoder.layer.{i}.attention.self.
-    // feature_projection") when model.feature_map = favor; empty otherwise.
+    // Fixed named tensors that are saved and loaded with the weights but never trained: its
+    // kernels' buffers() — with linear attention and model.feature_map = favor, the FAVOR
+    // projection W:[M, D] of every layer ("roformer.encoder.layer.{i}.attention.self.
+    // feature_projection"); empty otherwise.
     std::vector<Tensor> buffers() const;
     // Forward FLOPs per token with the head on a fraction `head_fraction` of positions
     // (2 per multiply-add; attention's T-dependent terms included). Training ≈ 3× this.

@@ -1,8 +1,7 @@
 // Stage 4 — position: config validation (run once, at config load), the factory, and the RoPE
 // scheme.
 //
-// Legend: C hidden size, H heads, D = C / H head size, r rotary dims; linear attention:
-//         F feature size (D for elu1, M random features for favor), r_F rotary features.
+// Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
 #include "position/position.hpp"
 
 #include <cmath>
@@ -86,8 +85,7 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
 }
 
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
-                                                     size_t num_heads, Rng& init_rng,
-                                                     size_t feature_size) {
+                                                     size_t num_heads, Rng& init_rng) {
     // validate_position_config ran at config load (config/validate.cpp); here only a guard.
     if (num_heads == 0 || hidden % num_heads != 0)
         throw std::logic_error("internal: make_position_scheme needs a validated config");
@@ -108,48 +106,15 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
                 return std::make_unique<LearnedFrequencyRope>(
                     rope_options_from_config(config, hidden / num_heads));
             return std::make_unique<RopePosition>(
-                rope_options_from_config(config, hidden / num_heads), config.rotate_values,
-                config.rotary_fraction, feature_size, config.rope_placement);
+                rope_options_from_config(config, hidden / num_heads), config.rotate_values);
         case PositionKind::none:
             break;
     }
     return std::make_unique<NoPosition>();
 }
 
-RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction, size_t F) {
-    const size_t r = rope_rotary_dims(rotary_fraction, F);
-    if (F == 0 || r < 2 || r % 2 != 0)
-        fail("position.rotary_fraction = " + format_printf("%g", rotary_fraction) + " rotates " +
-             std::to_string(r) + " of the " + std::to_string(F) +
-             " linear-attention features (F = head size for elu1, model.random_features for "
-             "favor); it must be an even number ≥ 2: change model.random_features or "
-             "position.rotary_fraction");
-    RopeOptions o = head;  // same pairing, base, interpolation, NTK factors and scaling
-    o.head_dim = F;
-    o.rotary_dims = r;
-    // YaRN's temperature sharpens a softmax; here it would scale the numerator's features
-    // only, so the feature table keeps its angles but not the factor.
-    if (o.scaling == RopeScaling::yarn) o.yarn_attention_factor = 1.0;
-    return o;
-}
-
-RopePosition::RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction,
-                           size_t feature_size, RopePlacement placement)
-    : table_(options),
-      rotate_values_(rotate_values),
-      rotary_fraction_(rotary_fraction),
-      placement_(placement) {
-    if (feature_size > 0 && placement_ == RopePlacement::eq19_features) feature_table(feature_size);
-}
-
-RopeTable& RopePosition::feature_table(size_t F) {
-    auto it = feature_tables_.find(F);
-    if (it == feature_tables_.end())
-        it = feature_tables_
-                 .emplace(F, RopeTable(rope_feature_options(table_.options(), rotary_fraction_, F)))
-                 .first;
-    return it->second;
-}
+RopePosition::RopePosition(const RopeOptions& options, bool rotate_values)
+    : table_(options), rotate_values_(rotate_values) {}
 
 RopeTable& RopePosition::value_table() {
     if (rope_attention_factor(table_.options()) == 1.0) return table_;
@@ -166,27 +131,6 @@ void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
     q = rope(q, table_, offset);
     k = rope(k, table_, offset);
     if (rotate_values_) v = rope(v, value_table(), offset);
-}
-
-// φq, φk:[B,H,T,F] → R_m φq, R_m φk with the F-feature table (eq. 19's numerator);
-// v:[B,H,T,D] → R_m v with the head's angles (value_table) when rotate_values.
-void RopePosition::rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
-                                   size_t offset) {
-    if (placement_ != RopePlacement::eq19_features) return;
-    if (q_features.dim() < 2 || q_features.shape() != k_features.shape())
-        throw std::invalid_argument("rotate_features: φ(q) " + shape_str(q_features.shape()) +
-                                    " and φ(k) " + shape_str(k_features.shape()) +
-                                    " must share one shape [..., T, F]");
-    RopeTable& features = feature_table(q_features.size(-1));
-    q_features = rope(q_features, features, offset);
-    k_features = rope(k_features, features, offset);
-    if (rotate_values_) v = rope(v, value_table(), offset);
-}
-
-// q, k:[B,H,T,D] → R_m q, R_m k before linear attention's φ (v too when rotate_values): the
-// placement of the Performer figure's code, φ(R_m q_m)·φ(R_n k_n) in numerator and denominator.
-void RopePosition::rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
-    if (placement_ == RopePlacement::before_feature_map) rotate(q, k, v, offset);
 }
 
 }  // namespace rf

@@ -1,15 +1,12 @@
 // Stage 4 — position: one interface for every way of telling the encoder where a token is.
 //
 // Legend: B batch, T sequence length, C hidden size, H heads, D = C / H head size.
-// The model asks its scheme at three places (four with linear attention):
+// The model asks its scheme at three places:
 //   embed(x)            after the token lookup       x:[B,T,C]  (learned / sinusoidal add here)
 //   rotate(q, k, v)     after the head split         q,k,v:[B,H,T,D]  (RoPE rotates here)
 //   bias_scores(s)      before the softmax           s:[B,H,T,T]  (ALiBi adds its bias here)
-//   rotate_features(φq, φk, v)  linear attention only, after the feature map φ
-//                                                    φq,φk:[B,H,T,F] v:[B,H,T,D]  (RoPE, eq. 19)
-//   rotate_before_feature_map(q, k, v)  linear attention only, before φ   q,k,v:[B,H,T,D]
-//                                       (RoPE with position.rope_placement = before_feature_map)
-// Schemes that do nothing at a place return their input unchanged.
+// Schemes that do nothing at a place return their input unchanged. (Linear attention places
+// RoPE itself, src/linear/linear_rope.hpp.)
 #pragma once
 
 #include <array>
@@ -64,8 +61,8 @@ constexpr std::array<NamedValue<RopeScaling>, 6> named_values(RopeScaling) {
              {RopeScaling::llama3, "llama3"}}};
 }
 
-// position.rope_placement, where RoPE enters linear attention (docs/linear_attention.md §4;
-// softmax attention has one place only and ignores it):
+// position.rope_placement, where RoPE enters linear attention (src/linear/linear_rope.hpp,
+// docs/linear_attention.md §4; softmax attention has one place only and ignores it):
 //   eq19_features      the paper's eq. 19 — rotate the features φ(q), φ(k) in the numerator
 //                      only; exactly relative for any φ, but a row's weights need not be
 //                      positive or sum to 1
@@ -154,16 +151,6 @@ public:
     virtual void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
     // scores:[B,H,T,T] → scores plus a position bias.
     virtual Tensor bias_scores(const Tensor& scores) { return scores; }
-    // Linear attention (RoFormer §3.3, eq. 19; docs/linear_attention.md §4): the feature-mapped
-    // queries and keys φ(q), φ(k):[B,H,T,F] → R_m φ(q), R_m φ(k), the numerator's features (the
-    // caller keeps the unrotated ones for the denominator); v:[B,H,T,D] → R_m v when the scheme
-    // rotates values. Only RoPE with rope_placement = eq19_features acts here.
-    virtual void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
-                                 size_t offset = 0) {}
-    // Linear attention, before the feature map: q, k:[B,H,T,D] → R_m q, R_m k (v → R_m v when
-    // the scheme rotates values), which φ then maps for numerator and denominator alike. Only
-    // RoPE with rope_placement = before_feature_map acts here (the Performer figure's code).
-    virtual void rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) {}
 
     // The fused attention kernel (model.fused; src/fast/fast_kernels.cpp) rotates q and k
     // itself, tile by tile, and does nothing else a scheme might want. A scheme opts in by
@@ -190,10 +177,7 @@ public:
 std::string sequence_too_long_message(size_t length, size_t max_length);
 
 // Builds the scheme; draws any initial weights (normal(0, 0.02²)) from `init_rng`.
-// feature_size: F of linear attention's features (D for elu1, M for favor), 0 for softmax
-// attention; RoPE then builds its feature table now, so a bad F fails here, not mid-training.
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
-                                                     size_t num_heads, Rng& init_rng,
-                                                     size_t feature_size = 0);
+                                                     size_t num_heads, Rng& init_rng);
 
 }  // namespace rf

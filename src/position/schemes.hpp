@@ -5,7 +5,6 @@
 // tests can reach their tables and helpers.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -68,29 +67,14 @@ private:
 };
 
 // ---- rope_scheme in position.cpp --------------------------------------------------------
-// RoPE on linear attention's features φ:[..., F] (eq. 19): the head table's options with
-// head_dim = F and r_F = round(rotary_fraction·F) rotary features, which must be even and ≥ 2
-// (throws std::invalid_argument naming position.rotary_fraction and model.random_features).
-RopeOptions rope_feature_options(const RopeOptions& head, double rotary_fraction, size_t F);
-
 class RopePosition : public PositionScheme {
 public:
-    // feature_size > 0 builds the feature table for F now (and validates it) when placement
-    // is eq19_features; 0 defers it to the first rotate_features call.
-    RopePosition(const RopeOptions& options, bool rotate_values, double rotary_fraction = 1.0,
-                 size_t feature_size = 0, RopePlacement placement = RopePlacement::eq19_features);
+    RopePosition(const RopeOptions& options, bool rotate_values);
     std::string name() const override {
         return std::string("rope_") + rope_pairing_name(table_.options().pairing);
     }
     // q, k (and v if rotate_values) ← rope(·, table, offset)
     void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
-    // eq19_features: φq, φk:[B,H,T,F] ← rope(·, feature_table(F), offset); v ← rope(v, table)
-    // if rotate_values. before_feature_map: nothing.
-    void rotate_features(Tensor& q_features, Tensor& k_features, Tensor& v,
-                         size_t offset = 0) override;
-    // before_feature_map: rotate(q, k, v, offset). eq19_features: nothing.
-    void rotate_before_feature_map(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
-    RopePlacement placement() const { return placement_; }
     RopeTable& table() { return table_; }
     // The fused kernel rotates q and k with table(); rotated values it leaves to the ops, and
     // dynamic_ntk, whose table depends on the length the kernel is not told.
@@ -98,8 +82,6 @@ public:
         *table = &table_;
         return !rotate_values_ && table_.options().scaling != RopeScaling::dynamic_ntk;
     }
-    // The table for F features, created at the first request for that F.
-    RopeTable& feature_table(size_t feature_size);
     // The table v turns by (rotate_values): table()'s angles without YaRN's temperature a,
     // which belongs to the scores (q·k gains a²), not to the values.
     RopeTable& value_table();
@@ -108,9 +90,6 @@ private:
     RopeTable table_;
     std::optional<RopeTable> value_table_;  // only when table_ carries a ≠ 1 (YaRN)
     bool rotate_values_;
-    double rotary_fraction_;
-    RopePlacement placement_;
-    std::map<size_t, RopeTable> feature_tables_;  // F → its table (one F per model in practice)
 };
 
 // ---- alibi.cpp: symmetric bidirectional linear bias (Press et al. 2022) ----------------

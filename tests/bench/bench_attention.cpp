@@ -20,7 +20,7 @@
 #include <functional>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"
 

@@ -1,4 +1,4 @@
-// Gradient checks (Real = double) for src/ops/linear_attention.cpp: elu_plus_one; linear
+// Gradient checks (Real = double) for src/linear/linear_attention.cpp: elu_plus_one; linear
 // attention bidirectional and causal — numerator and denominator given as the same tensors
 // (fan-out), given separately, with RoPE on the numerator features (RoFormer eq. 19) and with
 // RoPE on q, k before the feature map (position.rope_placement = before_feature_map);
@@ -8,7 +8,7 @@
 // Legend: B batch, H heads, T tokens, D head size, F feature size, M random features.
 #include <cmath>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "gradcheck/gradcheck.hpp"
 #include "position/rope.hpp"
 #include "rope_options.hpp"

@@ -1,5 +1,5 @@
-// Tests for stage 2 — ops: Performer's FAVOR+ features (favor_features,
-// orthogonal_random_features in src/ops/linear_attention.cpp and random_features.cpp): the
+// Tests for linear attention's ops (src/linear/): Performer's FAVOR+ features (favor_features,
+// orthogonal_random_features in src/linear/linear_attention.cpp and random_features.cpp): the
 // estimate of exp(q·k/√D) is unbiased, the stabiliser cancels inside attention, and the
 // projection's blocks are orthogonal with chi-distributed row norms. docs/linear_attention.md §2.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 
 using rf::Array;

@@ -1,8 +1,8 @@
-// Forward values (float32) of src/ops/linear_attention.cpp and src/ops/random_features.cpp:
-// linear attention against the explicit T×T weight matrix (RoPE on the numerator, eq. 19 of
-// RoFormer); causality bit for bit, against causal_softmax too; RoPE weights depending on n − m
-// only; 1 vs 2 OpenMP threads bit for bit; the shape errors. FAVOR+ (unbiasedness, the stabiliser,
-// the orthogonal random features) is tests/lesson/test_favor_features.cpp; gradients are checked in
+// Forward values (float32) of src/linear/linear_attention.cpp and random_features.cpp: linear
+// attention against the explicit T×T weight matrix (RoPE on the numerator, eq. 19 of RoFormer);
+// causality bit for bit, against causal_softmax too; RoPE weights depending on n − m only; 1 vs
+// 2 OpenMP threads bit for bit; the shape errors. FAVOR+ (unbiasedness, the stabiliser, the
+// orthogonal random features) is tests/lesson/test_favor_features.cpp; gradients are checked in
 // tests/gradcheck/test_linear_attention_grad.cpp.
 //
 // Legend: B batch, H heads, T tokens, D head size, F feature size, M random features.
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"
 #include "rope_options.hpp"

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
 #include "config/config.hpp"
 #include "io/safetensors.hpp"
+#include "linear/linear_attention.hpp"
+#include "linear/linear_rope.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
 #include "position/schemes.hpp"
@@ -237,11 +238,11 @@ TEST_CASE("FAVOR projection is saved in model.safetensors and loaded back; missi
 TEST_CASE("RoPE in linear attention rotates the features (eq. 19), with F-feature tables") {
     Rng rng(1);
     PositionConfig p = position();
-    // favor: F = M = 12, built at construction
-    auto scheme = make_position_scheme(p, 16, 2, rng, 12);
-    auto& rope_scheme = dynamic_cast<RopePosition&>(*scheme);
-    CHECK(rope_scheme.feature_table(12).options().head_dim == 12);
-    CHECK(rope_scheme.feature_table(12).options().rotary_dims == 12);
+    // favor: F = M = 12, built at construction (D = 8)
+    auto scheme = make_position_scheme(p, 16, 2, rng);
+    LinearRope linear_rope(p, 8, 12);
+    CHECK(linear_rope.feature_table().options().head_dim == 12);
+    CHECK(linear_rope.feature_table().options().rotary_dims == 12);
     // The features are rotated by the F-table, v is left alone without rotate_values.
     Tensor qf = Tensor::zeros({1, 2, 5, 12}), kf = Tensor::zeros({1, 2, 5, 12});
     Tensor v = Tensor::zeros({1, 2, 5, 8});
@@ -251,24 +252,26 @@ TEST_CASE("RoPE in linear attention rotates the features (eq. 19), with F-featur
     }
     for (size_t i = 0; i < v.numel(); ++i) v.data()[i] = Real(i);
     Tensor q_num = qf, k_num = kf, v_out = v;
-    scheme->rotate_features(q_num, k_num, v_out, 2);
-    const Tensor expected_q = rope(qf, rope_scheme.feature_table(12), 2);
-    const Tensor expected_k = rope(kf, rope_scheme.feature_table(12), 2);
+    linear_rope.rotate_features(*scheme, q_num, k_num, v_out, 2);
+    const Tensor expected_q = rope(qf, linear_rope.feature_table(), 2);
+    const Tensor expected_k = rope(kf, linear_rope.feature_table(), 2);
     CHECK(values(q_num) == values(expected_q));
     CHECK(values(k_num) == values(expected_k));
     CHECK(values(q_num) != values(qf));
     CHECK(v_out.impl() == v.impl());
     // rotate_values: v turns with the head table (D = 8) as in softmax attention.
     p.rotate_values = true;
-    auto rotating = make_position_scheme(p, 16, 2, rng, 12);
+    auto rotating = make_position_scheme(p, 16, 2, rng);
+    LinearRope rotating_rope(p, 8, 12);
     Tensor q2 = qf, k2 = kf, v2 = v;
-    rotating->rotate_features(q2, k2, v2);
+    rotating_rope.rotate_features(*rotating, q2, k2, v2);
     CHECK(values(v2) == values(rope(v, dynamic_cast<RopePosition&>(*rotating).table())));
     // Other schemes leave all three handles as they were.
     for (const char* other : {"none", "learned", "sinusoidal"}) {
-        auto s = make_position_scheme(position(other), 16, 2, rng, 12);
+        auto s = make_position_scheme(position(other), 16, 2, rng);
+        LinearRope other_rope(position(other), 8, 12);
         Tensor a = qf, b = kf, c = v;
-        s->rotate_features(a, b, c);
+        other_rope.rotate_features(*s, a, b, c);
         CHECK(a.impl() == qf.impl());
         CHECK(b.impl() == kf.impl());
         CHECK(c.impl() == v.impl());

@@ -6,20 +6,23 @@
 //     E_W[φ(R_m q)·φ(R_n k)] = exp(q_mᵀ R_{n−m} k_n / √D) (Monte-Carlo over draws of W);
 //   - eq. 19 is exactly shift-invariant (all positions + s: the same outputs), before the map
 //     with elu + 1 is not;
-// plus the scheme's two hooks, the config key and the model. Gradients:
-// tests/gradcheck/test_linear_attention.cpp, test_model.cpp; PyTorch parity: *_rope_before.
+// plus the two placements (src/linear/linear_rope.hpp), the config key and the model.
+// Gradients: tests/gradcheck/test_linear_attention_grad.cpp, test_model_grad.cpp; PyTorch
+// parity: *_rope_before.
 //
 // Legend: B batch, H heads, T tokens, D head size, M random features, S Monte-Carlo draws.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
 #include "config/config.hpp"
 #include "experiments/compare.hpp"
+#include "linear/linear_attention.hpp"
+#include "linear/linear_rope.hpp"
 #include "model/roformer.hpp"
 #include "ops/ops.hpp"
 #include "position/schemes.hpp"
@@ -47,16 +50,26 @@ PositionConfig rope_config(RopePlacement placement, double base = 10000.0) {
     return p;
 }
 
-// The linear branch of SelfAttention (src/model/attention.cpp) on given heads, at positions
-// offset … offset + T − 1: the scheme's two hooks around φ, then linear_attention.
+// A position scheme with linear attention's placements of it, as a model's linear kernels
+// hold them (src/linear/linear_kernels.cpp): hidden C, H heads, F features.
+struct Placed {
+    std::unique_ptr<PositionScheme> scheme;
+    LinearRope rope;
+};
+Placed placed(const PositionConfig& p, size_t C, size_t H, Rng& rng, size_t F) {
+    return {make_position_scheme(p, C, H, rng), LinearRope(p, C / H, F)};
+}
+
+// LinearAttentionKernels::self_attention (src/linear/linear_kernels.cpp) on given heads, at
+// positions offset … offset + T − 1: the two placements around φ, then linear_attention.
 // W: FAVOR's projection, or nullptr for elu + 1.
-Tensor attend(PositionScheme& scheme, Tensor q, Tensor k, Tensor v, const Tensor* W, bool causal,
+Tensor attend(Placed& placed, Tensor q, Tensor k, Tensor v, const Tensor* W, bool causal,
               size_t offset) {
-    scheme.rotate_before_feature_map(q, k, v, offset);
+    placed.rope.rotate_before_feature_map(*placed.scheme, q, k, v, offset);
     Tensor qf = W ? favor_features(q, *W, true) : elu_plus_one(q);
     Tensor kf = W ? favor_features(k, *W, false, !causal) : elu_plus_one(k);
     Tensor q_num = qf, k_num = kf;
-    scheme.rotate_features(q_num, k_num, v, offset);
+    placed.rope.rotate_features(*placed.scheme, q_num, k_num, v, offset);
     return linear_attention(q_num, k_num, v, qf, kf, causal);
 }
 
@@ -76,7 +89,7 @@ double max_abs(const Tensor& a) {
 
 }  // namespace
 
-TEST_CASE("rope_placement: the scheme rotates q, k before φ or φ's outputs, never both") {
+TEST_CASE("rope_placement: RoPE rotates q, k before φ or φ's outputs, never both") {
     Rng rng(1);
     const size_t C = 16, H = 2, F = 12;  // D = 8
     Tensor q = randn({1, H, 5, 8}, rng), k = randn({1, H, 5, 8}, rng), v = randn({1, H, 5, 8}, rng);
@@ -86,25 +99,25 @@ TEST_CASE("rope_placement: the scheme rotates q, k before φ or φ's outputs, ne
         PositionConfig eq19 = rope_config(RopePlacement::eq19_features);
         PositionConfig before = rope_config(RopePlacement::before_feature_map);
         eq19.rotate_values = before.rotate_values = rotate_values;
-        auto a = make_position_scheme(eq19, C, H, rng, F);
-        auto b = make_position_scheme(before, C, H, rng, F);
-        RopeTable& head_table = dynamic_cast<RopePosition&>(*b).table();
-        CHECK(dynamic_cast<RopePosition&>(*a).placement() == RopePlacement::eq19_features);
-        CHECK(dynamic_cast<RopePosition&>(*b).placement() == RopePlacement::before_feature_map);
+        Placed a = placed(eq19, C, H, rng, F);
+        Placed b = placed(before, C, H, rng, F);
+        RopeTable& head_table = dynamic_cast<RopePosition&>(*b.scheme).table();
+        CHECK(a.rope.placement() == RopePlacement::eq19_features);
+        CHECK(b.rope.placement() == RopePlacement::before_feature_map);
         // eq19_features: nothing before φ, the features after it
         Tensor q1 = q, k1 = k, v1 = v;
-        a->rotate_before_feature_map(q1, k1, v1, 3);
+        a.rope.rotate_before_feature_map(*a.scheme, q1, k1, v1, 3);
         CHECK(q1.impl() == q.impl());
         CHECK(k1.impl() == k.impl());
         CHECK(v1.impl() == v.impl());
         Tensor qn = qf, kn = kf, vn = v;
-        a->rotate_features(qn, kn, vn, 3);
-        CHECK(values(qn) == values(rope(qf, dynamic_cast<RopePosition&>(*a).feature_table(F), 3)));
+        a.rope.rotate_features(*a.scheme, qn, kn, vn, 3);
+        CHECK(values(qn) == values(rope(qf, a.rope.feature_table(), 3)));
         CHECK(values(qn) != values(qf));
         // before_feature_map: q, k (and v with rotate_values) with the head table before φ,
         // nothing after it
         Tensor q2 = q, k2 = k, v2 = v;
-        b->rotate_before_feature_map(q2, k2, v2, 3);
+        b.rope.rotate_before_feature_map(*b.scheme, q2, k2, v2, 3);
         CHECK(values(q2) == values(rope(q, head_table, 3)));
         CHECK(values(k2) == values(rope(k, head_table, 3)));
         CHECK(values(q2) != values(q));
@@ -113,7 +126,7 @@ TEST_CASE("rope_placement: the scheme rotates q, k before φ or φ's outputs, ne
         else
             CHECK(v2.impl() == v.impl());
         Tensor qn2 = qf, kn2 = kf, vn2 = v;
-        b->rotate_features(qn2, kn2, vn2, 3);
+        b.rope.rotate_features(*b.scheme, qn2, kn2, vn2, 3);
         CHECK(qn2.impl() == qf.impl());
         CHECK(kn2.impl() == kf.impl());
         CHECK(vn2.impl() == v.impl());
@@ -123,9 +136,9 @@ TEST_CASE("rope_placement: the scheme rotates q, k before φ or φ's outputs, ne
          {PositionKind::none, PositionKind::learned, PositionKind::sinusoidal}) {
         PositionConfig p = rope_config(RopePlacement::before_feature_map);
         p.scheme = other;
-        auto s = make_position_scheme(p, C, H, rng, F);
+        Placed s = placed(p, C, H, rng, F);
         Tensor a = q, b = k, c = v;
-        s->rotate_before_feature_map(a, b, c);
+        s.rope.rotate_before_feature_map(*s.scheme, a, b, c);
         CHECK(a.impl() == q.impl());
         CHECK(b.impl() == k.impl());
         CHECK(c.impl() == v.impl());
@@ -188,13 +201,11 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
     Rng master(2026);
     Tensor q = randn({1, 1, T, D}, master, 0.6), k = randn({1, 1, T, D}, master, 0.6);
     Tensor v = Tensor::zeros({1, 1, T, D});
-    auto before =
-        make_position_scheme(rope_config(RopePlacement::before_feature_map, base), D, 1, master, M);
-    auto eq19 =
-        make_position_scheme(rope_config(RopePlacement::eq19_features, base), D, 1, master, M);
+    Placed before = placed(rope_config(RopePlacement::before_feature_map, base), D, 1, master, M);
+    Placed eq19 = placed(rope_config(RopePlacement::eq19_features, base), D, 1, master, M);
     const size_t offset = 5;
     Tensor rq = q, rk = k, rv = v;
-    before->rotate_before_feature_map(rq, rk, rv, offset);
+    before.rope.rotate_before_feature_map(*before.scheme, rq, rk, rv, offset);
 
     std::vector<double> truth(T * T);
     for (size_t m = 0; m < T; ++m)
@@ -221,7 +232,7 @@ TEST_CASE("before_feature_map with FAVOR+ is unbiased for softmax attention with
             {favor_features(q, W, true, false), favor_features(k, W, false, false)},
             {favor_features(q, W, true, false), favor_features(k, W, false, false)}};
         Tensor eq_q = features[2][0], eq_k = features[2][1], unused = v;
-        eq19->rotate_features(eq_q, eq_k, unused, offset);
+        eq19.rope.rotate_features(*eq19.scheme, eq_q, eq_k, unused, offset);
         const Tensor* used[3][2] = {
             {&features[0][0], &features[0][1]}, {&features[1][0], &features[1][1]}, {&eq_q, &eq_k}};
         for (size_t e = 0; e < 3; ++e)
@@ -273,19 +284,18 @@ TEST_CASE("eq19_features is exactly shift-invariant; before_feature_map with elu
             CAPTURE(favor);
             CAPTURE(causal);
             const size_t F = favor ? M : D;
-            auto eq19 =
-                make_position_scheme(rope_config(RopePlacement::eq19_features), H * D, H, rng, F);
-            auto before = make_position_scheme(rope_config(RopePlacement::before_feature_map),
-                                               H * D, H, rng, F);
+            Placed eq19 = placed(rope_config(RopePlacement::eq19_features), H * D, H, rng, F);
+            Placed before =
+                placed(rope_config(RopePlacement::before_feature_map), H * D, H, rng, F);
             const Tensor* w = favor ? &W : nullptr;
-            const Tensor eq19_at_0 = attend(*eq19, q, k, v, w, causal, 0);
-            const Tensor before_at_0 = attend(*before, q, k, v, w, causal, 0);
+            const Tensor eq19_at_0 = attend(eq19, q, k, v, w, causal, 0);
+            const Tensor before_at_0 = attend(before, q, k, v, w, causal, 0);
             for (size_t s : {size_t(1), size_t(7), size_t(300)}) {
                 CAPTURE(s);
                 const double moved_eq19 =
-                    max_abs_difference(eq19_at_0, attend(*eq19, q, k, v, w, causal, s));
+                    max_abs_difference(eq19_at_0, attend(eq19, q, k, v, w, causal, s));
                 const double moved_before =
-                    max_abs_difference(before_at_0, attend(*before, q, k, v, w, causal, s));
+                    max_abs_difference(before_at_0, attend(before, q, k, v, w, causal, s));
                 CAPTURE(moved_eq19);
                 CAPTURE(moved_before);
                 CHECK(moved_eq19 <= 1e-4 * std::max(1.0, max_abs(eq19_at_0)));

@@ -261,11 +261,12 @@ TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") 
     model.hidden = 32;
     model.num_heads = 2;
     REQUIRE(model.fused);
-    Rng init(3), features(4), noise(5), unused(6);
-    const SelfAttention attention(model, init, features, "attention");
+    Rng init(3), noise(5), unused(6);
+    const SelfAttention attention(model, init, "attention");
     Tensor x = Tensor::zeros({1, 5, 32});
     for (size_t j = 0; j < x.numel(); ++j) x.data()[j] = Real(noise.normal());
-    const Tensor fast = kernels_for(model)->self_attention(attention, x, scheme, false, unused);
+    const Tensor fast = kernels_for(model, PositionConfig{}, 0)
+                             ->self_attention(attention, x, scheme, false, unused);
     const Tensor composed = attention(x, scheme, false, unused);
     for (size_t j = 0; j < x.numel(); ++j) REQUIRE(fast.data()[j] == composed.data()[j]);
 }

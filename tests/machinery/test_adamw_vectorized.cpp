@@ -112,7 +112,8 @@ TEST_CASE("the model's kernels run the vectorised AdamW with model.fused, the re
         AdamW opt_kernels(via_kernels, {}), opt_direct(direct, {});
         set_grads(via_kernels, 1);
         set_grads(direct, 1);
-        kernels_for(vectorized ? fused : composed)->optimizer_step(opt_kernels, 1e-2);
+        kernels_for(vectorized ? fused : composed, PositionConfig{}, 0)
+            ->optimizer_step(opt_kernels, 1e-2);
         if (vectorized)
             opt_direct.step_vectorized(1e-2);
         else

@@ -1,4 +1,4 @@
-// Stage 2 — ops: the orthogonal random projection that FAVOR+ features use (Choromanski et
+// Linear attention — ops: the orthogonal random projection that FAVOR+ features use (Choromanski et
 // al. 2020, §2.4). Not differentiable: a constant drawn once (or redrawn by the caller).
 //
 // Legend:  M random features (rows of W)   D head size (columns of W)
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {

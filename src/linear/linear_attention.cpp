@@ -1,5 +1,6 @@
-// Stage 2 — ops: kernelised (linear) attention, RoFormer §3.3 eq. (19), and its two feature
-// maps (elu + 1 and FAVOR+). Its softmax counterpart, causal_softmax, is in softmax.cpp.
+// Linear attention — ops: kernelised (linear) attention, RoFormer §3.3 eq. (19), and its two
+// feature maps (elu + 1 and FAVOR+). Its softmax counterpart, causal_softmax, is in
+// src/ops/softmax.cpp.
 //
 // Legend:  B batch, H heads — the leading dims "...", flattened into N = B·H rows
 //          T tokens   D head size (of v)   F feature size (of φ(q), φ(k))   M random features
@@ -23,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/linear_attention.hpp"
+#include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {

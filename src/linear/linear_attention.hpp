@@ -1,5 +1,6 @@
-// Stage 2 — ops: kernelised (linear) attention, the paper's second experiment (RoFormer §3.3).
-// Declared apart from ops.hpp: the classroom model (softmax attention) never calls these.
+// Linear attention (room src/linear/) — its differentiable ops: kernelised attention, the
+// paper's second experiment (RoFormer §3.3), and its two feature maps. The classroom model
+// (softmax attention, ops.hpp) never calls these; linear_kernels.hpp plugs them in.
 #pragma once
 
 #include "tensor/random.hpp"
