@@ -23,7 +23,7 @@ constexpr size_t kMaxLines = 3000, kMaxFiles = 25, kMaxFileLines = 400;
 
 // The rooms a first reading skips: the machinery that plugs into the core. A file on the
 // path that includes one of their headers has machinery in plain sight.
-const std::set<std::string> kMachineryRooms = {"fast", "inspect", "run", "dist",
+const std::set<std::string> kMachineryRooms = {"fast", "inspect", "run", "dist", "assembly",
                                                "finetune", "experiments", "cli", "linear"};
 
 std::vector<std::string> read_lines(const fs::path& path) {
