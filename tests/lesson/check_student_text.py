@@ -55,7 +55,7 @@ HISTORY = re.compile(r"\b[Ii]ssues? #?\d+|\bsessions?\b|\b20\d\d-\d\d-\d\d\b|\bb
 
 
 def student_files():
-    files = ["README.md"]
+    files = ["README.md", "notebooks/README.md", "data/README.md"]
     files += sorted(f for f in glob.glob("docs/**/*.md", recursive=True) if f not in NUMBERS_LIVE_IN)
     files += sorted(glob.glob("docs/**/*.html", recursive=True))
     files += sorted(glob.glob("configs/*.toml"))
