@@ -131,7 +131,7 @@ def main():
                 checked_counts += 1
                 if as_int(m.group(1)) != truth[m.group(2).lower()]:
                     findings.append(f"{path}:{where}: \"{m.group(0)}\" but there are {truth[m.group(2).lower()]}")
-            for m in re.finditer(NUMBER + r" (?:graded tasks|functions of the real library)\b", text, re.I):
+            for m in re.finditer(NUMBER + r" (?:graded tasks|functions of the real library|functions a student)\b", text, re.I):
                 checked_counts += 1
                 if as_int(m.group(1)) != truth["tasks"]:
                     findings.append(f"{path}:{where}: \"{m.group(0)}\" but students/tasks.txt has {truth['tasks']}")
