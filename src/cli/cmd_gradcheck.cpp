@@ -237,7 +237,7 @@ void add_gradcheck(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--pairing", options->pairing, "RoPE pairing: interleaved | half")
         ->capture_default_str();
-    cmd->add_option("--base", options->base, "RoPE base: theta_i = base^(-2i/d)")
+    cmd->add_option("--base", options->base, "RoPE base: theta_i = base^(-2i/r), r = --dim (every dim rotated)")
         ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the random input and of R")
         ->check(rf::cli::unsigned_number())

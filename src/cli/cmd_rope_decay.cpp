@@ -60,10 +60,10 @@ void add_rope_decay(CLI::App& app) {
     auto options = std::make_shared<RopeDecayOptions>();
     CLI::App* cmd = app.add_subcommand(
         "rope-decay", "Print the RoPE long-range decay bound (paper Fig. 2) as CSV distance,bound");
-    cmd->add_option("--dim", options->dim, "Head size d (even)")
+    cmd->add_option("--dim", options->dim, "Rotary dims r (even; the head size when every dim is rotated)")
         ->check(rf::cli::integer_number())
         ->capture_default_str();
-    cmd->add_option("--base", options->base, "Frequency base: theta_i = base^(-2i/d)")
+    cmd->add_option("--base", options->base, "Frequency base: theta_i = base^(-2i/r)")
         ->capture_default_str();
     cmd->add_option("--max-distance", options->max_distance, "Largest relative distance m - n")
         ->check(rf::cli::integer_number())
