@@ -1,4 +1,4 @@
-// Benchmark: the gradient all-reduce alone (docs/distributed.md, "Measured on this machine").
+// Benchmark: the gradient all-reduce alone (docs/performance.md, "Data-parallel training, measured").
 //
 //   mpirun -np P build/tests/bench_allreduce [N ...]
 //
