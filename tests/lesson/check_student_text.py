@@ -47,7 +47,8 @@ NUMBER = r"(\d+|" + "|".join(WORDS) + r")"
 UNIT = r"(?:ms|µs|us|ns|s|sec|secs|min|mins|minutes?|seconds?|hours?)"
 DURATION = re.compile(
     r"(?<![\w/^.·−-])\d+(?:[.,]\d+)?(?:\s*[–-]\s*\d+(?:[.,]\d+)?)?\s*" + UNIT + r"(?![\w/-])"
-    r"|(?<![\w/^.·−-])\d+(?:[.,]\d+)?\s+h\b(?![\w/])")
+    r"|(?<![\w/^.·−-])\d+(?:[.,]\d+)?\s+h\b(?![\w/])"
+    r"|\d+(?:[.,]\d+)?\s*CPU[- ](?:seconds?|minutes?|hours?|s)\b")
 THROUGHPUT = re.compile(r"\d[\d  ,.]*\s*(?:k\s*)?(?:tokens/s|tok/s|GFLOP/s|steps/s|it/s)"
                         r"|\d\s*×\s*(?:PyTorch|faster|slower)")
 CLASS_LENGTH = re.compile(r"\b(?:90|180)[- ]minutes?\b|\b3[- ]hours?\b|\b(?:90|180)[- ]min\b")
