@@ -74,12 +74,14 @@ def decay_bound(np, dim, base, distances):
 # ---- the pictures -------------------------------------------------------------------------
 def draw_turn(np, plt, args):
     """rope_turn.png: one 2-D pair of q and k at positions m, n, then m + s, n + s."""
+    from matplotlib.patches import Arc
+
     theta = frequencies(np, args.dim, args.base)
     pair = 2  # θ_2 = 10000^(−4/32) ≈ 0.32 rad per position: turns visibly in a few steps
     th = theta[pair]
     q, k = np.array([1.0, 0.25]), np.array([0.55, 0.75])
     m, n, shift = 2, 5, 6
-    panels = [("positions 0 and 0 (not turned)", 0, 0),
+    panels = [("m = n = 0: not turned", 0, 0),
               (f"q at m = {m}, k at n = {n}", m, n),
               (f"both moved by {shift}: m = {m + shift}, n = {n + shift}", m + shift, n + shift)]
     fig, axes = plt.subplots(1, 3, figsize=(11.5, 4.1))
@@ -89,6 +91,9 @@ def draw_turn(np, plt, args):
         gap = math.degrees(math.atan2(rk[1], rk[0]) - math.atan2(rq[1], rq[0]))
         gap = (gap + 180.0) % 360.0 - 180.0
         ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="#cccccc"))
+        start = math.degrees(math.atan2(rq[1], rq[0]))  # the angle from q to k, as an arc
+        low, high = (start, start + gap) if gap >= 0 else (start + gap, start)
+        ax.add_patch(Arc((0, 0), 0.6, 0.6, theta1=low, theta2=high, color="#555555", lw=1.2))
         for v, name, colour in ((rq, f"R_{pm} q", "#1f77b4"), (rk, f"R_{pn} k", "#d62728")):
             ax.annotate("", xy=v, xytext=(0, 0),
                         arrowprops=dict(arrowstyle="-|>", color=colour, lw=2))
@@ -179,29 +184,41 @@ def draw_scores(np, plt, args):
     tokens, attention = trained_attention(np, args, args.out)
     T = len(tokens)
     theta = frequencies(np, args.dim, args.base)
+    # A key that is the query turned back by one position, k = R_{−1} q: then
+    # ⟨R_m q, R_n k⟩ = ⟨R_m q, R_{n−1} q⟩ is largest where n − 1 = m, one step right of the
+    # diagonal — "attend to the next token", which a head can learn by making Wk = R_{−1}·Wq.
     rng = np.random.default_rng(0)
     q = rng.standard_normal(args.dim)
-    k = q + 0.5 * rng.standard_normal(args.dim)  # a key that matches the query, not exactly
+    k = rotate(np, q, -1, theta)
     scores = np.array([[rotate(np, q, m, theta) @ rotate(np, k, n, theta) for n in range(T)]
                        for m in range(T)])
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5.6))
-    image = axes[0].imshow(scores, cmap="RdBu_r", vmin=-abs(scores).max(), vmax=abs(scores).max())
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.4), gridspec_kw={"width_ratios": [1, 0.8, 1]})
+    image = axes[0].imshow(scores, cmap="viridis")
     fig.colorbar(image, ax=axes[0], fraction=0.046, pad=0.04)
-    axes[0].set_title(f"the formula: ⟨R_m q, R_n k⟩ for one q, k (D = {args.dim}, random)\n"
-                      "every diagonal m − n = const holds one value", fontsize=10)
+    axes[0].set_title(f"the formula: ⟨R_m q, R_n k⟩, random q (D = {args.dim}), k = R_−1 q\n"
+                      "constant along every diagonal m − n", fontsize=10)
     axes[0].set_xlabel("key position n")
     axes[0].set_ylabel("query position m")
-    image = axes[1].imshow(attention, cmap="magma", vmin=0)
-    fig.colorbar(image, ax=axes[1], fraction=0.046, pad=0.04)
+    offsets = np.arange(-(T - 1), T)
+    row = np.array([q @ rotate(np, k, d, theta) for d in offsets])  # m = 0, n = d: any m alike
+    axes[1].plot(offsets, row, color="#1f77b4", lw=1.4)
+    axes[1].axvline(1, color="#d62728", ls="--", lw=1)
+    axes[1].set_title("one value per diagonal: score against n − m\n"
+                      "peak at n − m = +1 (dashed), ripples from the fast pairs", fontsize=10)
+    axes[1].set_xlabel("n − m")
+    axes[1].set_ylabel("score")
+    axes[1].grid(alpha=0.3)
+    image = axes[2].imshow(attention, cmap="magma", vmin=0)
+    fig.colorbar(image, ax=axes[2], fraction=0.046, pad=0.04)
     run_name = os.path.basename(os.path.normpath(args.run))
-    axes[1].set_title(f"trained: {run_name}, layer {args.layer}, head {args.head} — softmax "
-                      "attention p_mn\n(`roformer attention`); bands along the diagonals",
+    axes[2].set_title(f"trained: {run_name}, layer {args.layer}, head {args.head} — softmax "
+                      "attention p_mn\n(`roformer attention`): a band on n = m + 1",
                       fontsize=10)
     labels = [t.replace("▁", "_") for t in tokens]
-    axes[1].set_xticks(range(T))
-    axes[1].set_xticklabels(labels, rotation=90, fontsize=6)
-    axes[1].set_yticks(range(T))
-    axes[1].set_yticklabels(labels, fontsize=6)
+    axes[2].set_xticks(range(T))
+    axes[2].set_xticklabels(labels, rotation=90, fontsize=6)
+    axes[2].set_yticks(range(T))
+    axes[2].set_yticklabels(labels, fontsize=6)
     fig.tight_layout()
     return fig
 
