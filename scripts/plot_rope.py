@@ -230,6 +230,9 @@ def draw_decay(np, plt, args):
         text = run_roformer(args, ["rope-decay", "--dim", str(dim), "--base", f"{args.base:g}",
                                    "--max-distance", "256"])
         rows = list(csv.DictReader(io.StringIO(text)))
+        if len(rows) != 257:  # distances 0, 1, …, 256
+            raise Refusal(f"roformer rope-decay --dim {dim} printed {len(rows)} rows, not 257 "
+                          "(distances 0 … 256); is --roformer the project's CLI?")
         distance = np.array([float(r["distance"]) for r in rows])
         bound = np.array([float(r["bound"]) for r in rows])
         ours = decay_bound(np, dim, args.base, distance)
