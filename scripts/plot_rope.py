@@ -186,7 +186,7 @@ def draw_scores(np, plt, args):
     theta = frequencies(np, args.dim, args.base)
     # A key that is the query turned back by one position, k = R_{−1} q: then
     # ⟨R_m q, R_n k⟩ = ⟨R_m q, R_{n−1} q⟩ is largest where n − 1 = m, one step right of the
-    # diagonal — "attend to the next token", which a head can learn by making Wk = R_{−1}·Wq.
+    # diagonal: "attend to the next token", the band a trained head shows beside it.
     rng = np.random.default_rng(0)
     q = rng.standard_normal(args.dim)
     k = rotate(np, q, -1, theta)
