@@ -316,8 +316,9 @@ def main(argv):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        print(f"plot_rope: {e}; install numpy and matplotlib (scripts/setup.sh does)",
-              file=sys.stderr)
+        print(f"plot_rope: this python ({sys.executable}) lacks numpy or matplotlib ({e}); run the "
+              "script with Debian's /usr/bin/python3, whose python3-numpy and python3-matplotlib "
+              "scripts/setup.sh installs", file=sys.stderr)
         return 3
     try:
         for name in figures:

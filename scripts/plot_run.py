@@ -165,7 +165,8 @@ def main(argv):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        print(f"plot_run: {e}; install matplotlib (scripts/setup.sh does)", file=sys.stderr)
+        print(f"plot_run: this python ({sys.executable}) has no matplotlib ({e}); run the script with "
+              "Debian's /usr/bin/python3, whose python3-matplotlib scripts/setup.sh installs", file=sys.stderr)
         return 3
     try:
         check_replaceable(args.out, args.force)
