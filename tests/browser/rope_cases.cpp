@@ -23,7 +23,8 @@
 
 namespace {
 
-static_assert(sizeof(rf::Real) == sizeof(double), "link roformer_core_f64: the page computes in double");
+static_assert(sizeof(rf::Real) == sizeof(double),
+              "link roformer_core_f64: the page computes in double");
 
 struct Setting {
     size_t m, n, pairs;
@@ -71,23 +72,23 @@ nlohmann::json expected(const Setting& s) {
         angle_k.push_back(std::atan2(table.sin_row(s.n)[i], table.cos_row(s.n)[i]));
     }
     const double delta = double(s.m) - double(s.n);
-    return {{"m", s.m},
-            {"n", s.n},
-            {"base", s.base},
-            {"pairs", s.pairs},
-            {"pairing", rf::rope_pairing_name(s.pairing)},
-            {"shift", s.shift},
-            {"drag_base", s.drag_base},
-            {"q", q},
-            {"k", k},
-            {"theta", table.frequencies()},
-            {"angle_q", angle_q},
-            {"angle_k", angle_k},
-            {"score", dot(rotated(q, table, s.m), rotated(k, table, s.n))},
-            {"score_shifted",
-             dot(rotated(q, table, s.m + s.shift), rotated(k, table, s.n + s.shift))},
-            {"decay", rf::rope_decay_bound(D, s.base, delta)},
-            {"decay_zero", rf::rope_decay_bound(D, s.base, 0.0)}};
+    return {
+        {"m", s.m},
+        {"n", s.n},
+        {"base", s.base},
+        {"pairs", s.pairs},
+        {"pairing", rf::rope_pairing_name(s.pairing)},
+        {"shift", s.shift},
+        {"drag_base", s.drag_base},
+        {"q", q},
+        {"k", k},
+        {"theta", table.frequencies()},
+        {"angle_q", angle_q},
+        {"angle_k", angle_k},
+        {"score", dot(rotated(q, table, s.m), rotated(k, table, s.n))},
+        {"score_shifted", dot(rotated(q, table, s.m + s.shift), rotated(k, table, s.n + s.shift))},
+        {"decay", rf::rope_decay_bound(D, s.base, delta)},
+        {"decay_zero", rf::rope_decay_bound(D, s.base, 0.0)}};
 }
 
 }  // namespace
@@ -96,10 +97,8 @@ int main() {
     using P = rf::RopePairing;
     // Both pairings, 1 … 64 pairs, Δ of both signs, a fractional base and both slider ends.
     const std::vector<Setting> settings = {
-        {7, 3, 4, 10000.0, P::interleaved, 37, false},
-        {120, 5, 16, 500.0, P::half, 11, false},
-        {3, 250, 64, 1e6, P::interleaved, 100, true},
-        {1000, 999, 1, 10.0, P::half, 1, false},
+        {7, 3, 4, 10000.0, P::interleaved, 37, false}, {120, 5, 16, 500.0, P::half, 11, false},
+        {3, 250, 64, 1e6, P::interleaved, 100, true},  {1000, 999, 1, 10.0, P::half, 1, false},
         {42, 100, 33, 12345.6, P::half, 5, false},
     };
     nlohmann::json cases = nlohmann::json::array();
