@@ -13,16 +13,27 @@ PACKAGES=(cmake g++ make pkg-config
           fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
           libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)
           graphviz  # notebook 02 draws the autograd graph with dot
-          clang libclang-rt-14-dev libomp-14-dev)  # the sanitizer + fuzz build (scripts/fuzz.sh)
+          clang libclang-rt-14-dev libomp-14-dev  # the sanitizer + fuzz build (scripts/fuzz.sh)
+          chromium)  # headless, for the explorer page's test (tests/browser/, docs/explorer/)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm run tests/browser/check_page.js (playwright-core drives the chromium above).
+# By command, not by package: a node from elsewhere, with its own npm, is kept.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# playwright-core for the browser test, from tests/browser/package-lock.json (once).
+if [ ! -d tests/browser/node_modules ]; then
+  npm ci --prefix tests/browser --no-audit --no-fund >/dev/null 2>&1 ||
+    echo "setup: npm ci --prefix tests/browser failed (no npm registry?): the browser tests will fail until it runs"
 fi
 
 JOBS="${JOBS:-$(nproc)}"

@@ -1,7 +1,7 @@
 // Stage 9 — cli: `roformer attention`, the softmax attention weights of a trained run.
 //
 //   roformer attention --run runs/NAME "In the beginning God created" [--layer L] [--head H]
-//                      [--out FILE.csv | FILE.npy]
+//                      [--out FILE.csv | FILE.npy | FILE.json]
 // Rows are query positions m, columns key positions n, entries p_mn (each row sums to 1);
 // the computation is rf::attention_maps (src/model/attention_maps.hpp). Without --layer or
 // --head, every layer or head. The text is framed as the model reads it: [CLS] … [SEP] for an
@@ -10,14 +10,20 @@
 //       per (layer, head, query); `token` is the query's token (quoted), so the key n's token
 //       is the token of row query = n.
 //   .npy: float32 [layers, heads, T, T] (the selected ones); the tokens are printed on stdout.
+//   .json: {"run", "text", "tokens" [T], "layers", "heads" (the selected indices), "T",
+//       "weights" [layer][head][query][key]} — what docs/explorer/rope.html loads. A .json is
+//       never replaced: an existing file of that name is refused.
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
@@ -43,9 +49,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// What --out may replace: a file that starts as our CSV or our .npy does (by its ending).
+// What --out may replace: a file that starts as our CSV or our .npy does (by its ending);
+// for a .json nothing (no signature: any existing file is refused).
 rf::OutputRule output_rule(const std::string& out) {
     if (ends_with(out, ".csv")) return {"the attention CSV", {"layer,head,query,token,"}, {}};
+    if (ends_with(out, ".json"))
+        return {"the attention JSON", {}, {}, "remove it or choose another name"};
     return {"the attention .npy", {std::string("\x93NUMPY", 6)}, {}};
 }
 
@@ -109,10 +118,55 @@ void write_npy(const std::string& path, const rf::AttentionMaps& maps,
     rf::write_output_file(path, out.str(), output_rule(path));
 }
 
+// The run's name: the last component of its directory ("runs/tiny/" → "tiny").
+std::string run_name(std::string dir) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const size_t slash = dir.find_last_of('/');
+    return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+// One JSON object; weights[a][b] is the [T][T] block of layers[a], heads[b] (rows sum to 1).
+void write_json(const std::string& path, const std::string& run_dir, const std::string& text,
+                const rf::AttentionMaps& maps, const std::vector<std::string>& tokens,
+                const std::vector<size_t>& layers, const std::vector<size_t>& heads) {
+    const size_t T = maps.length;
+    nlohmann::json weights = nlohmann::json::array();
+    for (size_t l : layers) {
+        nlohmann::json per_head = nlohmann::json::array();
+        for (size_t h : heads) {
+            const rf::Real* p = maps.at(l, h);
+            nlohmann::json rows = nlohmann::json::array();
+            for (size_t m = 0; m < T; ++m)
+                rows.push_back(std::vector<double>(p + m * T, p + (m + 1) * T));
+            per_head.push_back(std::move(rows));
+        }
+        weights.push_back(std::move(per_head));
+    }
+    const nlohmann::json doc = {{"run", run_name(run_dir)},
+                                {"text", text},
+                                {"tokens", tokens},
+                                {"layers", layers},
+                                {"heads", heads},
+                                {"T", T},
+                                {"weights", std::move(weights)}};
+    // (replace: a byte-level token that is not valid UTF-8 on its own is written as U+FFFD)
+    rf::write_output_file(path,
+                          doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                          output_rule(path));
+}
+
 void run_attention(const AttentionOptions& o) {
-    if (!o.out.empty() && !ends_with(o.out, ".csv") && !ends_with(o.out, ".npy"))
-        throw std::invalid_argument("--out " + o.out + ": name a .csv or a .npy file");
+    if (!o.out.empty() && !ends_with(o.out, ".csv") && !ends_with(o.out, ".npy") &&
+        !ends_with(o.out, ".json"))
+        throw std::invalid_argument("--out " + o.out + ": name a .csv, .npy or .json file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
+    namespace fs = std::filesystem;
+    std::error_code ignored;
+    if (ends_with(o.out, ".json") &&
+        fs::symlink_status(o.out, ignored).type() != fs::file_type::not_found)
+        throw std::invalid_argument("--out " + o.out +
+                                    " exists and a .json is never replaced; remove it or choose "
+                                    "another name");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
         rf::check_output_file(o.out, output_rule(o.out));
     rf::LoadedRun run = rf::load_run(o.run_dir);
@@ -138,6 +192,8 @@ void run_attention(const AttentionOptions& o) {
         std::ostringstream file;
         write_csv(file, maps, tokens, layers, heads);
         rf::write_output_file(o.out, file.str(), output_rule(o.out));
+    } else if (ends_with(o.out, ".json")) {
+        write_json(o.out, o.run_dir, o.text, maps, tokens, layers, heads);
     } else {
         write_npy(o.out, maps, layers, heads);
     }
@@ -159,8 +215,9 @@ void add_attention(CLI::App& app) {
     cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)")
         ->check(rf::cli::integer_number());
     cmd->add_option("--out", options->out,
-                    "Write to FILE.csv or FILE.npy (float32 [layers, heads, T, T]) instead of "
-                    "CSV on stdout");
+                    "Write to FILE.csv, FILE.npy (float32 [layers, heads, T, T]) or FILE.json "
+                    "(tokens and weights for docs/explorer/rope.html; never replaces a file) "
+                    "instead of CSV on stdout");
     rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_attention(*options); });
 }

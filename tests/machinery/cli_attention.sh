@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `roformer attention` end to end (ctest cli_attention): train a tiny MLM for a few steps, dump
-# its attention as .npy and as CSV, check both with numpy (shape [layers, heads, T, T], every
-# row sums to 1, the CSV equals the .npy), then a linear-attention run must be refused.
+# its attention as .npy, as CSV and as JSON, check them with numpy (shape [layers, heads, T, T],
+# every row sums to 1, the CSV equals the .npy, the JSON parses and equals the CSV), a second
+# --out onto an existing .json must be refused, then a linear-attention run must be refused.
 #   tests/machinery/cli_attention.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -12,6 +13,7 @@ train --out "$WORK/softmax" >/dev/null || fail "training the softmax run"
 TEXT="In the beginning God created the heaven"
 "$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/all.npy" >"$WORK/npy.out" || fail "attention --out .npy"
 "$BIN" attention --run "$WORK/softmax" "$TEXT" --layer 1 --head 1 >"$WORK/one.csv" || fail "attention CSV"
+"$BIN" attention --run "$WORK/softmax" "$TEXT" --layer 1 --out "$WORK/one.json" >/dev/null || fail "attention --out .json"
 /usr/bin/python3 - "$WORK" <<'PY' || fail "checking the dumps"
 import csv, sys, numpy as np
 work = sys.argv[1]
@@ -26,8 +28,24 @@ assert rows[0][:4] == ["layer", "head", "query", "token"] and len(rows[0]) == 4 
 assert [r[3] for r in rows[1:]] == tokens
 one = np.array([[float(v) for v in r[4:]] for r in rows[1:]])
 assert np.abs(one - p[1, 1]).max() < 1e-5, np.abs(one - p[1, 1]).max()
-print(f"attention dumps agree: [{L}, {H}, {T}, {T}], rows sum to 1, CSV = npy")
+import json
+doc = json.load(open(f"{work}/one.json"))
+assert doc["run"] == "softmax" and doc["text"].startswith("In the beginning"), doc["run"]
+assert doc["tokens"] == tokens and doc["T"] == T, (doc["tokens"], doc["T"])
+assert doc["layers"] == [1] and doc["heads"] == [0, 1], (doc["layers"], doc["heads"])
+w = np.array(doc["weights"], dtype=float)
+assert w.shape == (1, 2, T, T), w.shape
+assert np.abs(w.sum(axis=-1) - 1).max() < 1e-5 and w.min() >= 0
+assert np.abs(w[0, 1] - one).max() < 1e-5, np.abs(w[0, 1] - one).max()
+assert np.abs(w[0] - p[1]).max() < 1e-6, np.abs(w[0] - p[1]).max()
+print(f"attention dumps agree: [{L}, {H}, {T}, {T}], rows sum to 1, CSV = npy = JSON")
 PY
+echo "user notes" >"$WORK/notes.json"
+for target in one.json notes.json; do
+  msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/$target" 2>&1) && fail "--out $target replaced an existing file"
+  echo "$msg" | grep -q "$target exists.*remove it or choose another name" || fail "--out $target: $msg"
+done
+[ "$(cat "$WORK/notes.json")" = "user notes" ] || fail "notes.json was changed"
 msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --layer 2 2>&1) && fail "--layer 2 accepted"
 echo "$msg" | grep -q "layer 2 is out of range" || fail "--layer 2: $msg"
 train --set model.attention=linear --out "$WORK/linear" >/dev/null || fail "training the linear run"

@@ -1,0 +1,108 @@
+// The browser test's expected numbers: what docs/explorer/rope.html must show for a few
+// settings, computed by the library (double build, roformer_core_f64), printed as JSON for
+// tests/browser/check_page.js.
+//
+// Legend: D head size = 2·pairs (all dims rotary, r = D), m, n positions of q and k,
+//         θ_i = base^(−2i/D), s a shift applied to both positions.
+// Per case:
+//   theta[i]     RopeTable::frequencies()                         (src/position/rope.hpp)
+//   angle_q[i]   m·θ_i read back from the table: atan2(sin_row(m)[i], cos_row(m)[i]) ∈ (−π, π]
+//   score        ⟨R_m q, R_n k⟩ with R_m x = rope_kernel on one row (sin sign +1)
+//   score_shifted ⟨R_{m+s} q, R_{n+s} k⟩, computed, not assumed equal to score
+//   decay, decay_zero  rope_decay_bound(D, base, m − n) and (D, base, 0)  (rope_decay.hpp)
+// q and k are the page's formula of the dim index d (the page prints it):
+//   q_d = cos(0.7·d + 0.3) + 0.5·sin(1.9·d),   k_d = sin(1.1·d + 0.9) − 0.4·cos(2.3·d)
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "position/rope.hpp"
+#include "position/rope_decay.hpp"
+
+namespace {
+
+static_assert(sizeof(rf::Real) == sizeof(double),
+              "link roformer_core_f64: the page computes in double");
+
+struct Setting {
+    size_t m, n, pairs;
+    double base;
+    rf::RopePairing pairing;
+    size_t shift;
+    bool drag_base;  // the driver sets the base by dragging the slider to its right end (10⁶)
+};
+
+// R_position x for one head row, by the library's kernel and table.
+std::vector<double> rotated(const std::vector<double>& x, rf::RopeTable& table, size_t position) {
+    const size_t D = x.size();
+    table.reserve(position + 1);
+    std::vector<double> y(D);
+    rf::rope_kernel(x.data(), y.data(), 1, 1, D, D, table.options().pairing,
+                    table.cos_row(position), table.sin_row(position), 1.0, false);
+    return y;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double sum = 0;
+    for (size_t d = 0; d < a.size(); ++d) sum += a[d] * b[d];
+    return sum;
+}
+
+nlohmann::json expected(const Setting& s) {
+    const size_t D = 2 * s.pairs;
+    rf::RopeOptions options;
+    options.head_dim = D;
+    options.rotary_dims = D;
+    options.base = s.base;
+    options.pairing = s.pairing;
+    rf::validate_rope_options(options);
+    rf::RopeTable table(options);
+
+    std::vector<double> q(D), k(D);
+    for (size_t d = 0; d < D; ++d) {
+        q[d] = std::cos(0.7 * double(d) + 0.3) + 0.5 * std::sin(1.9 * double(d));
+        k[d] = std::sin(1.1 * double(d) + 0.9) - 0.4 * std::cos(2.3 * double(d));
+    }
+    std::vector<double> angle_q, angle_k;
+    table.reserve(std::max(s.m, s.n) + 1);
+    for (size_t i = 0; i < s.pairs; ++i) {
+        angle_q.push_back(std::atan2(table.sin_row(s.m)[i], table.cos_row(s.m)[i]));
+        angle_k.push_back(std::atan2(table.sin_row(s.n)[i], table.cos_row(s.n)[i]));
+    }
+    const double delta = double(s.m) - double(s.n);
+    return {
+        {"m", s.m},
+        {"n", s.n},
+        {"base", s.base},
+        {"pairs", s.pairs},
+        {"pairing", rf::rope_pairing_name(s.pairing)},
+        {"shift", s.shift},
+        {"drag_base", s.drag_base},
+        {"q", q},
+        {"k", k},
+        {"theta", table.frequencies()},
+        {"angle_q", angle_q},
+        {"angle_k", angle_k},
+        {"score", dot(rotated(q, table, s.m), rotated(k, table, s.n))},
+        {"score_shifted", dot(rotated(q, table, s.m + s.shift), rotated(k, table, s.n + s.shift))},
+        {"decay", rf::rope_decay_bound(D, s.base, delta)},
+        {"decay_zero", rf::rope_decay_bound(D, s.base, 0.0)}};
+}
+
+}  // namespace
+
+int main() {
+    using P = rf::RopePairing;
+    // Both pairings, 1 … 64 pairs, Δ of both signs, a fractional base and both slider ends.
+    const std::vector<Setting> settings = {
+        {7, 3, 4, 10000.0, P::interleaved, 37, false}, {120, 5, 16, 500.0, P::half, 11, false},
+        {3, 250, 64, 1e6, P::interleaved, 100, true},  {1000, 999, 1, 10.0, P::half, 1, false},
+        {42, 100, 33, 12345.6, P::half, 5, false},
+    };
+    nlohmann::json cases = nlohmann::json::array();
+    for (const Setting& s : settings) cases.push_back(expected(s));
+    std::printf("%s\n", nlohmann::json{{"cases", cases}}.dump(1).c_str());
+    return 0;
+}
