@@ -174,9 +174,10 @@ handout() {
     ours=$(field "$task" 2)
     depth=$(dirname "$ours" | sed 's|[^/][^/]*|..|g')
     cat > "$dir/$ours" <<SHIM
-// Handout: this function is graded task $task, yours to write in students/tasks/$task.cpp
-// (grade it with scripts/grade.sh $task). Every build compiles your file here, so build/roformer
-// and the tests run your function; until you write it, it throws "not implemented yet".
+// Handout: this function is graded task $task, yours to write in
+//     students/tasks/$task.cpp        (grade it: scripts/grade.sh $task)
+// Every build compiles your file here, so build/roformer and the tests run your function;
+// until you write it, it throws "not implemented yet".
 #include "$depth/students/tasks/$task.cpp"
 SHIM
   done
