@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Graded tasks (issue 24; docs/graded-tasks.md). The tasks are the lines of students/tasks.txt.
+# Graded tasks (docs/graded-tasks.md). The tasks are the lines of students/tasks.txt; the hints
+# the console gives are the lines of students/hints.txt.
 #
 #   scripts/grade.sh                  list the tasks: what to write, which tests grade it
 #   scripts/grade.sh TASK... | all    grade students/tasks/<task>.cpp: build it in place of our
 #                                     implementation, run the task's tests, print a score table
+#                                     and, under each task, its failing test cases: the name,
+#                                     the first failed check with its values, and a hint
 #   scripts/grade.sh --reference ...  the same, grading our implementation (every test passes)
-#   scripts/grade.sh --check          CI: every stub as committed compiles and fails its tests,
-#                                     and our implementation passes them (scripts/test.sh)
+#   scripts/grade.sh --handout DIR [TASK...]
+#                                     write a copy of the repository without the answers of
+#                                     the tasks (default: all) into DIR (new or empty), for the
+#                                     students; in it, --reference and --check refuse
+#   scripts/grade.sh --check          CI: every stub as committed compiles, fails its tests and
+#                                     the console names them; every wrong solution of
+#                                     tests/grader/wrong/ fails with the hint it names; our
+#                                     implementation passes (run by scripts/test.sh)
 #
 # Builds in GRADE_BUILD_DIR (default build-student), reconfigured for each task; only the
 # libraries the task's tests need and `test_student` are compiled, so after the first task a
-# task costs one file and a link. JOBS (default nproc) parallel jobs. Exit status: 0 when every
-# graded task passes all its tests (--check: when the stubs fail and the reference passes).
+# task costs one file and a link. JOBS (default nproc) parallel jobs; GRADE_CMAKE_ARGS extra
+# configure flags (e.g. -DCMAKE_CXX_COMPILER_LAUNCHER=ccache). The full output of the build and
+# the tests: GRADE_BUILD_DIR/<task>.<mode>.log. Exit status: 0 when every graded task passes all
+# its tests (--check: when every check above holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLE=students/tasks.txt
