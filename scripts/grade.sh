@@ -77,7 +77,7 @@ teach() {
 TEACH_AWK='
 BEGIN { FS = " [|] "; MAX_LOGGED = 5; MAX_WIDTH = 150; MAX_DETAILED = 2 }
 FNR == NR {
-    if ($0 ~ /^[a-z_]+ [|] / && $1 == task && NF >= 3) { n_hints++; pattern[n_hints] = $2; hint[n_hints] = $3 }
+    if ($0 ~ /^([a-z_]+|[*]) [|] / && ($1 == task || $1 == "*") && NF >= 3) { n_hints++; pattern[n_hints] = $2; hint[n_hints] = $3 }
     next
 }
 /^====================+$/ { flush(); in_case = 0; name = ""; failure = ""; logged_count = 0; collecting = 0; next }
@@ -143,7 +143,7 @@ run() {
 check_console() {
   local report="$BUILD/$1.student.report" first
   first=$(awk '/^TEST CASE: /{ sub(/^TEST CASE: +/, ""); print; exit }' "$report")
-  if [ -z "$first" ] || ! teach "$1" "$report" | grep -qF "✗ $first"; then
+  if [ -z "$first" ] || ! grep -qF "✗ $first" <<< "$(teach "$1" "$report")"; then
     echo "FAIL: the console of the stub of $1 does not name its failing test case '$first'"; return 1
   fi
 }
@@ -156,7 +156,7 @@ check_wrong() {
   expected=$(sed -n 's|^// expected hint: ||p' "$file")
   read -r p f < <(grade "$task" student "$file")
   if [ "$p" = "-" ] || [ "$f" = 0 ]; then echo "FAIL: $file is not caught ($p passed, $f failed)"; return 1; fi
-  if ! teach "$task" "$BUILD/$task.student.report" | grep -qF "hint: $expected"; then
+  if ! grep -qF "hint: $expected" <<< "$(teach "$task" "$BUILD/$task.student.report")"; then
     echo "FAIL: grading $file shows no hint '$expected'"; return 1
   fi
   echo "  $(basename "$file" .cpp): caught, hint shown"
