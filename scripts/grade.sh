@@ -156,7 +156,7 @@ check_wrong() {
   expected=$(sed -n 's|^// expected hint: ||p' "$file")
   read -r p f < <(grade "$task" student "$file")
   if [ "$p" = "-" ] || [ "$f" = 0 ]; then echo "FAIL: $file is not caught ($p passed, $f failed)"; return 1; fi
-  if ! grep -qF "hint: $expected" <<< "$(teach "$task" "$BUILD/$task.student.report")"; then
+  if ! grep -F "hint: " <<< "$(teach "$task" "$BUILD/$task.student.report")" | grep -qF -- "$expected"; then
     echo "FAIL: grading $file shows no hint '$expected'"; return 1
   fi
   echo "  $(basename "$file" .cpp): caught, hint shown"
