@@ -36,6 +36,7 @@ for task in "${tasks[@]}"; do
 done
 
 # The docs' answer passages: every marked passage of this repository is absent from the handout.
+BEGIN='<!-- answer:begin( [a-z_]+)? -->'
 markers=0
 while IFS= read -r doc; do
   while IFS= read -r line; do
@@ -43,8 +44,8 @@ while IFS= read -r doc; do
     grep -qF -- "$line" "$H/$doc" && fail "$doc: the handout keeps the answer passage line: $line"
   done < <(perl -0ne 'while (/<!-- answer:begin ?[a-z_]* -->(.*?)<!-- answer:end -->/gs) {
              for (split /\n/, $1) { s/^\s+|\s+$//g; print "$_\n" if length($_) >= 12 } }' "$doc")
-  grep -q "answer:begin\|answer:end" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
-done < <(grep -rl --include='*.md' "<!-- answer:begin" docs README.md 2>/dev/null)
+  grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
+done < <(grep -rlE --include='*.md' "$BEGIN" docs README.md 2>/dev/null)
 [ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
 
 [ -e "$H/docs/exercises-answers.md" ] && fail "the answer key docs/exercises-answers.md is in the handout"
