@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# Graded tasks (issue 24; docs/graded-tasks.md). The tasks are the lines of students/tasks.txt.
+# Graded tasks (docs/graded-tasks.md). The tasks are the lines of students/tasks.txt; the hints
+# the console gives are the lines of students/hints.txt.
 #
 #   scripts/grade.sh                  list the tasks: what to write, which tests grade it
 #   scripts/grade.sh TASK... | all    grade students/tasks/<task>.cpp: build it in place of our
 #                                     implementation, run the task's tests, print a score table
+#                                     and, under each task, its failing test cases: the name,
+#                                     the first failed check with its values, and a hint
 #   scripts/grade.sh --reference ...  the same, grading our implementation (every test passes)
-#   scripts/grade.sh --check          CI: every stub as committed compiles and fails its tests,
-#                                     and our implementation passes them (scripts/test.sh)
+#   scripts/grade.sh --handout DIR [TASK...]
+#                                     write a copy of the repository without the answers of
+#                                     the tasks (default: all) into DIR (new or empty), for the
+#                                     students; in it, --reference and --check refuse
+#   scripts/grade.sh --check          CI: every stub as committed compiles, fails its tests and
+#                                     the console names them; every wrong solution of
+#                                     tests/grader/wrong/ fails with the hint it names; our
+#                                     implementation passes (run by scripts/test.sh)
 #
 # Builds in GRADE_BUILD_DIR (default build-student), reconfigured for each task; only the
 # libraries the task's tests need and `test_student` are compiled, so after the first task a
-# task costs one file and a link. JOBS (default nproc) parallel jobs. Exit status: 0 when every
-# graded task passes all its tests (--check: when the stubs fail and the reference passes).
+# task costs one file and a link. JOBS (default nproc) parallel jobs; GRADE_CMAKE_ARGS extra
+# configure flags (e.g. -DCMAKE_CXX_COMPILER_LAUNCHER=ccache). The full output of the build and
+# the tests: GRADE_BUILD_DIR/<task>.<mode>.log. Exit status: 0 when every graded task passes all
+# its tests (--check: when every check above holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLE=students/tasks.txt
+HINTS=students/hints.txt
 BUILD="${GRADE_BUILD_DIR:-build-student}"
 JOBS="${JOBS:-$(nproc)}"
 GRADE_CMAKE_ARGS="${GRADE_CMAKE_ARGS:-}"
@@ -29,15 +41,16 @@ list_tasks() {
       printf "  %-19s %s\n  %-19s replaces %s; graded by %s, test cases \"%s\"\n\n", $1, $6, "", $2, $4, $5 }' "$TABLE"
 }
 
-# grade TASK MODE(student|reference) → prints "passed failed" of the task's test cases;
-# "- -" when the student file does not compile (the build log is in $BUILD/<task>.log).
+# grade TASK MODE(student|reference) [FILE] → prints "passed failed" of the task's test cases;
+# "- -" when the student file does not compile (the build log is in $BUILD/<task>.<mode>.log).
+# FILE (default students/tasks/<task>.cpp) is the file graded in place of ours.
 grade() {
-  local task="$1" mode="$2" reference=OFF log="$BUILD/$1.$2.log"
+  local task="$1" mode="$2" file="${3:-}" reference=OFF log="$BUILD/$1.$2.log"
   [ "$mode" = reference ] && reference=ON
   mkdir -p "$BUILD"
   # shellcheck disable=SC2086  # GRADE_CMAKE_ARGS: extra configure flags, e.g. a compiler launcher
   if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release $GRADE_CMAKE_ARGS -DRF_STUDENT_TASK="$task" \
-         -DRF_STUDENT_REFERENCE="$reference" > "$log" 2>&1; then
+         -DRF_STUDENT_REFERENCE="$reference" -DRF_STUDENT_FILE="$file" > "$log" 2>&1; then
     echo "configure failed, see $log" >&2; echo "- -"; return
   fi
   if ! cmake --build "$BUILD" -j "$JOBS" --target test_student >> "$log" 2>&1; then
@@ -48,10 +61,62 @@ grade() {
   local out
   out=$("$BUILD/tests/test_student" --no-version -tc="$(field "$task" 5)" 2>&1 || true)
   echo "$out" >> "$log"
+  echo "$out" > "$BUILD/$task.$mode.report"
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
   echo "$out" | sed -n 's/.*test cases: *[0-9]* *| *\([0-9]*\) passed *| *\([0-9]*\) failed.*/\1 \2/p' \
     | tail -n 1 | grep . || echo "- -"
 }
+
+# teach TASK REPORT → for each failing test case of the report: its name; for the first two, its
+# first failed assertion (file:line, the expression, doctest's "values:" and up to five "logged:"
+# lines); and, once per hint, the hint of the first line of students/hints.txt ("task | pattern | hint") for TASK whose
+# pattern, an awk regular expression, matches the test case's name or that assertion.
+teach() {
+  awk -v task="$1" "$TEACH_AWK" "$HINTS" "$2"
+}
+TEACH_AWK='
+BEGIN { FS = " [|] "; MAX_LOGGED = 5; MAX_WIDTH = 150; MAX_DETAILED = 2 }
+FNR == NR {
+    if ($0 ~ /^([a-z_]+|[*]) [|] / && ($1 == task || $1 == "*") && NF >= 3) { n_hints++; pattern[n_hints] = $2; hint[n_hints] = $3 }
+    next
+}
+/^====================+$/ { flush(); in_case = 0; name = ""; failure = ""; logged_count = 0; collecting = 0; next }
+/^TEST CASE: / { in_case = 1; name = $0; sub(/^TEST CASE: +/, "", name); next }
+in_case && /^ +SUBCASE: / { s = $0; sub(/^ +SUBCASE: +/, "", s); name = name " / " s; next }
+in_case && failure == "" && /: (FATAL )?ERROR: / {
+    failure = tidy($0); collecting = 1; next
+}
+collecting && /^ *$/ { collecting = 0; next }
+collecting && /^ +(values|logged): / { add($0); next }
+collecting && /^          +[^ ]/ { add($0); next }
+collecting { collecting = 0 }
+END { flush() }
+
+function tidy(line) {
+    sub(/^(\.\.\/)+/, "", line)   # the report names files relative to the build folder
+    return line
+}
+function add(line) {
+    if (line ~ /^ +logged: / || (logged_count > 0 && line ~ /^          +/)) {
+        if (++logged_count > MAX_LOGGED) return
+    }
+    extra = extra "\n" line
+}
+function cut(line) { return length(line) > MAX_WIDTH ? substr(line, 1, MAX_WIDTH - 1) "…" : line }
+function flush(   i, text, lines, k, n) {
+    if (name == "" || failure == "" || seen[name]++) { extra = ""; return }
+    print "  ✗ " cut(name)
+    text = name "\n" failure extra
+    if (++shown <= MAX_DETAILED) {
+        print "      " cut(failure)
+        n = split(substr(extra, 2), lines, "\n")
+        for (k = 1; k <= n; k++) if (lines[k] != "") print "      " cut(lines[k])
+    }
+    for (i = 1; i <= n_hints; i++)
+        if (text ~ pattern[i]) { if (!hinted[i]++) print "      hint: " hint[i]; break }
+    extra = ""
+}
+'
 
 # run MODE TASK... → the score table; sets ALL_PASS / ANY_PASS_STUB per task for --check.
 declare -A PASSED FAILED
@@ -68,36 +133,120 @@ run() {
     fi
     n=$((n + 1))
     printf "%-20s %-8s %-8s %s\n" "$task" "$p" "$f" "$score"
+    [ "$p" != "-" ] && [ "$f" != 0 ] && teach "$task" "$BUILD/$task.$mode.report"
   done
   echo "score: $full of $n tasks pass all their tests (logs: $BUILD/<task>.$mode.log)"
   [ "$full" = "$n" ]
 }
 
+# check_console TASK → the console of the stub's grade names its first failing test case.
+check_console() {
+  local report="$BUILD/$1.student.report" first
+  first=$(awk '/^TEST CASE: /{ sub(/^TEST CASE: +/, ""); print; exit }' "$report")
+  if [ -z "$first" ] || ! grep -qF "✗ $first" <<< "$(teach "$1" "$report")"; then
+    echo "FAIL: the console of the stub of $1 does not name its failing test case '$first'"; return 1
+  fi
+}
+
+# check_wrong FILE → grading the wrong solution FILE (tests/grader/wrong/<task>.<bug>.cpp) fails
+# and the console shows the hint its "// expected hint:" line names.
+check_wrong() {
+  local file="$1" task expected p f
+  task=$(basename "$file" .cpp); task=${task%%.*}
+  expected=$(sed -n 's|^// expected hint: ||p' "$file")
+  read -r p f < <(grade "$task" student "$file")
+  if [ "$p" = "-" ] || [ "$f" = 0 ]; then echo "FAIL: $file is not caught ($p passed, $f failed)"; return 1; fi
+  if ! grep -F "hint: " <<< "$(teach "$task" "$BUILD/$task.student.report")" | grep -qF -- "$expected"; then
+    echo "FAIL: grading $file shows no hint '$expected'"; return 1
+  fi
+  echo "  $(basename "$file" .cpp): caught, hint shown"
+}
+
+# handout DIR [TASK...] → a copy of the repository (tracked files at HEAD) without the answers of
+# the chosen tasks: each reference file in src/ becomes a line that compiles the student's file
+# (so the default build runs the student's function, which throws "not implemented yet" until
+# written), the docs' passages between <!-- answer:begin [TASK] --> and <!-- answer:end --> are
+# cut (a marker naming no task: cut for any handout), and the answer key
+# docs/exercises-answers.md and the wrong solutions tests/grader/wrong/ are left out.
+# students/handout.txt lists the chosen tasks; its presence makes --reference and --check refuse.
+handout() {
+  local dir="${1:-}"; shift || true
+  [ -n "$dir" ] || { echo "grade: --handout needs a folder: scripts/grade.sh --handout DIR [TASK...]" >&2; exit 2; }
+  if [ -e "$dir" ] && { [ ! -d "$dir" ] || [ -n "$(ls -A "$dir")" ]; }; then
+    echo "grade: $dir exists and is not an empty folder; the handout is written only into a new or empty one" >&2; exit 2
+  fi
+  git rev-parse --verify -q HEAD > /dev/null || { echo "grade: --handout needs the git repository" >&2; exit 2; }
+  local chosen=("$@") task ours depth
+  [ ${#chosen[@]} -eq 0 ] && mapfile -t chosen < <(tasks)
+  for task in "${chosen[@]}"; do check_task "$task"; done
+  mkdir -p "$dir"
+  git archive --format=tar HEAD | tar -x -C "$dir"
+  for task in "${chosen[@]}"; do
+    ours=$(field "$task" 2)
+    depth=$(dirname "$ours" | sed 's|[^/][^/]*|..|g')
+    cat > "$dir/$ours" <<SHIM
+// Handout: this function is graded task $task, yours to write in
+//     students/tasks/$task.cpp        (grade it: scripts/grade.sh $task)
+// Every build compiles your file here, so build/roformer and the tests run your function;
+// until you write it, it throws "not implemented yet".
+#include "$depth/students/tasks/$task.cpp"
+SHIM
+  done
+  rm -rf "$dir/docs/exercises-answers.md" "$dir/tests/grader/wrong"
+  printf '%s\n' "${chosen[@]}" > "$dir/students/handout.txt"
+  find "$dir" -name '*.md' -print0 | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
+      my %chosen = map { $_ => 1 } split / /, $ENV{RF_HANDOUT_TASKS};
+      s{<!-- answer:begin ?([a-z_]*) -->.*?<!-- answer:end -->}{
+        ($1 eq "" || $chosen{$1}) ? "*(Left out of the handout: an answer of graded task"
+          . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse'
+  echo "handout: $dir, without the answers of: ${chosen[*]}"
+  echo "  the student writes students/tasks/<task>.cpp and grades it with scripts/grade.sh <task>"
+}
+
+check_task() {
+  [ -n "$(field "$1" 1)" ] || { echo "grade: no task '$1'; the tasks: $(tasks | tr '\n' ' ')" >&2; exit 2; }
+}
+refuse_in_handout() {
+  if [ -f students/handout.txt ]; then
+    echo "grade: this is a handout: the reference answers are not in it ($1 needs the full repository)" >&2
+    exit 2
+  fi
+}
+
 case "${1:-list}" in
   list|-h|--help) list_tasks ;;
+  --handout)
+    refuse_in_handout --handout; shift
+    handout "$@" ;;
   --check)
+    refuse_in_handout --check
     mapfile -t all < <(tasks)
     run student "${all[@]}" || true
-    run reference "${all[@]}" || true
     bad=0
     for task in "${all[@]}"; do
       sp=${PASSED[$task.student]}; sf=${FAILED[$task.student]}
-      rp=${PASSED[$task.reference]}; rf=${FAILED[$task.reference]}
       if [ "$sp" = "-" ]; then echo "FAIL: the stub of $task does not compile"; bad=1
-      elif [ "$sf" = 0 ]; then echo "FAIL: the stub of $task passes its tests (they grade nothing)"; bad=1; fi
+      elif [ "$sf" = 0 ]; then echo "FAIL: the stub of $task passes its tests (they grade nothing)"; bad=1
+      else check_console "$task" || bad=1; fi
+    done
+    echo; echo "the wrong solutions of tests/grader/wrong/ (each must fail and show its hint):"
+    wrong=(tests/grader/wrong/*.cpp)
+    for file in "${wrong[@]}"; do check_wrong "$file" || bad=1; done
+    run reference "${all[@]}" || true
+    for task in "${all[@]}"; do
+      rp=${PASSED[$task.reference]}; rf=${FAILED[$task.reference]}
       if [ "$rp" = "-" ] || [ "$rf" != 0 ] || [ "$rp" = 0 ]; then
         echo "FAIL: our implementation of $task does not pass its tests ($rp passed, $rf failed)"; bad=1
       fi
     done
-    [ "$bad" = 0 ] && echo "grade --check: PASS (${#all[@]} stubs compile and fail, the reference passes)"
+    [ "$bad" = 0 ] && echo "grade --check: PASS (${#all[@]} stubs compile, fail and name their failing tests;" \
+      "${#wrong[@]} wrong solutions fail with their hints; the reference passes)"
     exit "$bad" ;;
   *)
     mode=student
-    [ "$1" = --reference ] && { mode=reference; shift; }
+    [ "$1" = --reference ] && { refuse_in_handout --reference; mode=reference; shift; }
     [ $# -eq 0 ] && set -- all
     if [ "$1" = all ]; then mapfile -t chosen < <(tasks); else chosen=("$@"); fi
-    for task in "${chosen[@]}"; do
-      [ -n "$(field "$task" 1)" ] || { echo "grade: no task '$task'; the tasks: $(tasks | tr '\n' ' ')" >&2; exit 2; }
-    done
+    for task in "${chosen[@]}"; do check_task "$task"; done
     run "$mode" "${chosen[@]}" ;;
 esac

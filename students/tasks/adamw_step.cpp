@@ -24,7 +24,10 @@ namespace rf {
 
 void AdamW::step(double lr) {
     // TODO(student)
-    throw std::logic_error("AdamW::step: not implemented yet (students/tasks/adamw_step.cpp)");
+    throw std::logic_error(
+        "AdamW::step: not implemented yet: "
+        "write students/tasks/adamw_step.cpp, "
+        "grade it with scripts/grade.sh adamw_step");
 }
 
 }  // namespace rf

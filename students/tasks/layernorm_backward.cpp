@@ -24,7 +24,9 @@ void layer_norm_backward_x(const Real* X, const Real* gamma, const Real* dY, con
                            const Real* rstd, Real* dX, size_t R, size_t C) {
     // TODO(student)
     throw std::logic_error(
-        "layer_norm_backward_x: not implemented yet (students/tasks/layernorm_backward.cpp)");
+        "layer_norm_backward_x: not implemented yet: "
+        "write students/tasks/layernorm_backward.cpp, "
+        "grade it with scripts/grade.sh layernorm_backward");
 }
 
 }  // namespace rf

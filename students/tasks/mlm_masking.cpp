@@ -25,7 +25,9 @@ int masked_token_for(int original, double action, size_t vocab_size, const Maski
                      Rng& rng) {
     // TODO(student)
     throw std::logic_error(
-        "masked_token_for: not implemented yet (students/tasks/mlm_masking.cpp)");
+        "masked_token_for: not implemented yet: "
+        "write students/tasks/mlm_masking.cpp, "
+        "grade it with scripts/grade.sh mlm_masking");
 }
 
 }  // namespace rf::data

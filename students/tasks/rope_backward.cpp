@@ -23,7 +23,10 @@ namespace rf {
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin) {
     // TODO(student)
-    throw std::logic_error("rope_backward: not implemented yet (students/tasks/rope_backward.cpp)");
+    throw std::logic_error(
+        "rope_backward: not implemented yet: "
+        "write students/tasks/rope_backward.cpp, "
+        "grade it with scripts/grade.sh rope_backward");
 }
 
 }  // namespace rf

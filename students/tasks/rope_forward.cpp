@@ -24,7 +24,10 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate) {
     // TODO(student): replace this line with the loops described above.
-    throw std::logic_error("rope_kernel: not implemented yet (students/tasks/rope_forward.cpp)");
+    throw std::logic_error(
+        "rope_kernel: not implemented yet: "
+        "write students/tasks/rope_forward.cpp, "
+        "grade it with scripts/grade.sh rope_forward");
 }
 
 }  // namespace rf

@@ -23,7 +23,9 @@ namespace rf {
 void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n) {
     // TODO(student)
     throw std::logic_error(
-        "softmax_row_backward: not implemented yet (students/tasks/softmax_backward.cpp)");
+        "softmax_row_backward: not implemented yet: "
+        "write students/tasks/softmax_backward.cpp, "
+        "grade it with scripts/grade.sh softmax_backward");
 }
 
 }  // namespace rf

@@ -18,7 +18,7 @@ TEST_CASE("fused attention gradient: q, k, v with RoPE (both pairings, partial r
     rf::testing::for_each_isa([&](rf::SimdIsa) {
         for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
             for (size_t r : {size_t(4), size_t(2)}) {
-                CAPTURE(rf::rope_pairing_name(pairing));
+                CAPTURE(std::string(rf::rope_pairing_name(pairing)));
                 CAPTURE(r);
                 rf::Rng rng(7 + r);
                 rf::RopeTable table(rf::testing::rope_options(pairing, 4, r, 30.0));

@@ -16,7 +16,7 @@ using Inputs = std::vector<Tensor>;
 
 TEST_CASE("xpos gradient: queries and keys, both pairings, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(rf::rope_pairing_name(pairing));
+        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
         rf::Rng rng(11);
         rf::RopeTable table(rf::testing::rope_options(pairing, 10, 8, 300.0));
         for (int direction : {+1, -1})
@@ -43,7 +43,7 @@ TEST_CASE("xpos gradient through the scheme's rotate (q and k at once)") {
 
 TEST_CASE("learned frequencies gradient: dx and dθ, both pairings, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(rf::rope_pairing_name(pairing));
+        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
         rf::Rng rng(13);
         const rf::RopeOptions o = rf::testing::rope_options(pairing, 10, 8, 50.0);
         Tensor theta = randn({4}, rng, 0.5);
@@ -84,7 +84,7 @@ TEST_CASE("2-D rope gradient, both pairings") {
 TEST_CASE("rope gradient with scaled tables: yarn, llama3, dynamic ntk past L₀") {
     for (rf::RopeScaling scaling :
          {rf::RopeScaling::yarn, rf::RopeScaling::llama3, rf::RopeScaling::dynamic_ntk}) {
-        CAPTURE(rf::enum_name(scaling));
+        CAPTURE(std::string(rf::enum_name(scaling)));
         rf::RopeOptions o = rf::testing::rope_options(rf::RopePairing::half, 8, 8, 1000.0);
         o.scaling = scaling;
         o.scaling_factor = 3.0;

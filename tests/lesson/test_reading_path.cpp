@@ -130,7 +130,7 @@ TEST_CASE("reading path: no listed file includes a machinery room or names its m
                 CHECK(kMachineryRooms.count(m[1]) == 0);
             }
             for (const char* name : {"ExecutionPlan", "dist::", "profile::", "MPI_"}) {
-                CAPTURE(name);
+                CAPTURE(std::string(name));
                 CHECK(line.find(name) == std::string::npos);
             }
         }

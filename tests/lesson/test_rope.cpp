@@ -79,7 +79,7 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
         for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8),
                                      rf::testing::rope_options(pairing, D, 4, 500.0),
                                      rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
-            CAPTURE(rope_pairing_name(pairing));
+            CAPTURE(std::string(rope_pairing_name(pairing)));
             CAPTURE(o.rotary_dims);
             RopeTable table(o);
             Tensor x = random_tensor({B, H, T, D}, rng);

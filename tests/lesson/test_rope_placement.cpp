@@ -173,7 +173,7 @@ TEST_CASE("rope_placement: the same seed's models differ only where RoPE sits") 
     // Softmax attention has one place for RoPE: the placement changes nothing, bit for bit.
     const std::vector<int> ids = {5, 9, 12, 7, 30, 22, 14, 8, 6, 11, 25, 19};
     for (AttentionKind attention : {AttentionKind::linear, AttentionKind::softmax}) {
-        CAPTURE(enum_name(attention));
+        CAPTURE(std::string(enum_name(attention)));
         ModelConfig m = testing::tiny_model_config(40, 0.2);
         m.attention = attention;
         m.feature_map = FeatureMap::elu1;

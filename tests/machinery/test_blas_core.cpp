@@ -51,7 +51,7 @@ TEST_CASE("blas core: core names and levels") {
     // The core chosen for a level runs on that level, and names a core OpenBLAS knows.
     for (CpuLevel cpu : {CpuLevel::sse3, CpuLevel::ssse3, CpuLevel::sse4_2, CpuLevel::avx,
                          CpuLevel::avx2, CpuLevel::avx512}) {
-        CAPTURE(cpu_level_name(cpu));
+        CAPTURE(std::string(cpu_level_name(cpu)));
         CHECK(blas_core_level(best_blas_core(cpu)) == cpu);
     }
     CHECK(best_blas_core(CpuLevel::sse2).empty());
@@ -91,8 +91,8 @@ TEST_CASE("blas core: the rule, case by case") {
         {CpuLevel::avx512, "Zen5", false, "Zen5"},
     };
     for (const Case& c : cases) {
-        CAPTURE(cpu_level_name(c.cpu));
-        CAPTURE(c.library);
+        CAPTURE(std::string(cpu_level_name(c.cpu)));
+        CAPTURE(std::string(c.library));
         const BlasCoreChoice choice = choose_blas_core(c.cpu, c.library);
         CHECK(choice.switch_core == c.switch_core);
         CHECK(choice.core == c.core);

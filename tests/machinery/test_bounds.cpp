@@ -93,7 +93,7 @@ TEST_CASE("config: each size key has a ceiling, named with its limit; non-finite
          {"position.base", "position.interpolation_factor", "position.ntk_factor",
           "position.scaling_factor", "position.yarn_beta_fast", "position.yarn_attention_factor",
           "position.high_freq_factor", "position.xpos_scale_base", "train.lr", "data.mask_prob"}) {
-        CAPTURE(key);
+        CAPTURE(std::string(key));
         for (const char* value : {"inf", "-inf", "nan"})
             CHECK(doctest::String(validate_message({std::string(key) + "=" + value}).c_str()) ==
                   doctest::Contains((std::string(key) + " = ").c_str()));

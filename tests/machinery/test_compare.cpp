@@ -236,7 +236,7 @@ TEST_CASE("compare: scheme names and the preset's [compare] table") {
     // length (so extrapolation reports "cannot run" for it rather than using untrained rows).
     for (const char* name : {"compare", "compare_long", "compare_smoke", "compare_placement",
                              "compare_placement_long"}) {
-        CAPTURE(name);
+        CAPTURE(std::string(name));
         const rf::ComparePreset p =
             rf::load_compare_preset(std::string(RF_SOURCE_DIR) + "/configs/" + name + ".toml");
         for (const std::string& scheme : p.settings.schemes)

@@ -328,7 +328,7 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
     t.steps = 110;
     const double floor = 2e-4;
     for (const rf::Schedule schedule : {rf::Schedule::cosine, rf::Schedule::linear}) {
-        CAPTURE(rf::enum_name(schedule));
+        CAPTURE(std::string(rf::enum_name(schedule)));
         t.schedule = schedule;
         CHECK(rf::lr_at(0, t) == doctest::Approx(2e-4));  // 1/10 of the peak: near zero
         for (size_t s = 0; s < 10; ++s)                   // linear: lr·(s+1)/W

@@ -295,7 +295,7 @@ TEST_CASE("a fused and a composed run save the same tensors: HF's names, the sam
           "roformer.encoder.layer.0.attention.self.key.bias",
           "roformer.encoder.layer.1.attention.self.value.weight", "cls.predictions.bias",
           "roformer.embeddings.word_embeddings.weight"}) {
-        CAPTURE(name);
+        CAPTURE(std::string(name));
         CHECK(saved[1].count(name) == 1);
     }
     CHECK(saved[1].at("roformer.encoder.layer.0.attention.self.query.weight") == Shape{16, 16});

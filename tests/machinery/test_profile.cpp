@@ -45,7 +45,7 @@ TEST_CASE("profile: off records nothing; on times each op's forward and backward
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::vector<profile::Row> rows = profile::rows();
     for (const char* op : {"matmul", "gelu", "sum"}) {
-        CAPTURE(op);
+        CAPTURE(std::string(op));
         const profile::Row* r = find_row(rows, op);
         REQUIRE(r != nullptr);
         CHECK(r->forward_calls == 1);

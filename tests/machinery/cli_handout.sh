@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The teacher's handout (scripts/grade.sh --handout; docs/graded-tasks.md, "The handout"):
+# writes one into WORKDIR and checks that the answers are not in it, without building it.
+#
+#   tests/machinery/cli_handout.sh WORKDIR
+#
+# For every task of students/tasks.txt: no code line of our implementation (field 2 of the table,
+# read from this repository) is left in the handout's copy of that file, which compiles the
+# student's file instead; the content between the docs' answer markers is gone, and so are the
+# markers; the answer key docs/exercises-answers.md and tests/grader/wrong/ are left out; in
+# the handout, --reference and --check refuse with one line; a non-empty folder is refused.
+set -u
+W=$(realpath -m "$1")
+rm -rf "$W" && mkdir -p "$W" || exit 1
+cd "$(dirname "$0")/../.." || exit 1
+H="$W/handout"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log"; fail "grade.sh --handout exited $?"; }
+mapfile -t tasks < <(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' students/tasks.txt)
+[ ${#tasks[@]} -ge 6 ] || fail "read ${#tasks[@]} tasks from students/tasks.txt"
+
+for task in "${tasks[@]}"; do
+  ours=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
+  [ -f "$H/$ours" ] || { fail "$task: $ours is missing from the handout (the build needs it)"; continue; }
+  grep -qF "students/tasks/$task.cpp\"" "$H/$ours" || fail "$task: $H/$ours does not compile the student's file"
+  # Our code lines: not comments, includes, braces or namespace lines; at least 12 characters.
+  n=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    grep -qxF -- "$line" "$H/$ours" && fail "$task: the handout's $ours still holds our line: $line"
+  done < <(grep -vE '^\s*(//|#include|namespace|}|$)' "$ours" | awk 'length($0) >= 12')
+  [ "$n" -gt 0 ] || fail "$task: found no code line in $ours to look for (the check would see nothing)"
+  grep -qx "$task" "$H/students/handout.txt" || fail "$task: not listed in the handout's students/handout.txt"
+done
+
+# The docs' answer passages: every marked passage of this repository is absent from the handout.
+BEGIN='<!-- answer:begin( [a-z_]+)? -->'
+markers=0
+while IFS= read -r doc; do
+  while IFS= read -r line; do
+    markers=$((markers + 1))
+    grep -qF -- "$line" "$H/$doc" && fail "$doc: the handout keeps the answer passage line: $line"
+  done < <(perl -0ne 'while (/<!-- answer:begin ?[a-z_]* -->(.*?)<!-- answer:end -->/gs) {
+             for (split /\n/, $1) { s/^\s+|\s+$//g; print "$_\n" if length($_) >= 12 } }' "$doc")
+  grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
+done < <(grep -rlE --include='*.md' "$BEGIN" docs README.md 2>/dev/null)
+[ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
+
+[ -e "$H/docs/exercises-answers.md" ] && fail "the answer key docs/exercises-answers.md is in the handout"
+[ -e "$H/tests/grader/wrong" ] && fail "the wrong solutions tests/grader/wrong/ are in the handout"
+[ -f "$H/students/tasks/rope_forward.cpp" ] || fail "the handout has no students/tasks/rope_forward.cpp"
+
+# In the handout, the grader refuses what needs our answers, with one line.
+for args in "--reference rope_forward" "--check"; do
+  # shellcheck disable=SC2086
+  out=$(cd "$H" && scripts/grade.sh $args 2>&1); rc=$?
+  [ "$rc" != 0 ] || fail "grade.sh $args in a handout exited 0"
+  [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "this is a handout: the reference answers are not in it" \
+    || fail "grade.sh $args in a handout said: $out"
+done
+# A folder with files in it is never overwritten.
+mkdir -p "$W/full" && echo "mine" > "$W/full/notes.txt"
+scripts/grade.sh --handout "$W/full" > /dev/null 2>&1 && fail "--handout wrote into a non-empty folder"
+[ "$(cat "$W/full/notes.txt")" = mine ] && [ "$(ls "$W/full")" = notes.txt ] || fail "--handout touched a non-empty folder"
+
+[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, refusals work)"
+exit "$fails"
