@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "position/rope.hpp"
@@ -99,38 +100,91 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
     }
 }
 
-TEST_CASE("rope: the OpenMP path (large input) matches the naive product, forward and backward") {
+// The forward alone is graded with the kernel (students/tasks.txt, rope_forward: "rope: *");
+// the cases named "rope backward: …" also run RoPE's backward, a task of its own.
+TEST_CASE("rope: the OpenMP path (large input) matches the naive product") {
     // 4·8·64·16 = 32768 elements: at the kernel's threshold, so the (B,H) loop runs in parallel.
     Rng rng(9);
     const size_t N = 4 * 8, T = 64, D = 16;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 12, 1234.0);
+        RopeTable table(o);
+        Tensor x = random_tensor({4, 8, T, D}, rng);
+        Tensor y = rope(x, table, 100);
+        double worst_y = 0.0;
+        for (size_t t = 0; t < T; ++t) {
+            const auto R = naive_rotation(o, double(100 + t));
+            for (size_t n = 0; n < N; ++n) {
+                const size_t row = (n * T + t) * D;
+                const auto expected = matvec(R, x.data() + row, D);
+                for (size_t a = 0; a < D; ++a)
+                    worst_y = std::max(worst_y, std::abs(y.data()[row + a] - expected[a]));
+            }
+        }
+        CHECK(worst_y < 2e-6);
+        Tensor again = rope(x, table, 100);  // deterministic: bit-identical on a second run
+        bool identical = true;
+        for (size_t i = 0; i < y.numel(); ++i)
+            identical = identical && again.data()[i] == y.data()[i];
+        CHECK(identical);
+    }
+}
+
+TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta and accumulate adds") {
+    // What RoPE's backward asks of the kernel (rope_backward.cpp: sin_sign = −1, accumulate =
+    // true), checked on the kernel itself: out = old + R_mᵀ in, R_mᵀ = R_{−m} from the naive matrix.
+    Rng rng(21);
+    const size_t N = 3, T = 5, D = 12;
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
+        RopeTable table(o);
+        table.reserve(T);
+        Tensor in = random_tensor({N, T, D}, rng), old = random_tensor({N, T, D}, rng);
+        std::vector<Real> out(old.data(), old.data() + N * T * D);
+        rope_kernel(in.data(), out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
+                    table.sin_row(0), Real(-1), true);
+        double worst_dx = 0.0;
+        for (size_t t = 0; t < T; ++t) {
+            const auto R = naive_rotation(o, double(t));
+            for (size_t n = 0; n < N; ++n) {
+                const size_t row = (n * T + t) * D;
+                for (size_t a = 0; a < D; ++a) {
+                    double expected = old.data()[row + a];  // old + (Rᵀ in)_a
+                    for (size_t b = 0; b < D; ++b) expected += R[b * D + a] * in.data()[row + b];
+                    worst_dx = std::max(worst_dx, std::abs(out[row + a] - expected));
+                }
+            }
+        }
+        CHECK(worst_dx < 2e-6);
+    }
+}
+
+TEST_CASE("rope backward: the OpenMP path (large input) gives dx = R_mᵀ dy") {
+    Rng rng(9);
+    const size_t N = 4 * 8, T = 64, D = 16;
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        CAPTURE(std::string(rope_pairing_name(pairing)));
         const RopeOptions o = rf::testing::rope_options(pairing, D, 12, 1234.0);
         RopeTable table(o);
         Tensor x = random_tensor({4, 8, T, D}, rng).set_requires_grad(true);
         Tensor dy = random_tensor({4, 8, T, D}, rng);
         Tensor y = rope(x, table, 100);
         y.backward(dy.value());
-        double worst_y = 0.0, worst_dx = 0.0;
+        double worst_dx = 0.0;
         for (size_t t = 0; t < T; ++t) {
             const auto R = naive_rotation(o, double(100 + t));
             for (size_t n = 0; n < N; ++n) {
                 const size_t row = (n * T + t) * D;
-                const auto expected = matvec(R, x.data() + row, D);
                 for (size_t a = 0; a < D; ++a) {
                     double dx = 0.0;  // (Rᵀ dy)_a
                     for (size_t b = 0; b < D; ++b) dx += R[b * D + a] * dy.data()[row + b];
-                    worst_y = std::max(worst_y, std::abs(y.data()[row + a] - expected[a]));
                     worst_dx = std::max(worst_dx, std::abs(x.grad().data()[row + a] - dx));
                 }
             }
         }
-        CHECK(worst_y < 2e-6);
         CHECK(worst_dx < 2e-6);
-        Tensor again = rope(x, table, 100);  // deterministic: bit-identical on a second run
-        bool identical = true;
-        for (size_t i = 0; i < y.numel(); ++i)
-            identical = identical && again.data()[i] == y.data()[i];
-        CHECK(identical);
     }
 }
 
@@ -311,7 +365,7 @@ TEST_CASE("rope: the angle table grows on demand and a longer table gives identi
     for (size_t i = 0; i < x.numel(); ++i) CHECK(y_small.data()[i] == y_long.data()[i]);
 }
 
-TEST_CASE("rope: backward after the table grew still uses the forward's angles") {
+TEST_CASE("rope backward: after the table grew it still uses the forward's angles") {
     Rng rng(16);
     const RopeOptions o = rf::testing::rope_options(RopePairing::interleaved, 6, 6, 900.0);
     RopeTable table(o);
