@@ -69,8 +69,9 @@ grade() {
 
 # teach TASK REPORT → for each failing test case of the report: its name; for the first two, its
 # first failed assertion (file:line, the expression, doctest's "values:" and up to five "logged:"
-# lines); and, once per hint, the hint of the first line of students/hints.txt ("task | pattern | hint") for TASK whose
-# pattern, an awk regular expression, matches the test case's name or that assertion.
+# lines) and, once per hint, the hint of the first line of students/hints.txt ("task | pattern |
+# hint") for TASK whose pattern, an awk regular expression, matches the test case's name or
+# that assertion; the other failing cases by name only (the first failures teach the most).
 teach() {
   awk -v task="$1" "$TEACH_AWK" "$HINTS" "$2"
 }
@@ -112,8 +113,9 @@ function flush(   i, text, lines, k, n) {
         n = split(substr(extra, 2), lines, "\n")
         for (k = 1; k <= n; k++) if (lines[k] != "") print "      " cut(lines[k])
     }
-    for (i = 1; i <= n_hints; i++)
-        if (text ~ pattern[i]) { if (!hinted[i]++) print "      hint: " hint[i]; break }
+    if (shown <= MAX_DETAILED)   # hints for the cases shown in full: the first failure teaches most
+        for (i = 1; i <= n_hints; i++)
+            if (text ~ pattern[i]) { if (!hinted[i]++) print "      hint: " hint[i]; break }
     extra = ""
 }
 '

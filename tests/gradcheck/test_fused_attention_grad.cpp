@@ -18,7 +18,8 @@ TEST_CASE("fused attention gradient: q, k, v with RoPE (both pairings, partial r
     rf::testing::for_each_isa([&](rf::SimdIsa) {
         for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
             for (size_t r : {size_t(4), size_t(2)}) {
-                CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+                const std::string pairing_name = rf::rope_pairing_name(pairing);
+                CAPTURE(pairing_name);
                 CAPTURE(r);
                 rf::Rng rng(7 + r);
                 rf::RopeTable table(rf::testing::rope_options(pairing, 4, r, 30.0));

@@ -81,7 +81,8 @@ TEST_CASE("linear_attention gradient, separate numerator and denominator feature
 TEST_CASE("linear_attention gradient with RoPE on the numerator features (eq. 19)") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
         for (bool causal : {false, true}) {
-            CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+            const std::string pairing_name = rf::rope_pairing_name(pairing);
+            CAPTURE(pairing_name);
             CAPTURE(causal);
             rf::Rng rng(4);
             rf::RopeTable table(rf::testing::rope_options(pairing, 4, 4, 10.0));
@@ -141,7 +142,8 @@ TEST_CASE("linear_attention gradient with RoPE before the feature map (φ(R q), 
         for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half})
             for (bool causal : {false, true}) {
                 CAPTURE(favor);
-                CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+                const std::string pairing_name = rf::rope_pairing_name(pairing);
+                CAPTURE(pairing_name);
                 CAPTURE(causal);
                 rf::Rng rng(8);
                 rf::RopeTable table(rf::testing::rope_options(pairing, 4, 4, 10.0));

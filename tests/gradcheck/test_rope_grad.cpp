@@ -16,7 +16,8 @@ using Inputs = std::vector<Tensor>;
 
 TEST_CASE("rope gradient, both pairings: non-default base, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+        const std::string pairing_name = rf::rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         rf::Rng rng(1);
         rf::RopeTable full(rf::testing::rope_options(pairing, 8, 8, 500.0));
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], full, 3); },

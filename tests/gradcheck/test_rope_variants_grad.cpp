@@ -16,7 +16,8 @@ using Inputs = std::vector<Tensor>;
 
 TEST_CASE("xpos gradient: queries and keys, both pairings, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+        const std::string pairing_name = rf::rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         rf::Rng rng(11);
         rf::RopeTable table(rf::testing::rope_options(pairing, 10, 8, 300.0));
         for (int direction : {+1, -1})
@@ -43,7 +44,8 @@ TEST_CASE("xpos gradient through the scheme's rotate (q and k at once)") {
 
 TEST_CASE("learned frequencies gradient: dx and dθ, both pairings, partial rotary, offset") {
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
+        const std::string pairing_name = rf::rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         rf::Rng rng(13);
         const rf::RopeOptions o = rf::testing::rope_options(pairing, 10, 8, 50.0);
         Tensor theta = randn({4}, rng, 0.5);

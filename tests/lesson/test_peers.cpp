@@ -259,7 +259,8 @@ TEST_CASE("peers: HF rope utils, Llama 3") {
 // (ggml NEOX) pairing, and for partial rotary: 128 rotary dims of a 256-dim head.
 TEST_CASE("peers: llama.cpp's rope composition R_{-67} R_{100+i} = R_{33+i}") {
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         CHECK(composition_error(pairing, 128, 128) < 1e-4);
         CHECK(composition_error(pairing, 256, 128) < 1e-4);
     }

@@ -80,7 +80,8 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
         for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8),
                                      rf::testing::rope_options(pairing, D, 4, 500.0),
                                      rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
-            CAPTURE(std::string(rope_pairing_name(pairing)));
+            const std::string pairing_name = rope_pairing_name(pairing);
+            CAPTURE(pairing_name);
             CAPTURE(o.rotary_dims);
             RopeTable table(o);
             Tensor x = random_tensor({B, H, T, D}, rng);
@@ -107,7 +108,8 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product") {
     Rng rng(9);
     const size_t N = 4 * 8, T = 64, D = 16;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         const RopeOptions o = rf::testing::rope_options(pairing, D, 12, 1234.0);
         RopeTable table(o);
         Tensor x = random_tensor({4, 8, T, D}, rng);
@@ -137,7 +139,8 @@ TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta and accumulat
     Rng rng(21);
     const size_t N = 3, T = 5, D = 12;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
         RopeTable table(o);
         table.reserve(T);
@@ -165,7 +168,8 @@ TEST_CASE("rope backward: the OpenMP path (large input) gives dx = R_mᵀ dy") {
     Rng rng(9);
     const size_t N = 4 * 8, T = 64, D = 16;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        CAPTURE(std::string(rope_pairing_name(pairing)));
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
         const RopeOptions o = rf::testing::rope_options(pairing, D, 12, 1234.0);
         RopeTable table(o);
         Tensor x = random_tensor({4, 8, T, D}, rng).set_requires_grad(true);

@@ -80,7 +80,8 @@ TEST_CASE("fused attention equals the composed ops: values and gradients, every 
     testing::for_each_isa([](SimdIsa) {
         for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
             for (bool causal : {false, true}) {
-                CAPTURE(std::string(rope_pairing_name(pairing)));
+                const std::string pairing_name = rope_pairing_name(pairing);
+                CAPTURE(pairing_name);
                 CAPTURE(causal);
                 RopeTable full(testing::rope_options(pairing, 8, 8));
                 check_op_against_composed(3, 17, 24, 3, &full, causal, 1);
