@@ -73,7 +73,7 @@ grade() {
 # hint") for TASK whose pattern, an awk regular expression, matches the test case's name or
 # that assertion; the other failing cases by name only (the first failures teach the most).
 teach() {
-  awk -v task="$1" "$TEACH_AWK" "$HINTS" "$2"
+  awk -v task="$1" -v root="$PWD/" "$TEACH_AWK" "$HINTS" "$2"
 }
 TEACH_AWK='
 BEGIN { FS = " [|] "; MAX_LOGGED = 5; MAX_WIDTH = 150; MAX_DETAILED = 2 }
@@ -95,6 +95,7 @@ END { flush() }
 
 function tidy(line) {
     sub(/^(\.\.\/)+/, "", line)   # the report names files relative to the build folder
+    if (index(line, root) == 1) line = substr(line, length(root) + 1)   # or by their full path
     return line
 }
 function add(line) {
