@@ -26,8 +26,11 @@ step() {
   local label="$1"; shift
   local t="$TMP/time.txt" status=0
   /usr/bin/time -f "%e %U %S" -o "$t" "$@" > "$TMP/out.txt" 2>&1 || status=$?
-  read -r wall user sys < "$t" || true
-  ROWS+=("| $label | \`$(printf '%s ' "$@" | sed 's/ $//; s#'"$TMP"'#$TMP#g')\` | ${wall} s | ${user} + ${sys} s | $status |")
+  read -r wall user sys < <(tail -n 1 "$t") || true   # after "Command exited with …", if any
+  local shown="" a
+  for a in "$@"; do [[ "$a" == *" "* ]] && shown+="\"$a\" " || shown+="$a "; done
+  shown="${shown% }"
+  ROWS+=("| $label | \`${shown//$TMP/\$TMP}\` | ${wall} s | ${user} + ${sys} s | $status |")
   echo "time_class: $label: ${wall} s wall" >&2
 }
 
@@ -55,11 +58,13 @@ step "eval at 1×, 2×, 4× the length" build/roformer eval --run "$TMP/classroo
 step "attention as JSON for the page" build/roformer attention --run "$TMP/classroom" \
   "In the beginning God created the heaven and the earth." --out "$TMP/att.json"
 
-CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1) model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 TABLE=$(cat <<EOF
 Measured by \`scripts/time_class.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD),
 $(nproc) cores ($CPU), load average $(cut -d' ' -f1-3 /proc/loadavg) when it finished. The
-graded stubs and \`--break-sin-sign\` exit 1 on purpose: that is what a student sees first.
+graded stubs and \`--break-sin-sign\` fail on purpose: that is what a student sees first. For
+\`grade.sh\`, read the wall time: it builds in a process substitution, whose CPU time
+\`/usr/bin/time\` does not always count.
 
 | step | command | wall | CPU (user + sys) | exit |
 |---|---|---|---|---|

@@ -27,3 +27,14 @@ TEST_CASE("layer_norm gradient when only x requires grad") {
     gradcheck([&](const Inputs& in) { return rf::layer_norm(in[0], gamma, beta, 1e-5); },
               {randn({3, 7}, rng)});
 }
+
+TEST_CASE("layer_norm gradient accumulates on fan-out") {
+    // x feeds two LayerNorm nodes: both contributions must arrive in x's gradient (dX +=, never
+    // dX =), as in a residual block that reads its input twice.
+    rf::Rng rng(3);
+    Tensor gamma = randn({5}, rng, 1.0, false), beta = randn({5}, rng, 1.0, false);
+    gradcheck([&](const Inputs& in) {
+        return rf::add(rf::layer_norm(in[0], gamma, beta, 1e-5), rf::layer_norm(in[0], gamma, beta, 1e-5));
+    },
+              {randn({3, 5}, rng)});
+}

@@ -16,6 +16,14 @@ TEST_CASE("softmax gradient, 2-D and 3-D, with a row of large values") {
     gradcheck([](const Inputs& in) { return rf::softmax(in[0]); }, {randn({2, 3, 4}, rng)});
 }
 
+TEST_CASE("softmax gradient accumulates on fan-out") {
+    // x feeds two softmax nodes: both contributions must arrive in x's gradient (dx +=, never
+    // dx =), as when one tensor is read twice.
+    rf::Rng rng(11);
+    gradcheck([](const Inputs& in) { return rf::add(rf::softmax(in[0]), rf::softmax(in[0])); },
+              {randn({3, 5}, rng, 2.0)});
+}
+
 TEST_CASE("causal_softmax gradient, 3-D and 4-D, with a row of large values") {
     rf::Rng rng(7);
     Tensor x = randn({2, 4, 4}, rng, 2.0);

@@ -1,0 +1,30 @@
+// A WRONG solution of graded task layernorm_backward: dX = … instead of dX +=.
+// scripts/grade.sh --check grades it and requires the hint below in the console
+// (students/hints.txt). Not an answer; left out of a handout.
+// expected hint: add into dX (+=)
+#include "ops/backward_kernels.hpp"
+
+namespace rf {
+
+void layer_norm_backward_x(const Real* X, const Real* G, const Real* dY, const Real* M,
+                           const Real* S, Real* dX, size_t R, size_t C) {
+    for (size_t r = 0; r < R; ++r) {
+        const size_t off = r * C;
+        const Real m = M[r], s = S[r];
+        double g_mean = 0.0, gx_mean = 0.0;
+        for (size_t j = 0; j < C; ++j) {
+            const double g = double(dY[off + j]) * G[j];
+            g_mean += g;
+            gx_mean += g * double((X[off + j] - m) * s);
+        }
+        g_mean /= double(C);
+        gx_mean /= double(C);
+        for (size_t j = 0; j < C; ++j) {
+            const double xhat = double((X[off + j] - m) * s);
+            const double g = double(dY[off + j]) * G[j];
+            dX[off + j] = Real(double(s) * (g - g_mean - xhat * gx_mean));
+        }
+    }
+}
+
+}  // namespace rf
