@@ -67,11 +67,13 @@ grade() {
     | tail -n 1 | grep . || echo "- -"
 }
 
-# teach TASK REPORT → for each failing test case of the report: its name; for the first two, its
-# first failed assertion (file:line, the expression, doctest's "values:" and up to five "logged:"
-# lines) and, once per hint, the hint of the first line of students/hints.txt ("task | pattern |
-# hint") for TASK whose pattern, an awk regular expression, matches the test case's name or
-# that assertion; the other failing cases by name only (the first failures teach the most).
+# teach TASK REPORT → each failing test case of the report by name, the first two also with
+# their first failed assertion (file:line, the expression, doctest's "values:" and up to five
+# "logged:" lines); then ONE hint, the symptom's: the first line of students/hints.txt
+# ("task | pattern | hint") for TASK whose pattern holds for the failures as a whole — the
+# failing cases' names and first assertions, one after another. A pattern is awk regular
+# expressions joined by " && ", each of which must match, or, written !RE, must not: which
+# tests fail together tells the bugs apart better than any one failure does.
 teach() {
   awk -v task="$1" -v root="$PWD/" "$TEACH_AWK" "$HINTS" "$2"
 }
@@ -91,7 +93,20 @@ collecting && /^ *$/ { collecting = 0; next }
 collecting && /^ +(values|logged): / { add($0); next }
 collecting && /^          +[^ ]/ { add($0); next }
 collecting { collecting = 0 }
-END { flush() }
+END {
+    flush()
+    for (i = 1; i <= n_hints; i++)
+        if (failures != "" && holds(pattern[i], failures)) { print "  hint: " hint[i]; break }
+}
+function holds(p, text,   terms, k, n, t, negated) {
+    n = split(p, terms, / && /)
+    for (k = 1; k <= n; k++) {
+        t = terms[k]; negated = substr(t, 1, 1) == "!"
+        if (negated) t = substr(t, 2)
+        if ((text ~ t) == negated) return 0
+    }
+    return 1
+}
 
 function tidy(line) {
     sub(/^(\.\.\/)+/, "", line)   # the report names files relative to the build folder
@@ -114,9 +129,7 @@ function flush(   i, text, lines, k, n) {
         n = split(substr(extra, 2), lines, "\n")
         for (k = 1; k <= n; k++) if (lines[k] != "") print "      " cut(lines[k])
     }
-    if (shown <= MAX_DETAILED)   # hints for the cases shown in full: the first failure teaches most
-        for (i = 1; i <= n_hints; i++)
-            if (text ~ pattern[i]) { if (!hinted[i]++) print "      hint: " hint[i]; break }
+    failures = failures "\n" text
     extra = ""
 }
 '
