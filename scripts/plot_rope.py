@@ -31,6 +31,8 @@ import os
 import subprocess
 import sys
 
+from png_output import Refusal, check_replaceable, save  # the pictures' one rule
+
 SOFTWARE = "roformer-cpp scripts/plot_rope.py"  # the PNG's Software text chunk: ours
 FIGURES = ["turn", "clocks", "scores", "decay"]
 # The classroom head (configs/classroom.toml: hidden 128 / 4 heads) and RoPE's default base.
@@ -41,10 +43,6 @@ BASE = 10000.0
 TEXT = ("In the beginning God created the heaven and the earth. And the earth was without "
         "form, and void; and darkness was upon the face of the deep.")
 DEFAULT_LAYER, DEFAULT_HEAD = 0, 1
-
-
-class Refusal(Exception):
-    """One actionable line for the user; exit code 2."""
 
 
 # ---- the formula ----------------------------------------------------------------------------
@@ -255,29 +253,6 @@ DRAW = {"turn": draw_turn, "clocks": draw_clocks, "scores": draw_scores, "decay"
 
 
 # ---- writing --------------------------------------------------------------------------------
-def check_replaceable(path):
-    """Refuses to draw over a file this script did not write (the rule of src/io/output_file.hpp)."""
-    if not os.path.lexists(path):
-        return
-    if os.path.isfile(path) and not os.path.islink(path):
-        with open(path, "rb") as f:
-            if SOFTWARE.encode() in f.read(64 << 20):
-                return
-    raise Refusal(f"{path} exists and was not drawn by plot_rope.py; move it away or pick "
-                  "another --out")
-
-
-def save(fig, path, plt):
-    temporary = f"{path}.tmp-{os.getpid()}.png"
-    try:
-        fig.savefig(temporary, dpi=100, metadata={"Software": SOFTWARE})
-        os.replace(temporary, path)
-    finally:
-        plt.close(fig)
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
 def parse(argv):
     p = argparse.ArgumentParser(
         description="Draw RoPE's pictures (rope_turn/clocks/scores/decay.png) from the formula, "
@@ -322,10 +297,10 @@ def main(argv):
         return 3
     try:
         for name in figures:
-            check_replaceable(os.path.join(args.out, f"rope_{name}.png"))
+            check_replaceable(os.path.join(args.out, f"rope_{name}.png"), SOFTWARE, "plot_rope.py")
         for name in figures:
             path = os.path.join(args.out, f"rope_{name}.png")
-            save(DRAW[name](np, plt, args), path, plt)
+            save(DRAW[name](np, plt, args), path, plt, SOFTWARE)
             print(path)
     except Refusal as e:
         print(f"plot_rope: {e}", file=sys.stderr)

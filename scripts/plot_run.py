@@ -27,12 +27,10 @@ import re
 import subprocess
 import sys
 
+from png_output import Refusal, check_replaceable, save  # the pictures' one rule
+
 SOFTWARE = "roformer-cpp scripts/plot_run.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["step", "train_loss", "val_loss", "val_accuracy"]
-
-
-class Refusal(Exception):
-    """One actionable line for the user; exit code 2."""
 
 
 def number(text):
@@ -85,20 +83,6 @@ def unigram_from_eval(args):
     return float(found.group(1))
 
 
-def check_replaceable(path, force):
-    """A new file, or (with --force) one this script drew: the rule of src/io/output_file.hpp."""
-    if not os.path.lexists(path):
-        return
-    if not force:
-        raise Refusal(f"{path} exists; pass --force to redraw it, or pick another --out")
-    if os.path.isfile(path) and not os.path.islink(path):
-        with open(path, "rb") as f:
-            if SOFTWARE.encode() in f.read(64 << 20):
-                return
-    raise Refusal(f"{path} exists and was not drawn by plot_run.py; --force replaces only this "
-                  "script's own pictures: move it away or pick another --out")
-
-
 def draw(series, unigram, title, out, plt):
     fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(11, 4.2),
                                           gridspec_kw={"width_ratios": [1.6, 1]})
@@ -127,14 +111,7 @@ def draw(series, unigram, title, out, plt):
     acc_ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
-    temporary = f"{out}.tmp-{os.getpid()}.png"
-    try:
-        fig.savefig(temporary, dpi=100, metadata={"Software": SOFTWARE})
-        os.replace(temporary, out)
-    finally:
-        plt.close(fig)
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    save(fig, out, plt, SOFTWARE)
 
 
 def parse(argv):
@@ -169,7 +146,7 @@ def main(argv):
               "Debian's /usr/bin/python3, whose python3-matplotlib scripts/setup.sh installs", file=sys.stderr)
         return 3
     try:
-        check_replaceable(args.out, args.force)
+        check_replaceable(args.out, SOFTWARE, "plot_run.py", force=args.force)
         series = read_metrics(args.run)
         unigram = args.unigram if args.unigram is not None else unigram_from_eval(args)
         title = f"run {os.path.basename(os.path.normpath(args.run))} (metrics.csv)"
