@@ -88,14 +88,24 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
             Tensor y = rope(x, table, offset);
             REQUIRE(y.shape() == x.shape());
             double worst = 0.0;
+            std::string first_mismatch = "none";  // the first wrong element, for the student
             for (size_t n = 0; n < B * H; ++n)
                 for (size_t t = 0; t < T; ++t) {
                     const auto R = naive_rotation(o, static_cast<double>(offset + t));
                     const auto expected = matvec(R, x.data() + (n * T + t) * D, D);
-                    for (size_t d = 0; d < D; ++d)
-                        worst =
-                            std::max(worst, std::abs(y.data()[(n * T + t) * D + d] - expected[d]));
+                    for (size_t d = 0; d < D; ++d) {
+                        const double got = y.data()[(n * T + t) * D + d];
+                        const double error = std::abs(got - expected[d]);
+                        if (error >= 2e-6 && first_mismatch == "none")
+                            first_mismatch = "row n " + std::to_string(n) + ", position " +
+                                             std::to_string(offset + t) + ", dim " +
+                                             std::to_string(d) + ": expected " +
+                                             std::to_string(expected[d]) + ", got " +
+                                             std::to_string(got);
+                        worst = std::max(worst, error);
+                    }
                 }
+            CAPTURE(first_mismatch);
             CHECK(worst < 2e-6);
         }
     }
