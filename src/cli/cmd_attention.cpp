@@ -15,7 +15,6 @@
 //       never replaced: an existing file of that name is refused.
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -160,13 +159,6 @@ void run_attention(const AttentionOptions& o) {
         !ends_with(o.out, ".json"))
         throw std::invalid_argument("--out " + o.out + ": name a .csv, .npy or .json file");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
-    namespace fs = std::filesystem;
-    std::error_code ignored;
-    if (ends_with(o.out, ".json") &&
-        fs::symlink_status(o.out, ignored).type() != fs::file_type::not_found)
-        throw std::invalid_argument("--out " + o.out +
-                                    " exists and a .json is never replaced; remove it or choose "
-                                    "another name");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
         rf::check_output_file(o.out, output_rule(o.out));
     rf::LoadedRun run = rf::load_run(o.run_dir);

@@ -65,6 +65,8 @@ void check_output_file(const std::string& path, const OutputRule& rule) {
         if (!s.empty() && head.compare(0, s.size(), s) == 0) return;
     for (const std::string& m : rule.markers)
         if (!m.empty() && head.find(m) != std::string::npos) return;
+    if (rule.ours.empty() && rule.markers.empty())  // a kind of file never replaced at all
+        refuse("a file of that name exists, and " + rule.what + " never replaces one", rule.fix);
     refuse("a file of that name exists and was not written by roformer (it would be replaced)",
            rule.fix);
 }

@@ -43,7 +43,7 @@ PY
 echo "user notes" >"$WORK/notes.json"
 for target in one.json notes.json; do
   msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/$target" 2>&1) && fail "--out $target replaced an existing file"
-  echo "$msg" | grep -q "$target exists.*remove it or choose another name" || fail "--out $target: $msg"
+  echo "$msg" | grep -q "$target.*exists.*remove it or choose another name" || fail "--out $target: $msg"
 done
 [ "$(cat "$WORK/notes.json")" = "user notes" ] || fail "notes.json was changed"
 msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --layer 2 2>&1) && fail "--layer 2 accepted"
