@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 
-from png_output import Refusal, check_replaceable, save  # the pictures' one rule
+from script_outputs import Refusal, check_replaceable, save  # the pictures' one rule
 
 SOFTWARE = "roformer-cpp scripts/plot_rope.py"  # the PNG's Software text chunk: ours
 FIGURES = ["turn", "clocks", "scores", "decay"]

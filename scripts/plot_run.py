@@ -27,7 +27,7 @@ import re
 import subprocess
 import sys
 
-from png_output import Refusal, check_replaceable, save  # the pictures' one rule
+from script_outputs import Refusal, check_replaceable, save  # the pictures' one rule
 
 SOFTWARE = "roformer-cpp scripts/plot_run.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["step", "train_loss", "val_loss", "val_accuracy"]
