@@ -10,52 +10,45 @@ test example (a short book without a held-out chapter) is a grey row. Up to 12 c
 every cell also prints its count; with more (kjv-book's 66 books) the picture is a heat map
 with the labels along both axes. The picture is written to a temporary name first and renamed
 over OUT.png, so a failed draw leaves the old one in place; an OUT.png this script did not draw
-(no SOFTWARE text chunk) is never replaced.
-Exit codes: 0 written, 2 bad arguments, a damaged CSV or someone else's OUT.png, 3 matplotlib
-missing.
+(no SOFTWARE text chunk) is never replaced (scripts/script_outputs.py, the scripts' one rule).
+Exit codes: 0 written, 2 bad arguments, a damaged or empty CSV (a blank line, an empty or
+negative cell, no example counted), a missing output folder or someone else's OUT.png — each
+one line naming it; 3 matplotlib missing.
 """
 import csv
-import os
 import sys
+
+from script_outputs import Refusal, check_replaceable, number, read_csv, save  # one rule
 
 HEADER = "true\\predicted"
 SOFTWARE = "roformer-cpp scripts/plot_confusion.py"  # the PNG's Software text chunk: ours
-
-
-def check_replaceable(out):
-    """Refuses to draw over a file this script did not write (the rule of src/io/output_file.hpp)."""
-    if not os.path.exists(out):
-        return
-    with open(out, "rb") as f:
-        if SOFTWARE.encode() in f.read(64 << 20):
-            return
-    raise ValueError(f"{out} exists and was not drawn by plot_confusion.py; move it away or "
-                     "pick another OUT.png")
+FIX = "write it again with `roformer classify --run RUN --test-split --confusion FILE.csv`"
 
 
 def read_matrix(path):
     """The labels and the counts [true][predicted] of a `classify --confusion` CSV."""
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows or rows[0][0] != HEADER:
-        raise ValueError(f"{path} is not a `roformer classify --confusion` CSV")
-    labels = rows[0][1:]
+    if not path:
+        raise Refusal("the CSV path is empty; name a `roformer classify --confusion` CSV")
+    rows = read_csv(path, [HEADER], FIX)
+    with open(path, newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    labels = header[1:]
+    if header[0] != HEADER or not labels or len(set(labels)) != len(labels):
+        raise Refusal(f"{path}'s first line is not '{HEADER},<each class once>'; {FIX}")
     counts = []
-    for row in rows[1:]:
-        if len(row) != len(labels) + 1:
-            raise ValueError(f"{path}: row '{row[0]}' has {len(row) - 1} counts, not {len(labels)}")
-        counts.append([int(x) for x in row[1:]])
-    if [r[0] for r in rows[1:]] != labels:
-        raise ValueError(f"{path}: the rows' labels are not the columns' labels")
+    for line, row in rows:
+        counts.append([number(path, line, row, label, int) for label in labels])
+        if min(counts[-1]) < 0:
+            raise Refusal(f"{path}:{line}: a negative count; {FIX}")
+    if [row[HEADER] for _, row in rows] != labels:
+        raise Refusal(f"{path}: the rows' labels are not the columns' labels; {FIX}")
+    if not sum(map(sum, counts)):
+        raise Refusal(f"{path} counts no test example (every cell is 0); nothing to draw: "
+                      "score a run whose test split is not empty")
     return labels, counts
 
 
-def draw(labels, counts, out, title):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def draw(labels, counts, out, title, matplotlib, plt):
     k = len(labels)
     # A class without test examples has no row to normalise: drawn grey (NaN), not as zeros.
     shares = [[c / sum(row) if sum(row) else float("nan") for c in row] for row in counts]
@@ -87,31 +80,35 @@ def draw(labels, counts, out, title):
         f"; {empty} grey rows: classes with no test example" if empty else "")
     ax.set_title(f"{title}\n{note}" if title else note, fontsize=10)
     fig.tight_layout()
-    temporary = f"{out}.tmp-{os.getpid()}.png"
-    try:
-        fig.savefig(temporary, dpi=120, metadata={"Software": SOFTWARE})
-        os.replace(temporary, out)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    save(fig, out, plt, SOFTWARE, dpi=120)
 
 
 def main(argv):
-    if len(argv) not in (3, 4):
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
+    options = [a for a in argv[1:] if a.startswith("--")]
+    if options or len(argv) not in (3, 4):
+        print("plot_confusion: " + (f"unknown option {options[0]}; " if options else "")
+              + "usage: scripts/plot_confusion.py FILE.csv OUT.png [TITLE]", file=sys.stderr)
         return 2
     try:
         labels, counts = read_matrix(argv[1])
-        check_replaceable(argv[2])
-    except (OSError, ValueError) as e:
+        check_replaceable(argv[2], SOFTWARE, "plot_confusion.py")
+    except Refusal as e:
         print(f"plot_confusion: {e}", file=sys.stderr)
         return 2
     try:
-        draw(labels, counts, argv[2], argv[3] if len(argv) == 4 else "")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
     except ImportError:
         print("plot_confusion: matplotlib is missing (apt-get install python3-matplotlib)",
               file=sys.stderr)
         return 3
+    try:
+        draw(labels, counts, argv[2], argv[3] if len(argv) == 4 else "", matplotlib, plt)
+    except Refusal as e:
+        print(f"plot_confusion: {e}", file=sys.stderr)
+        return 2
     print(f"plot_confusion: {argv[2]}")
     return 0
 

@@ -119,11 +119,11 @@ def check_replaceable(path, software, script, force=None):
                       + "move it away or pick another --out")
 
 
-def save(fig, path, plt, software):
+def save(fig, path, plt, software, dpi=100):
     """Writes FIG to PATH through a temporary file in the same folder, then closes it."""
     temporary = f"{path}.tmp-{os.getpid()}.png"
     try:
-        fig.savefig(temporary, dpi=100, metadata={"Software": software})
+        fig.savefig(temporary, dpi=dpi, metadata={"Software": software})
         os.replace(temporary, path)
     except OSError as e:
         raise Refusal(f"cannot write {path} ({e.strerror}); free space or pick another "
