@@ -12,13 +12,17 @@
 OUT.png (with one of curves / extrapolation): write the picture there instead; roformer passes
 a temporary name and renames it over DIR/<name>.png itself (src/io/output_file.hpp), after
 checking that the file it replaces is one of these plots (PNG text chunk Software = SOFTWARE).
-Exit codes: 0 written, 2 bad arguments or missing CSV, 3 matplotlib missing.
+Exit codes: 0 written; 2 bad arguments, a DIR that is not a folder or has neither CSV, a damaged
+CSV (a blank line, an empty or non-finite loss), a missing output folder or a file this script
+did not draw at the output path — each one line naming it; 3 matplotlib missing. Pictures are
+written by rename and replace only this script's own (scripts/script_outputs.py).
 `roformer compare` / `roformer extrapolate` call this; the C++ never draws images itself.
 """
-import csv
 import os
 import sys
 from collections import defaultdict
+
+from script_outputs import Refusal, check_replaceable, number, read_csv, save  # one rule
 
 ORDER = ["rope_interleaved", "rope_half", "sinusoidal", "learned", "none", "alibi"]
 COLORS = {
@@ -30,7 +34,6 @@ COLORS = {
     "alibi": "#9467bd",
 }
 SOFTWARE = "roformer-cpp scripts/plot_curves.py"
-OUT = {}  # name -> output path given on the command line
 STYLES = {"plain": "-", "interpolation": "--", "ntk": ":"}
 
 
@@ -38,19 +41,39 @@ def scheme_order(names):
     return sorted(names, key=lambda s: (ORDER.index(s) if s in ORDER else len(ORDER), s))
 
 
-def read_rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+FIX = "is DIR a `roformer compare --out` directory? rerun compare / extrapolate to rewrite it"
 
 
-def plot_curves(directory, plt):
-    rows = read_rows(os.path.join(directory, "curves.csv"))
-    # scheme -> step -> [val_loss per seed]
+def read_curves(directory):
+    """scheme -> step -> [val_loss per seed], from DIR/curves.csv."""
+    path = os.path.join(directory, "curves.csv")
     losses = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        losses[r["scheme"]][int(r["step"])].append(float(r["val_loss"]))
+    for line, r in read_csv(path, ["scheme", "step", "val_loss"], FIX):
+        losses[r["scheme"]][number(path, line, r, "step", int)].append(
+            number(path, line, r, "val_loss"))
     if not losses:
-        raise SystemExit("plot_curves: curves.csv has no rows")
+        raise Refusal(f"{path} has no rows; {FIX}")
+    return losses
+
+
+def read_extrapolation(directory):
+    """((scheme, method) -> length -> [loss per seed], every length), from extrapolation.csv;
+    an empty loss is a length the model cannot run at."""
+    path = os.path.join(directory, "extrapolation.csv")
+    losses = defaultdict(lambda: defaultdict(list))
+    lengths = set()
+    for line, r in read_csv(path, ["scheme", "length", "method", "loss"], FIX):
+        length = number(path, line, r, "length", int)
+        lengths.add(length)
+        loss = number(path, line, r, "loss", empty=True)
+        if loss is not None:
+            losses[(r["scheme"], r["method"])][length].append(loss)
+    if not losses:
+        raise Refusal(f"{path} has no evaluated rows; {FIX}")
+    return losses, lengths
+
+
+def plot_curves(losses, out, plt):
     last_step = max(max(by_step) for by_step in losses.values())
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     zoom_from = 0.6 * last_step
@@ -83,22 +106,12 @@ def plot_curves(directory, plt):
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    out = OUT.get("curves", os.path.join(directory, "curves.png"))
-    fig.savefig(out, dpi=120, format="png", metadata={"Software": SOFTWARE})
+    save(fig, out, plt, SOFTWARE, dpi=120)
     print(f"wrote {out}")
 
 
-def plot_extrapolation(directory, plt):
-    rows = read_rows(os.path.join(directory, "extrapolation.csv"))
-    # (scheme, method) -> length -> [loss per seed]
-    losses = defaultdict(lambda: defaultdict(list))
-    lengths = set()
-    for r in rows:
-        lengths.add(int(r["length"]))
-        if r["loss"]:
-            losses[(r["scheme"], r["method"])][int(r["length"])].append(float(r["loss"]))
-    if not losses:
-        raise SystemExit("plot_extrapolation: extrapolation.csv has no evaluated rows")
+def plot_extrapolation(data, out, plt):
+    losses, lengths = data
     fig, ax = plt.subplots(figsize=(8, 5))
     def rank(key):
         scheme, method = key
@@ -123,20 +136,43 @@ def plot_extrapolation(directory, plt):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    out = OUT.get("extrapolation", os.path.join(directory, "extrapolation.png"))
-    fig.savefig(out, dpi=120, format="png", metadata={"Software": SOFTWARE})
+    save(fig, out, plt, SOFTWARE, dpi=120)
     print(f"wrote {out}")
+
+
+USAGE = "usage: scripts/plot_curves.py DIR [curves|extrapolation|all] [OUT.png] (see its header)"
+JOBS = {"curves": (read_curves, plot_curves), "extrapolation": (read_extrapolation, plot_extrapolation)}
+
+
+def plan(argv):
+    """[(name, data, output path)] for the pictures asked for: every input read and every
+    output checked before anything is drawn."""
+    directory = argv[1]
+    what = argv[2] if len(argv) >= 3 else "all"
+    if not directory or not os.path.isdir(directory):
+        raise Refusal(f"DIR '{directory}' is not a folder; pass a `roformer compare --out` directory")
+    names = [n for n in JOBS if what in (n, "all")
+             and (what != "all" or os.path.lexists(os.path.join(directory, f"{n}.csv")))]
+    if not names:
+        raise Refusal(f"{directory} has neither curves.csv nor extrapolation.csv; {FIX}")
+    jobs = []
+    for name in names:
+        out = argv[3] if len(argv) == 4 else os.path.join(directory, f"{name}.png")
+        check_replaceable(out, SOFTWARE, "plot_curves.py")
+        jobs.append((name, JOBS[name][0](directory), out))
+    return jobs
 
 
 def main(argv):
     if len(argv) < 2 or len(argv) > 4 or (len(argv) >= 3 and argv[2] not in ("curves", "extrapolation", "all")) \
             or (len(argv) == 4 and argv[2] == "all"):
-        print(__doc__, file=sys.stderr)
+        print(f"plot_curves: {USAGE}", file=sys.stderr)
         return 2
-    directory = argv[1]
-    what = argv[2] if len(argv) >= 3 else "all"
-    if len(argv) == 4:
-        OUT[what] = argv[3]
+    try:
+        jobs = plan(argv)
+    except Refusal as e:
+        print(f"plot_curves: {e}", file=sys.stderr)
+        return 2
     try:
         import matplotlib
 
@@ -145,17 +181,12 @@ def main(argv):
     except ImportError:
         print("plot_curves: matplotlib is missing (Debian: apt install python3-matplotlib)", file=sys.stderr)
         return 3
-    jobs = {"curves": plot_curves, "extrapolation": plot_extrapolation}
-    for name, job in jobs.items():
-        if what not in (name, "all"):
-            continue
-        path = os.path.join(directory, f"{name}.csv")
-        if not os.path.exists(path):
-            if what == "all":
-                continue
-            print(f"plot_curves: {path} not found", file=sys.stderr)
-            return 2
-        job(directory, plt)
+    try:
+        for name, data, out in jobs:
+            JOBS[name][1](data, out, plt)
+    except Refusal as e:
+        print(f"plot_curves: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
