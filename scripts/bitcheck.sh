@@ -12,17 +12,35 @@
 # change: docs/performance.md, "Determinism and the two paths").
 #
 # Used to show that a change keeps `model.fused = false` bit-identical (docs/performance.md,
-# "One thread pool"; docs/model.md). Run from anywhere; OUT_DIR is replaced.
+# "One thread pool"; docs/model.md). Run from anywhere.
+# OUT_DIR is replaced on every run, so it must be new, empty, or one this script made (it holds
+# the marker file .bitcheck-out): any other folder — a user's, the repository, $HOME or a folder
+# above either — is refused before anything is deleted (docs/training.md, "What every script
+# guarantees").
 set -uo pipefail
-[ $# -ge 3 ] || { echo "usage: scripts/bitcheck.sh OLD_BINARY NEW_BINARY OUT_DIR [ARGS…]" >&2; exit 2; }
-OLD=$(realpath "$1") NEW=$(realpath "$2") OUT=$(realpath -m "$3")
+usage="usage: scripts/bitcheck.sh OLD_BINARY NEW_BINARY OUT_DIR [ARGS…]"
+[ $# -ge 3 ] && [ -n "$1" ] && [ -n "$2" ] && [ -n "$3" ] || { echo "bitcheck: $usage (none of the three empty)" >&2; exit 2; }
+OLD=$(realpath -m "$1") NEW=$(realpath -m "$2") OUT=$(realpath -m "$3")
 shift 3
 extra=("$@")
 for bin in "$OLD" "$NEW"; do
-    [ -x "$bin" ] || { echo "bitcheck: $bin is not an executable; build it first" >&2; exit 2; }
+    [ -f "$bin" ] && [ -x "$bin" ] || { echo "bitcheck: $bin is not an executable; build it first" >&2; exit 2; }
 done
 cd "$(dirname "$0")/.." || exit 2
-rm -rf "$OUT" && mkdir -p "$OUT" || exit 2
+MARKER=.bitcheck-out  # written into OUT_DIR: the proof that this script made it
+refuse_out() { echo "bitcheck: $OUT $1; pass a new folder (e.g. build/bitcheck) or remove it yourself" >&2; exit 2; }
+for precious in "$(pwd -P)" "$(realpath -m "${HOME:-/}")"; do
+    case "$precious/" in "${OUT%/}/"*) refuse_out "is the repository, \$HOME or a folder above one: it is never deleted" ;; esac
+done
+if [ -e "$OUT" ]; then
+    [ -d "$OUT" ] || refuse_out "exists and is not a folder"
+    if [ -f "$OUT/$MARKER" ]; then
+        rm -rf "$OUT" || exit 2
+    elif [ -n "$(ls -A "$OUT")" ]; then
+        refuse_out "is not empty and was not made by bitcheck.sh (no $MARKER in it)"
+    fi
+fi
+mkdir -p "$OUT" && echo "made by scripts/bitcheck.sh, which replaces this folder on every run" >"$OUT/$MARKER" || exit 2
 every="--set train.eval_every=10"
 cases=(
     "rope|--set train.steps=30"

@@ -13,7 +13,9 @@
 #         OUT_DIR/ft/<task>/<scheme>/seed<k> and OUT_DIR/ft/<task>/scratch/seed<k> (fine-tune
 #         run directories), OUT_DIR/table.md and OUT_DIR/finetune_results.csv.
 # Safe to run again: compare resumes its runs, and a fine-tune is redone only if it has no
-# "done" marker (an interrupted one is removed and started over).
+# "done" marker (an interrupted one is removed and started over, if this sweep began it).
+# Every step's failure fails the sweep (a failed pre-training or fine-tune: exit non-zero, no
+# table printed); table.md and finetune_results.csv replace only the ones finetune_table.py wrote.
 # Environment: ROFORMER_BIN (default build/roformer), PYTHON (default /usr/bin/python3),
 # SWEEP_TASKS (space-separated; default all four tasks), SWEEP_SET (extra "key=value" fine-tune
 # overrides, space-separated), SWEEP_SCRATCH (the scheme whose architecture the from-scratch
@@ -54,19 +56,27 @@ task_set() {  # the task's own "key=value" settings, before ft_set (which can ov
 mkdir -p "$OUT"
 start=$SECONDS
 echo "finetune_sweep: pre-training ($preset) into $OUT/pretrain"
-"$BIN" compare --config "$preset" --out "$OUT/pretrain" --no-plot | grep -E "^\[|runs trained" || true
-[ -f "$OUT/pretrain/curves.csv" ] || { echo "finetune_sweep: the pre-training did not finish" >&2; exit 1; }
+# compare's own lines are filtered for the console (sed, which never fails on no match); with
+# pipefail a failed compare fails the sweep here, before any fine-tune or table uses its runs.
+"$BIN" compare --config "$preset" --out "$OUT/pretrain" --no-plot | sed -nE '/^\[|runs trained/p' ||
+  { echo "finetune_sweep: the pre-training failed (its error is above); fix it and run the same command again" >&2; exit 1; }
 
 finetune() {  # finetune OUT_RUN SEED TASK ARGS...
   local dir=$1 seed=$2 task=$3; shift 3
   [ -f "$dir/done" ] && return 0
-  rm -rf "$dir"
+  # An unfinished fine-tune is started over — but only one this sweep began (its $dir.log is
+  # written before the run starts): a folder it did not make is never deleted.
+  if [ -e "$dir" ]; then
+    [ -f "$dir.log" ] || { echo "finetune_sweep: $dir exists and was not started by this sweep (no $dir.log); move it away" >&2; exit 2; }
+    rm -rf "$dir"
+  fi
   mkdir -p "$(dirname "$dir")"
+  : >"$dir.log"
   local sets=(--set "seed=$seed")
   for kv in $(task_set "$task") "${ft_set[@]}"; do sets+=(--set "$kv"); done
   "$BIN" finetune --config configs/finetune.toml "${sets[@]}" --quiet --out "$dir" --task "$task" "$@" > "$dir.log"
   touch "$dir/done"
-  echo "  $(tail -n +1 "$dir.log" | head -1)  [$dir]"
+  echo "  $(head -n 1 "$dir.log")  [$dir]"
 }
 
 for task in $tasks; do
