@@ -146,8 +146,8 @@ def main(argv):
               "Debian's /usr/bin/python3, whose python3-matplotlib scripts/setup.sh installs", file=sys.stderr)
         return 3
     try:
+        series = read_metrics(args.run)  # first: a missing run is named as such
         check_replaceable(args.out, SOFTWARE, "plot_run.py", force=args.force)
-        series = read_metrics(args.run)
         unigram = args.unigram if args.unigram is not None else unigram_from_eval(args)
         title = f"run {os.path.basename(os.path.normpath(args.run))} (metrics.csv)"
         draw(series, unigram, title, args.out, plt)
