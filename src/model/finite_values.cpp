@@ -28,7 +28,8 @@ size_t first_non_finite(const Real* values, size_t n) {
 
 void require_finite_outputs(const std::string& what, const Real* values, size_t n) {
     const size_t i = first_non_finite(values, n);
-    if (i < n) throw std::runtime_error(what + " hold " + located(values, i, n) + kOutputsNotFinite);
+    if (i < n)
+        throw std::runtime_error(what + " hold " + located(values, i, n) + kOutputsNotFinite);
 }
 
 void require_finite_output(const std::string& what, double value) {

@@ -27,7 +27,7 @@ size_t first_non_finite(const Real* values, size_t n);
 // are not finite — …". `what` names the run and the outputs (plural), e.g. "runs/x: the logits
 // at [MASK] token 3".
 void require_finite_outputs(const std::string& what, const Real* values, size_t n);
-// The same rule for one number (a loss): "<what> is nan; the model's outputs are not finite — …".
+// The same rule for one number (a loss): "<what> is nan; the model's outputs are not finite …".
 void require_finite_output(const std::string& what, double value);
 
 // Throws std::runtime_error naming the first parameter tensor that holds a non-finite value:
