@@ -29,6 +29,7 @@
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
+#include "model/finite_values.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -176,6 +177,10 @@ void run_attention(const AttentionOptions& o) {
     const std::vector<int> ids =
         causal ? run.tokenizer->encode(o.text) : run.tokenizer->encode_for_model(o.text);
     const rf::AttentionMaps maps = rf::attention_maps(*run.model, ids);
+    for (size_t l : layers)  // nothing non-finite is written or printed
+        rf::require_finite_outputs(o.run_dir + ": the attention weights of layer " +
+                                       std::to_string(l),
+                                   maps.probabilities[l].data(), maps.probabilities[l].numel());
     std::vector<std::string> tokens;
     for (int id : ids) tokens.push_back(run.tokenizer->display_token(id));
 

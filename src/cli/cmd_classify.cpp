@@ -16,6 +16,7 @@
 #include "io/output_file.hpp"
 #include "tensor/format.hpp"
 #include "finetune/finetune.hpp"
+#include "model/finite_values.hpp"
 
 namespace {
 
@@ -53,6 +54,7 @@ void score_split(const ClassifyOptions& o) {
     if (!o.confusion.empty()) rf::check_output_file(o.confusion, confusion_rule());
     rf::ClassifierRun run = rf::load_classifier_run(o.run);
     const rf::ClassificationScore s = rf::score_test_split(run, o.run);
+    rf::require_finite_output(o.run + ": the test-split loss", s.loss);
     std::printf("test split of %s: %zu examples, model %s\n", run.task.c_str(), s.n,
                 run.weights.c_str());
     std::printf("accuracy %s  macro-F1 %s  loss %s\n", rf::format_fixed(s.accuracy, 4).c_str(),
@@ -85,6 +87,8 @@ void run_classify(const ClassifyOptions& o) {
     rf::ClassifierRun run = rf::load_classifier_run(o.run);
     const std::vector<double> p =
         rf::classify(run, o.texts[0], o.texts.size() == 2 ? &o.texts[1] : nullptr);
+    for (size_t k = 0; k < p.size(); ++k)
+        rf::require_finite_output(o.run + ": the probability of '" + run.labels[k] + "'", p[k]);
     std::vector<size_t> order(p.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });

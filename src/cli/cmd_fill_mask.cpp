@@ -12,6 +12,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_checks.hpp"
+#include "model/finite_values.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -42,6 +43,8 @@ void run_fill_mask(const FillMaskOptions& o) {
     const size_t V = logits.size(1);
     for (size_t m : masks) {
         const rf::Real* row = logits.data() + m * V;
+        rf::require_finite_outputs(o.run_dir + ": the logits at [MASK] token " + std::to_string(m),
+                                   row, V);
         // softmax in double over the row
         const double top = *std::max_element(row, row + V);
         std::vector<double> p(V);

@@ -75,10 +75,15 @@ void run_generate(const GenerateOptions& o) {
     std::fputs(o.prompt.c_str(), stdout);
     std::fflush(stdout);
     rf::data::StreamDecoder decoder(*run.tokenizer, prompt);
-    rf::generate(*run.model, prompt, context, o.sampling, [&](int id) {
-        std::fputs(decoder.push(id).c_str(), stdout);
-        std::fflush(stdout);  // show each token as soon as it is sampled
-    });
+    try {
+        rf::generate(*run.model, prompt, context, o.sampling, [&](int id) {
+            std::fputs(decoder.push(id).c_str(), stdout);
+            std::fflush(stdout);  // show each token as soon as it is sampled
+        });
+    } catch (const std::runtime_error& e) {  // non-finite logits (model/finite_values.hpp)
+        std::fputs("\n", stdout);              // the error line starts on a line of its own
+        throw std::runtime_error(o.run_dir + ": " + e.what());
+    }
     std::fputs((decoder.finish() + "\n").c_str(), stdout);
 }
 

@@ -2,7 +2,9 @@
 // names the key, the value and what would work; the rules of a stage below (head size, the
 // position scheme, masking) are called, not restated.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "config/validate_text.hpp"
 #include "fast/simd.hpp"
 #include "tensor/format.hpp"
+#include "tensor/real.hpp"
 
 namespace rf {
 
@@ -25,6 +28,29 @@ void require_positive(const std::string& key, size_t v) {
 void require_positive(const std::string& key, double v) {
     if (!(v > 0) || !std::isfinite(v))
         invalid(key, "must be a positive number, got " + format_shortest(v));
+}
+// A positive number the library computes with in Real (float32, tensor/real.hpp) must stay a
+// positive number there: below the smallest normal Real it rounds to 0 or keeps only a few bits
+// (train.eps = 1e-50 is 0, and AdamW's m/(√v + ε) becomes 0/0 for a row with no gradient);
+// above the largest it is inf.
+std::string shortest_real(Real v) {  // the digits that read back to v as a Real: 1.1754944e-38
+    char text[64];
+    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+void require_positive_real(const std::string& key, double v) {
+    require_positive(key, v);
+    const Real smallest = std::numeric_limits<Real>::min();
+    const Real largest = std::numeric_limits<Real>::max();
+    const std::string real = sizeof(Real) == 4 ? "float32" : "float64";
+    if (v < smallest)
+        invalid(key, "= " + format_shortest(v) +
+                         (Real(v) == 0 ? " is 0 in " : " keeps only a few bits in ") + real +
+                         ", the precision the model computes in; the smallest usable value is " +
+                         shortest_real(smallest));
+    if (v > largest)
+        invalid(key, "= " + format_shortest(v) + " is inf in " + real +
+                         ", the precision the model computes in; the largest usable value is " +
+                         shortest_real(largest));
 }
 // lo <= v < hi (or lo < v < hi when open_low)
 void require_range(const std::string& key, double v, double lo, double hi, bool open_low,
@@ -61,8 +87,8 @@ void validate(const Config& c) {
     require_positive("model.ffn", m.ffn);
     require_range("model.dropout", m.dropout, 0.0, 1.0, false);
     require_range("model.attention_dropout", m.attention_dropout, 0.0, 1.0, false);
-    require_positive("model.layer_norm_eps", m.layer_norm_eps);
-    require_positive("model.init_std", m.init_std);
+    require_positive_real("model.layer_norm_eps", m.layer_norm_eps);
+    require_positive_real("model.init_std", m.init_std);
     resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
 
     ModelConfig resolved = m;  // causal is not a key: it follows train.objective
@@ -91,11 +117,11 @@ void validate(const Config& c) {
     const TrainConfig& t = c.train;
     require_positive("train.batch_size", t.batch_size);
     require_positive("train.steps", t.steps);
-    require_positive("train.lr", t.lr);
+    require_positive_real("train.lr", t.lr);
     require_range("train.min_lr_ratio", t.min_lr_ratio, 0.0, 1.0, false, true);
     require_range("train.beta1", t.beta1, 0.0, 1.0, false);
     require_range("train.beta2", t.beta2, 0.0, 1.0, false);
-    require_positive("train.eps", t.eps);
+    require_positive_real("train.eps", t.eps);
     if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
         invalid("train.weight_decay", "must be >= 0, got " + format_shortest(t.weight_decay));
     if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))

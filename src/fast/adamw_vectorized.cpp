@@ -7,6 +7,7 @@
 // Chunks are disjoint, so the result does not depend on the thread count.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nn/adamw.hpp"
 #include "fast/simd.hpp"
@@ -19,6 +20,10 @@ void AdamW::step_vectorized(double lr) {
     const double b1 = options_.beta1, b2 = options_.beta2;
     const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step_));
     const double correction2 = 1.0 - std::pow(b2, static_cast<double>(step_));
+    // ε as a Real, never 0 when ε > 0: step() adds ε in double, where a row with no gradient
+    // (m = v = 0) moves by 0/ε = 0; an ε that rounds to 0 in Real would make that 0/0 = nan.
+    // (config validation refuses such an ε; AdamW used directly may still be given one.)
+    const Real eps = std::max(Real(options_.eps), std::numeric_limits<Real>::denorm_min());
     for (size_t i = 0; i < params_.size(); ++i) {
         Tensor& p = params_[i].tensor;
         if (!p.has_grad()) continue;
@@ -29,7 +34,7 @@ void AdamW::step_vectorized(double lr) {
                              Real(1.0 - b2),
                              Real(lr / correction1),
                              Real(1.0 / correction2),
-                             Real(options_.eps),
+                             eps,
                              Real(shrink)};
         Real* theta = p.data();
         const Real* g = p.grad().data();

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "model/finite_values.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -67,6 +68,8 @@ std::vector<int> generate(RoFormer& model, const std::vector<int>& prompt, size_
         const std::vector<int> window(ids.end() - long(T), ids.end());  // the last ≤ L tokens
         const Tensor logits = model.logits_all(window, 1, T);           // [T, V]
         const size_t V = logits.size(1);
+        require_finite_outputs("the logits of token " + std::to_string(ids.size() + 1),
+                               logits.data() + (T - 1) * V, V);  // never sampled from
         const int next = sample_next_token(logits.data() + (T - 1) * V, V, options, rng);
         ids.push_back(next);
         fresh.push_back(next);

@@ -2,9 +2,10 @@
 #include "train/evaluate.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "model/finite_values.hpp"
 
 namespace rf {
 
@@ -45,10 +46,7 @@ EvalResult combine_scores(const std::vector<BatchScore>& scores) {
             "a longer validation text");
     result.loss = loss_sum / double(result.predictions);
     result.accuracy = double(correct) / double(result.predictions);
-    if (!std::isfinite(result.loss))
-        throw std::runtime_error("the validation loss is " + std::to_string(result.loss) +
-                                 "; the model's outputs are not finite (diverged training or "
-                                 "a damaged checkpoint) — use an earlier checkpoint");
+    require_finite_output("the validation loss", result.loss);  // model/finite_values.hpp
     return result;
 }
 

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
 #include "fast/blas_core.hpp"
 #include "tensor/format.hpp"
@@ -196,6 +197,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const int stop_signal = agree_on_stop(comm, InterruptGuard::pending());
         if (root && (stop_signal || done == end_step ||
                      (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
+            // A model that is not finite is never committed: the last good checkpoint stays,
+            // and a finished run never reports success with weights nobody can load.
+            require_finite_parameters(run.path() + " at step " + std::to_string(done),
+                                      model.parameters());
             metrics->commit();  // the rows up to `done` are on disk before the checkpoint is
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         }
