@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -38,8 +39,8 @@ namespace {
 struct AttentionOptions {
     std::string run_dir;
     std::string text;
-    int layer = -1;  // −1: every layer
-    int head = -1;   // −1: every head
+    std::optional<size_t> layer;  // not given: every layer
+    std::optional<size_t> head;   // not given: every head
     std::string out;
     size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
 };
@@ -58,13 +59,14 @@ rf::OutputRule output_rule(const std::string& out) {
     return {"the attention .npy", {std::string("\x93NUMPY", 6)}, {}};
 }
 
-// The indices of `which` (−1 = all of 0 … count−1), refusing one out of range.
-std::vector<size_t> selected(int which, size_t count, const char* option, const char* noun) {
-    if (which < -1 || which >= int(count))
-        throw std::invalid_argument(std::string(option) + " " + std::to_string(which) +
+// The index `which`, or all of 0 … count−1 when it was not given; refuses one out of range.
+std::vector<size_t> selected(const std::optional<size_t>& which, size_t count, const char* option,
+                             const char* noun) {
+    if (which && *which >= count)
+        throw std::invalid_argument(std::string(option) + " " + std::to_string(*which) +
                                     " is out of range: the model has " + std::to_string(count) +
                                     " " + noun + " (0 … " + std::to_string(count - 1) + ")");
-    if (which >= 0) return {size_t(which)};
+    if (which) return {*which};
     std::vector<size_t> all(count);
     for (size_t i = 0; i < count; ++i) all[i] = i;
     return all;
@@ -205,16 +207,20 @@ void add_attention(CLI::App& app) {
     auto options = std::make_shared<AttentionOptions>();
     CLI::App* cmd = app.add_subcommand(
         "attention", "Dump the softmax attention weights of a trained run for one sentence");
-    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
+    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")
+        ->required()
+        ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
     cmd->add_option("text", options->text, "The sentence to look at")->required();
+    // An index, not a sentinel: "-1" is refused (leaving the option out selects them all).
     cmd->add_option("--layer", options->layer, "Only this layer (0-based; default: every layer)")
-        ->check(rf::cli::integer_number());
+        ->check(rf::cli::unsigned_number("leave --layer out for every layer"));
     cmd->add_option("--head", options->head, "Only this head (0-based; default: every head)")
-        ->check(rf::cli::integer_number());
+        ->check(rf::cli::unsigned_number("leave --head out for every head"));
     cmd->add_option("--out", options->out,
                     "Write to FILE.csv, FILE.npy (float32 [layers, heads, T, T]) or FILE.json "
                     "(tokens and weights for docs/explorer/rope.html; never replaces a file) "
-                    "instead of CSV on stdout");
+                    "instead of CSV on stdout")
+        ->check(rf::cli::non_empty("leave --out out to write the CSV to standard output"));
     rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_attention(*options); });
 }

@@ -102,14 +102,17 @@ void add_classify(CLI::App& app) {
     auto o = std::make_shared<ClassifyOptions>();
     CLI::App* cmd = app.add_subcommand(
         "classify", "Print a fine-tuned run's label and class probabilities for a text (or pair)");
-    cmd->add_option("--run", o->run, "The fine-tune run directory")->required();
+    cmd->add_option("--run", o->run, "The fine-tune run directory")
+        ->required()
+        ->check(rf::cli::non_empty("give the --out directory of `roformer finetune`"));
     cmd->add_option("texts", o->texts, "The text, or text a and text b for a pair task");
     cmd->add_option("--top", o->top, "How many classes to list (most probable first)")
         ->check(rf::cli::unsigned_number());
     cmd->add_flag("--test-split", o->test_split,
                   "Score the run's test split again: accuracy, macro-F1, the confusion matrix");
     cmd->add_option("--confusion", o->confusion,
-                    "With --test-split: write the confusion matrix as CSV (rows: true label)");
+                    "With --test-split: write the confusion matrix as CSV (rows: true label)")
+        ->check(rf::cli::non_empty("name a .csv file, or leave --confusion out"));
     cmd->callback([o] { run_classify(*o); });
 }
 

@@ -25,10 +25,12 @@ struct CompareCommandOptions {
     std::string config_path;
     std::vector<std::string> overrides;
     rf::CompareOptions compare;
-    size_t seeds = 0;                  // 0: the preset's (default 3)
-    size_t jobs = 0;                   // 0: the preset's (default 1)
-    std::vector<std::string> schemes;  // empty: the preset's (default all six)
-    double threshold = 0;              // 0: the preset's (default automatic)
+    // Not given (0, or empty): the preset's. Given, they are checked: --seeds 0, --jobs 0,
+    // --threshold ≤ 0 are refused (add_compare), so 0 here only ever means "not given".
+    size_t seeds = 0;                  // the preset's (default 3)
+    size_t jobs = 0;                   // the preset's (default 1)
+    std::vector<std::string> schemes;  // the preset's (default all six)
+    double threshold = 0;              // the preset's (default automatic)
     bool no_plot = false;
 };
 
@@ -85,28 +87,37 @@ void add_compare(CLI::App& app) {
         "compare", "Train every position scheme × seed and compare the loss curves");
     cmd->add_option("--config", options->config_path,
                     "Preset: a config file with an optional [compare] table")
+        ->check(rf::cli::non_empty("leave --config out for the defaults"))
         ->check(CLI::ExistingFile);
     cmd->add_option("--out", options->compare.out_dir, "Comparison directory")
+        ->check(rf::cli::non_empty("leave --out out for " + options->compare.out_dir))
         ->capture_default_str();
     cmd->add_option("--seeds", options->seeds,
-                    "Seeds 1..N per scheme (default: the preset's, else 3)")
-        ->check(rf::cli::unsigned_number());
+                    "Seeds 1..N per scheme, N ≥ 1 (default: the preset's, else 3)")
+        ->check(rf::cli::count_at_least(
+            1, "0 seeds would train nothing; leave --seeds out for the preset's (else 3)"));
     cmd->add_option("--jobs", options->jobs,
-                    "Runs trained at once, each in its own process (default: the preset's, else 1)")
-        ->check(rf::cli::unsigned_number());
+                    "Runs trained at once, each in its own process, ≥ 1 (default: the preset's, "
+                    "else 1)")
+        ->check(rf::cli::count_at_least(
+            1, "0 jobs would train nothing; leave --jobs out for the preset's (else 1)"));
     cmd->add_option(
            "--schemes", options->schemes,
            "Comma-separated subset of rope_interleaved,rope_half,sinusoidal,learned,none,alibi")
         ->delimiter(',');
     cmd->add_option(
            "--threshold", options->threshold,
-           "Validation loss (nats) for the steps-to-threshold column (default: the preset's, else automatic)")
-        ->check(rf::cli::finite_number());
+           "Validation loss (nats, > 0) for the steps-to-threshold column (default: the "
+           "preset's, else automatic)")
+        ->check(rf::cli::positive_number(
+            "a cross-entropy in nats is > 0, so no run could reach it; leave --threshold out "
+            "for the preset's (else automatic)"));
     cmd->add_option("--set", options->overrides,
                     "Override one config key for every run (repeatable)")
         ->take_all();
     cmd->add_option("--plot-script", options->compare.plot_script,
-                    "Path to scripts/plot_curves.py (default: search)");
+                    "Path to scripts/plot_curves.py (default: search)")
+        ->check(rf::cli::non_empty("leave --plot-script out to search for it, or use --no-plot"));
     cmd->add_flag("--no-plot", options->no_plot, "Do not run the plot script");
     cmd->callback([options] { run_compare_command(*options); });
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,33 @@ struct EvalOptions {
 // Windows longer than this would need T² attention scores per head beyond any laptop.
 constexpr size_t kMaxEvalLength = 65536;
 
+// Why evaluation never reads the key of a --set, or "" when it does. Such a key is refused
+// rather than accepted and ignored: the run's tokenizer.json fixes the tokens, the validation
+// set is scored whole, and the optimizer, schedule and dropout only act while training.
+std::string ignored_at_eval(const std::string& key) {
+    if (key == "data.tokenizer" || key == "data.vocab_size")
+        return "the run's own tokenizer.json decides the tokens";
+    if (key == "train.eval_batches")
+        return "eval scores every validation window (data.val_windows sets how many)";
+    if (key == "model.dropout") return "evaluation runs without dropout";
+    if (key.rfind("train.", 0) == 0 && key != "train.threads" && key != "train.batch_size")
+        return "it acts only while training; eval reads train.threads and train.batch_size";
+    return "";
+}
+
+void refuse_ignored_overrides(const std::vector<std::string>& overrides) {
+    for (const std::string& kv : overrides) {
+        std::string key = kv.substr(0, kv.find('='));
+        key.erase(0, key.find_first_not_of(" \t"));
+        key.erase(key.find_last_not_of(" \t") + 1);
+        if (const std::string why = ignored_at_eval(key); !why.empty())
+            throw std::invalid_argument("--set " + key + " has no effect on eval: " + why +
+                                        "; drop it");
+    }
+}
+
 void run_eval(const EvalOptions& o) {
+    refuse_ignored_overrides(o.overrides);
     for (size_t L : o.lengths)
         if (L < 2 || L > kMaxEvalLength)
             throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
@@ -75,17 +102,23 @@ void add_eval(CLI::App& app) {
     auto options = std::make_shared<EvalOptions>();
     CLI::App* cmd = app.add_subcommand(
         "eval", "Validation loss and accuracy of a trained run (MLM or causal LM)");
-    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")->required();
+    cmd->add_option("--run", options->run_dir, "Run directory from `roformer train`")
+        ->required()
+        ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
     cmd->add_option("--seq-len", options->lengths,
                     "Also evaluate windows of these lengths (repeatable)")
         ->check(rf::cli::unsigned_number())
         ->take_all();
     cmd->add_option("--set", options->overrides,
-                    "Evaluation-time override, e.g. position.interpolation_factor=2")
+                    "Evaluation-time override, e.g. position.interpolation_factor=2 (data.*, "
+                    "position scaling, train.threads, train.batch_size; keys eval never reads "
+                    "are refused)")
         ->take_all();
     cmd->add_option("--max-tokens", options->max_tokens,
-                    "Validation tokens used for the --seq-len evaluations")
-        ->check(rf::cli::unsigned_number())
+                    "Validation tokens used for the --seq-len evaluations (≥ 1)")
+        ->check(rf::cli::count_at_least(
+            1, "0 tokens would score nothing; leave --max-tokens out for " +
+                   std::to_string(options->max_tokens) + " (a larger value scores more text)"))
         ->capture_default_str();
     cmd->callback([options] { run_eval(*options); });
 }

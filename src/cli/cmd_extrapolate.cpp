@@ -18,17 +18,22 @@ void add_extrapolate(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "extrapolate", "Evaluate compared runs on windows longer than they were trained on");
     cmd->add_option("--runs", options->runs_dir, "The --out directory of `roformer compare`")
-        ->required();
+        ->required()
+        ->check(rf::cli::non_empty("give the --out directory of `roformer compare`"));
     cmd->add_option("--factors", options->factors,
                     "Window lengths as multiples of the training length")
         ->check(rf::cli::unsigned_number() & CLI::Range(size_t(1), size_t(64)))
         ->take_all()
         ->capture_default_str();
-    cmd->add_option("--max-tokens", options->max_tokens, "Validation tokens scored at every length")
-        ->check(rf::cli::unsigned_number())
+    cmd->add_option("--max-tokens", options->max_tokens,
+                    "Validation tokens scored at every length (≥ 1)")
+        ->check(rf::cli::count_at_least(
+            1, "0 tokens would score nothing; leave --max-tokens out for " +
+                   std::to_string(options->max_tokens) + " (a larger value scores more text)"))
         ->capture_default_str();
     cmd->add_option("--plot-script", options->plot_script,
-                    "Path to scripts/plot_curves.py (default: search)");
+                    "Path to scripts/plot_curves.py (default: search)")
+        ->check(rf::cli::non_empty("leave --plot-script out to search for it, or use --no-plot"));
     cmd->add_flag("--no-plot", *no_plot, "Do not run the plot script");
     cmd->callback([options, no_plot] {
         options->plot = !*no_plot;

@@ -90,18 +90,24 @@ void add_finetune(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "finetune", "Fine-tune a pre-trained MLM run's encoder on a classification task");
     cmd->add_option("--from", o->from, "The pre-trained MLM run directory (its tokenizer is kept)")
-        ->required();
-    cmd->add_option("--task", o->task, "The task: " + tasks + " (default: finetune.task)");
-    cmd->add_option("--out", o->out, "Fine-tune run directory to create")->required();
-    cmd->add_option("--config", o->config_path, "TOML file with a [finetune] table");
+        ->required()
+        ->check(rf::cli::non_empty("give the --out directory of an MLM `roformer train`"));
+    cmd->add_option("--task", o->task, "The task: " + tasks + " (default: finetune.task)")
+        ->check(rf::cli::non_empty("leave --task out for finetune.task, or name one: " + tasks));
+    cmd->add_option("--out", o->out, "Fine-tune run directory to create")
+        ->required()
+        ->check(rf::cli::non_empty("name the fine-tune run directory to create"));
+    cmd->add_option("--config", o->config_path, "TOML file with a [finetune] table")
+        ->check(rf::cli::non_empty("leave --config out for the defaults of finetune_config.hpp"));
     cmd->add_option("--set", o->overrides, "Override one key, e.g. --set lr=5e-5 (repeatable)")
         ->take_all();
     cmd->add_flag("--from-scratch", o->from_scratch,
                   "Baseline: the --from run's architecture and tokenizer, fresh weights");
     cmd->add_flag("--resume", o->resume, "Continue the fine-tune in --out from its checkpoint");
     cmd->add_option("--stop-after", o->stop_after,
-                    "Stop after this step with a checkpoint (continue later with --resume)")
-        ->check(rf::cli::unsigned_number());
+                    "Stop after this step (≥ 1) with a checkpoint (continue later with --resume)")
+        ->check(rf::cli::count_at_least(
+            1, "step 0 is before the first step; leave --stop-after out to fine-tune to the end"));
     cmd->add_flag("--quiet", o->quiet, "No progress output");
     cmd->callback([o] { run_finetune(*o); });
 }

@@ -83,7 +83,8 @@ void add_graph(CLI::App& app) {
     auto options = std::make_shared<GraphOptions>();
     CLI::App* cmd = app.add_subcommand(
         "graph", "Write the autograd graph of one attention layer's forward as Graphviz DOT");
-    cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)");
+    cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)")
+        ->check(rf::cli::non_empty("leave --config out for the default model"));
     cmd->add_option("--set", options->overrides, "Override one key (repeatable)")->take_all();
     cmd->add_option("--layer", options->layer, "Which encoder layer (0-based)")
         ->check(rf::cli::unsigned_number())
@@ -91,7 +92,8 @@ void add_graph(CLI::App& app) {
     cmd->add_option("--seq-len", options->seq_len, "Tokens in the random input sequence (1 … 512)")
         ->check(rf::cli::unsigned_number())
         ->capture_default_str();
-    cmd->add_option("--out", options->out, "Write the DOT file here (default: stdout)");
+    cmd->add_option("--out", options->out, "Write the DOT file here (default: stdout)")
+        ->check(rf::cli::non_empty("leave --out out to write the graph to standard output"));
     cmd->callback([options] { run_graph(*options); });
 }
 

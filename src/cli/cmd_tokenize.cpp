@@ -85,8 +85,10 @@ void add_tokenize(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "tokenize", "Print the tokens and ids of a text exactly as the model receives it");
     cmd->add_option("--run", options->run_dir,
-                    "Run directory holding tokenizer.json (from `roformer train`)");
-    cmd->add_option("--tokenizer", options->tokenizer_file, "A tokenizer file instead of --run");
+                    "Run directory holding tokenizer.json (from `roformer train`)")
+        ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
+    cmd->add_option("--tokenizer", options->tokenizer_file, "A tokenizer file instead of --run")
+        ->check(rf::cli::non_empty("name a tokenizer.json file, or use --run"));
     cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")
         ->required();
     cmd->add_flag("--ids-only", options->ids_only, "Print only the ids, space-separated");

@@ -96,17 +96,20 @@ void add_train(CLI::App& app) {
     auto options = std::make_shared<TrainCommandOptions>();
     CLI::App* cmd = app.add_subcommand(
         "train", "Train a RoFormer (MLM or causal LM) and write a run directory");
-    cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)");
+    cmd->add_option("--config", options->config_path, "TOML file of overrides (configs/*.toml)")
+        ->check(rf::cli::non_empty("leave --config out to train with the defaults"));
     cmd->add_option("--set", options->overrides,
                     "Override one key, e.g. --set train.lr=3e-4 (repeatable)")
         ->take_all();
     cmd->add_option("--out", options->out_dir,
-                    "Run directory to create (default runs/<config name>)");
+                    "Run directory to create (default runs/<config name>)")
+        ->check(rf::cli::non_empty("leave --out out for runs/<config name>"));
     cmd->add_flag("--resume", options->resume,
                   "Continue the run in --out from its last checkpoint");
     cmd->add_option("--stop-after", options->stop_after,
-                    "Stop after this step with a checkpoint (continue later with --resume)")
-        ->check(rf::cli::unsigned_number());
+                    "Stop after this step (≥ 1) with a checkpoint (continue later with --resume)")
+        ->check(rf::cli::count_at_least(
+            1, "step 0 is before the first step; leave --stop-after out to train to train.steps"));
     cmd->add_flag("--quiet", options->quiet, "No progress output");
     cmd->add_flag("--profile", options->profile,
                   "Time every op of the training steps (forward, backward) and print the table "

@@ -141,6 +141,10 @@ void validate_finite(const Config& config);
 // Part of validate(): each size key under its ceiling, and the estimated memory of training
 // (parameters, AdamW state, activations) under the machine's memory (config/limits.cpp).
 void validate_limits(const Config& config);
+// One of those ceilings: throws std::invalid_argument when `value` is over the ceiling of
+// `key` ("train.threads"), naming it `shown_as` — another table's key that means the same
+// (finetune.threads), so the two share one rule.
+void check_size_limit(const std::string& key, size_t value, const std::string& shown_as);
 
 // The resolved config, every key, grouped in tables; apply_toml_file of it gives back an
 // identical Config (floats printed in shortest round-trip form).

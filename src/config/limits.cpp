@@ -71,16 +71,23 @@ void validate_finite(const Config& config) {
                                         " is not a finite number; give a finite value");
 }
 
-void validate_limits(const Config& config) {
-    Config copy = config;
+void check_size_limit(const std::string& key, size_t value, const std::string& shown_as) {
     for (const SizeLimit& limit : kSizeLimits) {
-        const ConfigField f = find_config_field(copy, limit.key);
-        const size_t value = *std::get<size_t*>(f.value);
+        if (key != limit.key) continue;
         if (value > limit.max)
-            throw std::invalid_argument(std::string(limit.key) + " = " + std::to_string(value) +
+            throw std::invalid_argument(shown_as + " = " + std::to_string(value) +
                                         " is over the limit of " + std::to_string(limit.max) +
                                         " (" + limit.why + "); use a smaller value");
+        return;
     }
+    throw std::logic_error("check_size_limit: no limit for " + key);
+}
+
+void validate_limits(const Config& config) {
+    Config copy = config;
+    for (const SizeLimit& limit : kSizeLimits)
+        check_size_limit(limit.key, *std::get<size_t*>(find_config_field(copy, limit.key).value),
+                         limit.key);
     const double need = estimated_training_bytes(config), have = machine_memory_bytes();
     if (have > 0 && need > 0.8 * have)
         throw std::invalid_argument(

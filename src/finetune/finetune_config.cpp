@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/config.hpp"
 #include "config/toml_quote.hpp"
 #include "io/read_file.hpp"
 
@@ -81,6 +82,16 @@ void validate(const FinetuneConfig& c) {
     if (!(c.grad_clip >= 0)) bad("finetune.grad_clip must be ≥ 0");
     if (c.max_len < 5) bad("finetune.max_len must be ≥ 5 ([CLS] a [SEP] b [SEP])");
     if (c.threads == 0) bad("finetune.threads must be ≥ 1");
+    // The same ceilings as pre-training's keys of the same meaning (config/limits.cpp).
+    check_size_limit("train.threads", c.threads, "finetune.threads");
+    check_size_limit("train.batch_size", c.batch_size, "finetune.batch_size");
+    check_size_limit("data.seq_len", c.max_len, "finetune.max_len");
+    // Fine-tuning takes a few passes (BERT: 2 to 4 epochs; Devlin et al. 2019, appendix A.3);
+    // beyond kMaxFinetuneEpochs a typo (an extra zero or two) would run for days.
+    if (c.epochs > kMaxFinetuneEpochs)
+        bad("finetune.epochs = " + std::to_string(c.epochs) + " is over the limit of " +
+            std::to_string(kMaxFinetuneEpochs) +
+            " (passes over the training examples; fine-tuning needs a few); use a smaller value");
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 
 namespace rf {
 
+// The most passes finetune.epochs may ask for (finetune_config.cpp says why).
+inline constexpr size_t kMaxFinetuneEpochs = 1000;
+
 struct FinetuneConfig {
     std::string task = "kjv-testament";   // which task (finetune/tasks.hpp lists them)
     std::string corpus = "data/kjv.txt";  // the text the KJV tasks are built from

@@ -138,6 +138,43 @@ TABLE=$(cat <<'ROWS'
 2 | its directory '/nonexistent' does not exist                        | attention --run $RUN hello --out /nonexistent/a.npy
 2 | model.safetensors is at step 3, optimizer.safetensors at step 2    | train $SMALL --set train.steps=4 --resume --out $MIXED
 2 | the run '$W/xcmp/none/seed1' is at step 2 of 4                     | extrapolate --runs $W/xcmp --no-plot
+2 | --seeds: '0' is less than 1: 0 seeds would train nothing            | compare --config configs/tiny.toml --schemes none --seeds 0 --out $W/o25
+2 | --jobs: '0' is less than 1: 0 jobs would train nothing              | compare --config configs/tiny.toml --schemes none --seeds 1 --jobs 0 --out $W/o26
+2 | --threshold: '-5' is not > 0                                       | compare --config configs/tiny.toml --schemes none --seeds 1 --threshold -5 --out $W/o27
+2 | --threshold: '0' is not > 0                                        | compare --config configs/tiny.toml --schemes none --seeds 1 --threshold 0 --out $W/o27
+2 | --out: an empty value names nothing; leave --out out for runs/compare | compare --config configs/tiny.toml --schemes none --seeds 1 --out ''
+2 | --plot-script: an empty value names nothing                        | compare --config configs/tiny.toml --schemes none --seeds 1 --plot-script '' --out $W/o28
+2 | --config: an empty value names nothing                             | compare --config '' --schemes none --seeds 1 --out $W/o28
+2 | --confusion: an empty value names nothing                          | classify --run $RUN --test-split --confusion ''
+2 | --out: an empty value names nothing; leave --out out to write the CSV to standard output | attention --run $RUN hello --out ''
+2 | --layer: '-1' is not a whole number ≥ 0 (digits only); leave --layer out for every layer | attention --run $RUN hello --layer -1
+2 | --head: '-1' is not a whole number ≥ 0 (digits only); leave --head out for every head | attention --run $RUN hello --head -1
+2 | --run: an empty value names nothing                                | attention --run '' hello
+2 | --stop-after: '0' is less than 1: step 0 is before the first step  | train $TINY --stop-after 0 --out $W/o29
+2 | --stop-after: '0' is less than 1: step 0 is before the first step  | finetune --from $RUN --out $W/o30 --stop-after 0
+2 | --max-tokens: '0' is less than 1: 0 tokens would score nothing; leave --max-tokens out for 65536 | eval --run $RUN --seq-len 16 --max-tokens 0
+2 | --max-tokens: '0' is less than 1: 0 tokens would score nothing; leave --max-tokens out for 16384 | extrapolate --runs $W/xcmp --no-plot --max-tokens 0
+2 | --config: an empty value names nothing; leave --config out         | train --config '' --out $W/o31
+2 | --out: an empty value names nothing; leave --out out for runs/<config name> | train $TINY --out ''
+2 | --task: an empty value names nothing                               | finetune --from $RUN --task '' --out $W/o32
+2 | --config: an empty value names nothing                             | finetune --from $RUN --config '' --out $W/o33
+2 | --from: an empty value names nothing                               | finetune --from '' --out $W/o34
+2 | --out: an empty value names nothing                                | finetune --from $RUN --out ''
+2 | --out: an empty value names nothing; leave --out out to write the graph | graph --config configs/tiny.toml --out ''
+2 | --config: an empty value names nothing                             | graph --config ''
+2 | --run: an empty value names nothing                                | eval --run ''
+2 | --run: an empty value names nothing                                | classify --run '' hello
+2 | --runs: an empty value names nothing                               | extrapolate --runs ''
+2 | --plot-script: an empty value names nothing                        | extrapolate --runs $W/xcmp --plot-script ''
+2 | --tokenizer: an empty value names nothing                          | tokenize --run $RUN --tokenizer '' hello
+2 | --run: an empty value names nothing                                | tokenize --run '' hello
+2 | finetune.threads = 100000 is over the limit of 1024 (worker threads) | finetune --from $RUN --out $W/o35 --set threads=100000
+2 | finetune.epochs = 100000 is over the limit of 1000                 | finetune --from $RUN --out $W/o36 --set epochs=100000
+2 | finetune.batch_size = 100000 is over the limit of 65536            | finetune --from $RUN --out $W/o36 --set batch_size=100000
+2 | --set data.tokenizer has no effect on eval: the run's own tokenizer.json | eval --run $RUN --set data.tokenizer=char
+2 | --set data.vocab_size has no effect on eval                        | eval --run $RUN --set data.vocab_size=50
+2 | --set train.eval_batches has no effect on eval                     | eval --run $RUN --set train.eval_batches=1
+2 | --set train.lr has no effect on eval                               | eval --run $RUN --set train.lr=0.5
 ROWS
 )
 
@@ -172,7 +209,7 @@ for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious" "$W/notes.dot:my
     [ "$(cat "${f%%:*}")" = "${f#*:}" ] || { echo "FAIL: ${f%%:*} was overwritten"; failures=$((failures + 1)); }
 done
 [ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
-for d in o20 o21 o22 o23 o24; do
+for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
 
