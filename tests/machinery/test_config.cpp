@@ -9,9 +9,13 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "error_of.hpp"
 #include "train/schedule.hpp"
 
 namespace {
+
+using rf::testing::contains;
+using rf::testing::error_of;
 
 namespace fs = std::filesystem;
 
@@ -22,20 +26,6 @@ std::string write_temp(const std::string& file_name, const std::string& text) {
     const fs::path path = dir / file_name;
     std::ofstream(path) << text;
     return path.string();
-}
-
-// Runs `action`, which must throw; returns the message.
-template <class F>
-std::string error_of(F&& action) {
-    try {
-        action();
-    } catch (const std::exception& e) { return e.what(); }
-    FAIL("expected an exception");
-    return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
 }
 
 std::string validate_error(const std::vector<std::string>& overrides) {

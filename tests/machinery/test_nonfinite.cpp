@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "error_of.hpp"
 #include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
 #include "simd_isas.hpp"
@@ -23,18 +24,8 @@ using namespace rf;
 
 namespace {
 
-template <class F>
-std::string error_of(F&& action) {
-    try {
-        action();
-    } catch (const std::exception& e) { return e.what(); }
-    FAIL("expected an exception");
-    return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
+using rf::testing::contains;
+using rf::testing::error_of;
 
 std::string config_error(const std::string& override_) {
     return error_of([&] { load_config(std::nullopt, {override_}); });
