@@ -8,6 +8,7 @@ PACKAGES=(cmake g++ make pkg-config
           time  # /usr/bin/time: the peak memory column of scripts/bench.sh
           libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+          libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)

@@ -14,14 +14,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "config/validate_text.hpp"  // is_valid_utf8
+
 namespace rf::cli {
 
 // Default of --max-text-bytes (fill-mask, generate, tokenize): a few paragraphs. Attention
 // costs T² per head, so a sentence of 100 kB would need gigabytes.
 inline constexpr size_t kDefaultMaxTextBytes = 16384;
 
-// Throws std::invalid_argument naming `what` when `text` is over `limit` bytes.
+// Throws std::invalid_argument naming `what` when `text` is over `limit` bytes, or is not
+// valid UTF-8 (a stray byte would otherwise be dropped or turned into [UNK] without a word).
 inline void check_text_size(const std::string& text, size_t limit, const std::string& what) {
+    if (!is_valid_utf8(text))
+        throw std::invalid_argument(what + " is not valid UTF-8 text; pass it in UTF-8 (e.g. "
+                                    "iconv -t UTF-8)");
     if (text.size() > limit)
         throw std::invalid_argument(what + " has " + std::to_string(text.size()) +
                                     " bytes, over the limit of " + std::to_string(limit) +

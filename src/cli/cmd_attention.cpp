@@ -50,13 +50,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// What --out may replace: a file that starts as our CSV or our .npy does (by its ending);
-// for a .json nothing (no signature: any existing file is refused).
+// What --out may replace: only a file this program wrote and nobody changed since (its
+// .written-by mark, io/output_file.hpp) — every .npy starts with the same magic bytes.
 rf::OutputRule output_rule(const std::string& out) {
-    if (ends_with(out, ".csv")) return {"the attention CSV", {"layer,head,query,token,"}, {}};
-    if (ends_with(out, ".json"))
-        return {"the attention JSON", {}, {}, "remove it or choose another name"};
-    return {"the attention .npy", {std::string("\x93NUMPY", 6)}, {}};
+    if (ends_with(out, ".csv")) return {"the attention CSV", {}};
+    if (ends_with(out, ".json")) return {"the attention JSON", {}};
+    return {"the attention .npy", {}};
 }
 
 // The index `which`, or all of 0 … count−1 when it was not given; refuses one out of range.

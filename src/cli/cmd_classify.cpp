@@ -26,12 +26,13 @@ struct ClassifyOptions {
     size_t top = 10;
     bool test_split = false;
     std::string confusion;  // the confusion matrix's CSV (with --test-split)
+    size_t max_text_bytes = rf::cli::kDefaultMaxTextBytes;
 };
 
 // The confusion CSV: a header of the predicted labels, then one row per true label.
 constexpr const char* kConfusionHeader = "true\\predicted,";
 rf::OutputRule confusion_rule() {
-    return {"the confusion matrix", {kConfusionHeader}, {}, "move it away or pick another --confusion"};
+    return {"the confusion matrix", {}, "move it away or pick another --confusion"};
 }
 
 std::string confusion_csv(const rf::ClassificationScore& s, const std::vector<std::string>& labels) {
@@ -84,6 +85,9 @@ void run_classify(const ClassifyOptions& o) {
         throw std::invalid_argument(
             "classify: give one text, or two for a sentence-pair task (got " +
             std::to_string(o.texts.size()) + ")");
+    for (size_t i = 0; i < o.texts.size(); ++i)
+        rf::cli::check_text_size(o.texts[i], o.max_text_bytes,
+                                 o.texts.size() == 1 ? "the text" : i == 0 ? "text a" : "text b");
     rf::ClassifierRun run = rf::load_classifier_run(o.run);
     const std::vector<double> p =
         rf::classify(run, o.texts[0], o.texts.size() == 2 ? &o.texts[1] : nullptr);
@@ -113,6 +117,7 @@ void add_classify(CLI::App& app) {
     cmd->add_option("--confusion", o->confusion,
                     "With --test-split: write the confusion matrix as CSV (rows: true label)")
         ->check(rf::cli::non_empty("name a .csv file, or leave --confusion out"));
+    rf::cli::add_text_limit(cmd, o->max_text_bytes);
     cmd->callback([o] { run_classify(*o); });
 }
 

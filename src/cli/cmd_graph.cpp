@@ -28,7 +28,7 @@
 namespace {
 
 // What --out may replace: a file that starts as our DOT graph does.
-rf::OutputRule dot_output_rule() { return {"the DOT graph", {"digraph autograd {"}, {}}; }
+rf::OutputRule dot_output_rule() { return {"the DOT graph", {}}; }
 
 struct GraphOptions {
     std::string config_path;

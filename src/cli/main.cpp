@@ -155,6 +155,26 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     return 2;
 }
 
+// An empty argument never means anything here: an empty --out would be the working
+// directory, an empty number 0 to some parsers, an empty text nothing to look at. One rule for
+// every command and option, before any of them parses: the message names where it was.
+static std::string empty_argument_error(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const size_t equals = arg.find('=');
+        const bool option_with_equals = arg.rfind("--", 0) == 0 && equals == arg.size() - 1;
+        if (!arg.empty() && !option_with_equals) continue;
+        const std::string where =
+            option_with_equals ? arg.substr(0, equals)
+            : (argv[i - 1][0] == '-' && std::string(argv[i - 1]).find('=') == std::string::npos)
+                ? std::string(argv[i - 1])
+                : "a positional argument (the text?)";
+        return std::string("roformer ") + argv[1] + ": the value of " + where +
+               " is empty; give a value or leave the option out";
+    }
+    return "";
+}
+
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
@@ -193,6 +213,10 @@ int main(int argc, char** argv) {
     if (!known) {
         std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are: " << names
                   << " (roformer --help describes them)\n";
+        return 2;
+    }
+    if (const std::string empty = rf::cli::empty_argument_error(argc, argv); !empty.empty()) {
+        if (rf::dist::world_rank() == 0) std::cerr << "error: " << empty << "\n";
         return 2;
     }
     return rf::cli::run_guarded(app, argc, argv);

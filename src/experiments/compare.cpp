@@ -103,8 +103,8 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
 static void refuse_foreign_outputs(const std::string& out_dir, bool plot) {
     const fs::path dir(out_dir);
     check_output_file((dir / "summary.md").string(), summary_rule());
-    check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
-    if (plot) check_output_file((dir / "curves.png").string(), plot_rule(out_dir, "curves.png"));
+    check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv"));
+    if (plot) check_output_file((dir / "curves.png").string(), plot_rule("curves.png"));
 }
 
 // compare writes its lock record and its runs only into a directory it owns: a new or empty one,
@@ -122,7 +122,7 @@ static void refuse_foreign_directory(const std::string& out_dir,
         ours = ours || (e.is_directory() && fs::exists(e.path() / "seed1" / "config.toml", ec));
     try {
         check_output_file((dir / "summary.md").string(), summary_rule());
-        check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv", kCurvesHeader));
+        check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv"));
         ours = ours || fs::exists(dir / "summary.md", ec) || fs::exists(dir / "curves.csv", ec);
     } catch (const std::runtime_error&) {  // reported by refuse_foreign_outputs, by name
         ours = true;

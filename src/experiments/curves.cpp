@@ -63,7 +63,7 @@ void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows
                       r.point.val_accuracy);
         out += buffer;
     }
-    write_output_file(path, out, csv_rule("curves.csv", kCurvesHeader));
+    write_output_file(path, out, csv_rule("curves.csv"));
 }
 
 std::vector<CurveRow> read_curves_csv(const std::string& path) {

@@ -139,11 +139,11 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     // Every output is checked before the (long) evaluation, and every run must be finished:
     // a run an interrupted compare left at step 82 of 300 is not a trained model.
     check_output_file((dir / "extrapolation.csv").string(),
-                      csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
+                      csv_rule("extrapolation.csv"));
     check_output_file((dir / "summary.md").string(), summary_rule());
     if (options.plot)
         check_output_file((dir / "extrapolation.png").string(),
-                          plot_rule(options.runs_dir, "extrapolation.png"));
+                          plot_rule("extrapolation.png"));
     for (const FoundRun& found : runs) {
         const Config c = load_config(run_file(found.dir, "config.toml"));
         const size_t steps = c.train.steps;
@@ -234,7 +234,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
             << (r.ran ? format_fixed(r.accuracy, 6) : "") << "," << r.predictions << "," << r.note
             << "\n";
     write_output_file((dir / "extrapolation.csv").string(), csv.str(),
-                      csv_rule("extrapolation.csv", kExtrapolationCsvHeader));
+                      csv_rule("extrapolation.csv"));
     write_summary(options.runs_dir, std::nullopt, extrapolation_markdown(rows, options.max_tokens));
     if (options.plot)
         run_plot_script(find_plot_script(options.plot_script), options.runs_dir, "extrapolation",

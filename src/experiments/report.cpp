@@ -18,29 +18,14 @@ namespace fs = std::filesystem;
 const char* const kExtrapolationHeading = "## Length extrapolation";
 
 // ---- summary.md -----------------------------------------------------------------------------
-OutputRule summary_rule() {
-    return {"summary.md",
-            {"# Position-scheme comparison", kExtrapolationHeading},
-            {},
-            "move it away or pick another --out"};
+OutputRule summary_rule() { return {"summary.md", {}, "move it away or pick another --out"}; }
+
+OutputRule csv_rule(const std::string& name) {
+    return {name, {}, "move it away or pick another --out"};
 }
 
-OutputRule csv_rule(const std::string& name, const std::string& header) {
-    return {name, {header + "\n"}, {}, "move it away or pick another --out"};
-}
-
-OutputRule plot_rule(const std::string& dir, const std::string& name) {
-    OutputRule rule{
-        name, {}, {"roformer-cpp scripts/plot_curves.py"}, "move it away or pick another --out"};
-    std::string head;
-    try {
-        head = read_file_bytes((fs::path(dir) / "summary.md").string(), 64 << 20).substr(0, 64);
-    } catch (const std::exception&) {  // no summary.md: only a marked plot is ours
-    }
-    for (const std::string& ours : summary_rule().ours)
-        if (head.rfind(ours, 0) == 0)
-            rule.markers.push_back(std::string("Software") + '\0' + "Matplotlib");
-    return rule;
+OutputRule plot_rule(const std::string& name) {
+    return {name, {"roformer-cpp scripts/plot_curves.py"}, "move it away or pick another --out"};
 }
 
 void write_summary(const std::string& dir, const std::optional<std::string>& comparison,
@@ -96,7 +81,7 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
     }
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     const std::string png = (fs::path(dir) / (what + ".png")).string();
-    const OutputRule rule = plot_rule(dir, what + ".png");
+    const OutputRule rule = plot_rule(what + ".png");
     check_output_file(png, rule);  // before drawing anything
     const std::string temp = temporary_name(png) + ".png";
     const std::string command = shell_command({python, script, dir, what, temp});

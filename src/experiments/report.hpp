@@ -19,13 +19,12 @@ namespace rf {
 // The heading that starts the extrapolation part.
 extern const char* const kExtrapolationHeading;
 
-// What may be replaced in a comparison directory (io/output_file.hpp): summary.md starting
-// with one of our two headings, curves.csv / extrapolation.csv with their header line, the two
-// plots carrying the plot script's PNG text chunk — or, in a directory whose summary.md is ours,
-// any Matplotlib PNG (the plots drawn before the script marked them).
+// What may be replaced in a comparison directory (io/output_file.hpp): summary.md, curves.csv
+// and extrapolation.csv while their .written-by mark says roformer wrote them as they are; the
+// two plots when they carry the plot script's PNG text chunk.
 OutputRule summary_rule();
-OutputRule csv_rule(const std::string& name, const std::string& header);
-OutputRule plot_rule(const std::string& dir, const std::string& name);
+OutputRule csv_rule(const std::string& name);
+OutputRule plot_rule(const std::string& name);
 
 // Writes DIR/summary.md (write_output_file: atomic, checked, never over a user's file). nullopt
 // keeps that part as it is in the existing file; an empty string removes it.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `roformer attention` end to end (ctest cli_attention): train a tiny MLM for a few steps, dump
 # its attention as .npy, as CSV and as JSON, check them with numpy (shape [layers, heads, T, T],
-# every row sums to 1, the CSV equals the .npy, the JSON parses and equals the CSV), a second
-# --out onto an existing .json must be refused, then a linear-attention run must be refused.
+# every row sums to 1, the CSV equals the .npy, the JSON parses and equals the CSV), --out
+# replaces only its own unedited file, then a linear-attention run must be refused.
 #   tests/machinery/cli_attention.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -40,11 +40,16 @@ assert np.abs(w[0, 1] - one).max() < 1e-5, np.abs(w[0, 1] - one).max()
 assert np.abs(w[0] - p[1]).max() < 1e-6, np.abs(w[0] - p[1]).max()
 print(f"attention dumps agree: [{L}, {H}, {T}, {T}], rows sum to 1, CSV = npy = JSON")
 PY
+# Provenance, not format: our own .json is replaced (its .written-by mark matches); one the
+# user edited since, and a user's file, are refused untouched.
+"$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/one.json" >/dev/null || fail "--out one.json: our own file was not replaced"
+echo " " >>"$WORK/one.json" && cp "$WORK/one.json" "$WORK/edited.json"
+msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/one.json" 2>&1) && fail "--out one.json replaced a file the user edited"
+echo "$msg" | grep -q "one.json.*changed after roformer wrote it" || fail "--out one.json (edited): $msg"
+cmp -s "$WORK/one.json" "$WORK/edited.json" || fail "the edited one.json was changed"
 echo "user notes" >"$WORK/notes.json"
-for target in one.json notes.json; do
-  msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/$target" 2>&1) && fail "--out $target replaced an existing file"
-  echo "$msg" | grep -q "$target.*exists.*remove it or choose another name" || fail "--out $target: $msg"
-done
+msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --out "$WORK/notes.json" 2>&1) && fail "--out notes.json replaced a user's file"
+echo "$msg" | grep -q "notes.json.*nothing shows that roformer wrote it" || fail "--out notes.json: $msg"
 [ "$(cat "$WORK/notes.json")" = "user notes" ] || fail "notes.json was changed"
 msg=$("$BIN" attention --run "$WORK/softmax" "$TEXT" --layer 2 2>&1) && fail "--layer 2 accepted"
 echo "$msg" | grep -q "layer 2 is out of range" || fail "--layer 2: $msg"

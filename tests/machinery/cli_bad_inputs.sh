@@ -63,7 +63,9 @@ BADNAME=$W/$(printf 'k\xffj.txt') && cp "$W/corpus.txt" "$BADNAME"
 mkdir -p "$W/userlock" && echo "my notes" > "$W/userlock/lock"
 mkdir -p "$W/documents" && echo "my notes" > "$W/documents/notes.txt"
 mkdir -p "$W/sym" && echo "precious" > "$W/precious.txt" && ln -s "$W/precious.txt" "$W/sym/lock"
-echo "my notes" > "$W/notes.dot"
+printf 'digraph autograd {\n  my_own_node;\n}\n' > "$W/notes.dot"  # our format, not our file
+printf '\223NUMPY\001\000my own array' > "$W/mine.npy"
+printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' > "$W/mine.csv"
 setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
 CUT2=$W/cut2
 mkdir -p "$W/xcmp/none" && cp -r "$CUT2" "$W/xcmp/none/seed1"  # an interrupted comparison
@@ -115,7 +117,7 @@ TABLE=$(cat <<'ROWS'
 2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $SMALL --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
 2 | --resume: the corpus '$W/corpus.txt' changed since the run started | train $SMALL --set train.steps=4 --resume --out $CUT
 2 | run directory '$W/nothing' does not exist                          | eval --run $W/nothing
-2 | summary.md': a file of that name exists and was not written by roformer | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
+2 | summary.md': a file of that name exists and nothing shows that roformer wrote it | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
 2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
 2 | run directory $W/busy is in use by pid                             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/busy
 2 | '18446744073709551616' is out of range (the largest is 18446744073709551615) | generate --run $RUN hello --seed 18446744073709551616
@@ -134,8 +136,10 @@ TABLE=$(cat <<'ROWS'
 2 | --out '$W/documents' is not empty and holds no comparison          | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/documents
 2 | its directory '/nonexistent' does not exist                        | graph --config configs/tiny.toml --out /nonexistent/g.dot
 2 | cannot write the DOT graph '$W/a_directory': it is a directory     | graph --config configs/tiny.toml --out $W/a_directory
-2 | '$W/notes.dot': a file of that name exists and was not written by roformer | graph --config configs/tiny.toml --out $W/notes.dot
+2 | '$W/notes.dot': a file of that name exists and nothing shows that roformer wrote it | graph --config configs/tiny.toml --out $W/notes.dot
 2 | its directory '/nonexistent' does not exist                        | attention --run $RUN hello --out /nonexistent/a.npy
+2 | '$W/mine.npy': a file of that name exists and nothing shows that roformer wrote it | attention --run $RUN hello --out $W/mine.npy
+2 | '$W/mine.csv': a file of that name exists and nothing shows that roformer wrote it | attention --run $RUN hello --out $W/mine.csv
 2 | model.safetensors is at step 3, optimizer.safetensors at step 2    | train $SMALL --set train.steps=4 --resume --out $MIXED
 2 | the run '$W/xcmp/none/seed1' is at step 2 of 4                     | extrapolate --runs $W/xcmp --no-plot
 2 | --seeds: '0' is less than 1: 0 seeds would train nothing            | compare --config configs/tiny.toml --schemes none --seeds 0 --out $W/o25
@@ -205,9 +209,13 @@ cp "$W/corpus_before.txt" "$W/corpus.txt"
 "$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
     { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
 [ "$(cat "$W/cmp/summary.md")" = "# my own notes" ] || { echo "FAIL: compare touched summary.md"; failures=$((failures + 1)); }
-for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious" "$W/notes.dot:my notes"; do
+for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious"; do
     [ "$(cat "${f%%:*}")" = "${f#*:}" ] || { echo "FAIL: ${f%%:*} was overwritten"; failures=$((failures + 1)); }
 done
+[ "$(printf 'digraph autograd {\n  my_own_node;\n}\n' | md5sum)" = "$(md5sum < "$W/notes.dot")" ] &&
+[ "$(printf '\223NUMPY\001\000my own array' | md5sum)" = "$(md5sum < "$W/mine.npy")" ] &&
+[ "$(printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' | md5sum)" = "$(md5sum < "$W/mine.csv")" ] ||
+    { echo "FAIL: a user's file in our format was overwritten"; failures=$((failures + 1)); }
 [ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
 for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }

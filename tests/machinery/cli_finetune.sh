@@ -69,7 +69,7 @@ refuse() {  # refuse NAME EXPECTED-FRAGMENT COMMAND...
 refuse "--test-split with a text" "drop the text" "$BIN" classify --run "$WORK/ft" --test-split "In the beginning"
 refuse "--confusion without --test-split" "add it" "$BIN" classify --run "$WORK/ft" --confusion "$WORK/c2.csv" "In the beginning"
 echo "my notes" > "$WORK/notes.csv"
-refuse "--confusion over a user's file" "was not written by roformer" "$BIN" classify --run "$WORK/ft" --test-split --confusion "$WORK/notes.csv"
+refuse "--confusion over a user's file" "nothing shows that roformer wrote it" "$BIN" classify --run "$WORK/ft" --test-split --confusion "$WORK/notes.csv"
 [ "$(cat "$WORK/notes.csv")" = "my notes" ] || fail "a user's file was overwritten by --confusion"
 train --set train.objective=clm --out "$WORK/clm" >/dev/null || fail "training the clm run"
 refuse "clm --from" "is a causal-LM run" "$BIN" finetune --from "$WORK/clm" --out "$WORK/no1"

@@ -51,7 +51,7 @@ std::string error_of(const std::function<void()>& f) {
     return "";
 }
 
-const rf::OutputRule kRule{"the test CSV", {"a,b\n"}, {}, "move it away"};
+const rf::OutputRule kRule{"the test CSV", {}, "move it away"};
 
 }  // namespace
 
@@ -64,7 +64,7 @@ TEST_CASE(
     rf::write_output_file(path, "a,b\n3,4\n", kRule);
     CHECK(slurp(path) == "a,b\n3,4\n");
     const auto entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
-    CHECK(entries == 1);
+    CHECK(entries == 2);  // the file and its .written-by mark, no temporary
 }
 
 TEST_CASE(
@@ -73,7 +73,7 @@ TEST_CASE(
     const std::string path = (dir / "t.csv").string();
     std::ofstream(path) << "my notes\n";
     std::string message = error_of([&] { rf::write_output_file(path, "a,b\n", kRule); });
-    CHECK(message.find("was not written by roformer") != std::string::npos);
+    CHECK(message.find("nothing shows that roformer wrote it") != std::string::npos);
     CHECK(message.find("move it away") != std::string::npos);
     CHECK(slurp(path) == "my notes\n");
 
@@ -101,11 +101,12 @@ TEST_CASE(
 
 TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PNG signature") {
     const fs::path dir = temp_dir("png");
-    const rf::OutputRule rule{"curves.png", {}, {"roformer-cpp scripts/plot_curves.py"}, "move it"};
+    const rf::OutputRule rule{"curves.png", {"roformer-cpp scripts/plot_curves.py"}, "move it"};
     const std::string path = (dir / "curves.png").string();
     std::ofstream(path, std::ios::binary) << "\x89PNG\r\n\x1a\n...someone else's picture";
     CHECK_THROWS_WITH_AS(rf::check_output_file(path, rule),
-                         doctest::Contains("was not written by roformer"), std::runtime_error);
+                         doctest::Contains("nothing shows that roformer wrote it"),
+                         std::runtime_error);
     std::ofstream(path, std::ios::binary) << std::string("\x89PNG\r\n\x1a\n..tEXtSoftware") + '\0' +
                                                  "roformer-cpp scripts/plot_curves.py...";
     CHECK_NOTHROW(rf::check_output_file(path, rule));
@@ -115,6 +116,48 @@ TEST_CASE("output file: a PNG is ours by the plot script's marker, not by the PN
     rf::install_output_file(produced, path, rule);
     CHECK(slurp(path) == "new picture");
     CHECK_FALSE(fs::exists(produced));
+}
+
+TEST_CASE("output file: provenance, not format — a user's file in our format, our file edited, "
+          "a foreign or false mark are all refused untouched") {
+    const fs::path dir = temp_dir("provenance");
+    // A user's .npy starts with the same magic bytes as ours: refused.
+    const std::string npy = (dir / "weights.npy").string();
+    const std::string users = std::string("\x93NUMPY\x01\x00", 8) + "{'descr': '<f4'}\n";
+    std::ofstream(npy, std::ios::binary) << users;
+    CHECK_THROWS_WITH_AS(rf::write_output_file(npy, "ours", kRule),
+                         doctest::Contains("nothing shows that roformer wrote it"),
+                         std::runtime_error);
+    CHECK(slurp(npy) == users);
+    // Ours, written with its mark: replaced again; the mark names the bytes' SHA-256.
+    const std::string path = (dir / "t.csv").string();
+    rf::write_output_file(path, "a,b\n1,2\n", kRule);
+    const std::string mark = slurp(rf::written_by_name(path));
+    CHECK(mark == std::string(rf::kOutputOwner) + " wrote t.csv; sha256 " +
+                      rf::sha256_hex("a,b\n1,2\n") + "\n");
+    CHECK_NOTHROW(rf::write_output_file(path, "a,b\n3,4\n", kRule));
+    // Edited by the user since: refused, the edit kept.
+    std::ofstream(path, std::ios::app) << "my row\n";
+    CHECK_THROWS_WITH_AS(rf::write_output_file(path, "a,b\n5,6\n", kRule),
+                         doctest::Contains("changed after roformer wrote it"), std::runtime_error);
+    CHECK(slurp(path) == "a,b\n3,4\nmy row\n");
+    // A script's mark is not ours; a user's file under the mark's name is never replaced.
+    const std::string other = (dir / "o.csv").string();
+    std::ofstream(other) << "x\n";
+    std::ofstream(rf::written_by_name(other))
+        << "roformer-cpp scripts/finetune_table.py wrote o.csv; sha256 " << rf::sha256_hex("x\n")
+        << "\n";
+    CHECK_THROWS_WITH_AS(rf::write_output_file(other, "y\n", kRule),
+                         doctest::Contains("not a mark roformer wrote"), std::runtime_error);
+    const std::string fresh = (dir / "new.csv").string();
+    std::ofstream(rf::written_by_name(fresh)) << "my notes\n";
+    CHECK_THROWS_WITH_AS(rf::write_output_file(fresh, "y\n", kRule),
+                         doctest::Contains("not a mark roformer wrote"), std::runtime_error);
+    CHECK_FALSE(fs::exists(fresh));
+    CHECK(slurp(rf::written_by_name(fresh)) == "my notes\n");
+    // SHA-256 itself, against the FIPS 180-2 example "abc".
+    CHECK(rf::sha256_hex("abc") ==
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST_CASE(

@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""A hostile probe of every command and script (ctest probe_hostile).
+
+    tests/machinery/probe_hostile.py ROFORMER_BIN WORK_DIR      (run from the repository root)
+
+The hand-written tables (cli_bad_inputs.sh, cli_scripts_hostile.sh, …) check the cases someone
+thought of. This probe generates its cases from what the programs say about themselves, so an
+option added tomorrow is probed tomorrow:
+
+  * every subcommand's options, read from `roformer CMD --help` (CLI11 prints each option and
+    the type of its value), each given hostile values for its type — empty, negative, NaN,
+    infinite, overflowing, not a number; for paths: missing, a directory for a file, a file for
+    a directory, a FIFO, a user's file where an output would go; for `--set`: unknown keys,
+    empty and non-finite values — substituted one at a time into a command that works;
+  * the read commands on a model whose weights hold a NaN;
+  * every Python script in scripts/ and the shell scripts that take paths, with hostile paths.
+
+A case passes when the program refuses it: a non-zero exit below 128 (no signal, no abort),
+within its time limit, with a message on stderr, no Python traceback, no C++ `terminate`, no
+sanitizer report. After every case the user's files (a folder of notes, pictures, tables and
+foreign files whose formats look like ours) and the trained runs are compared byte for byte
+with a snapshot, and the repository's `git status` must not change. The probe prints one line
+per finding and, at the end, the counts; it passes only with zero findings.
+
+Values a command accepts on purpose are listed in ACCEPTED with the reason (docs/commands.md
+says what each means); everything else must be refused.
+"""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+BIN = os.path.realpath(sys.argv[1])
+W = os.path.realpath(sys.argv[2])
+REPO = os.getcwd()
+PY = shutil.which("python3", path="/usr/bin") or sys.executable
+LIMIT_S = 60  # a case that runs longer is a hang
+
+findings = []
+cases = 0
+
+
+def finding(what):
+    findings.append(what)
+    print("FINDING:", what, flush=True)
+
+
+def run(argv, cwd, timeout=LIMIT_S):
+    try:
+        p = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The sandbox: a working folder with configs/ and data/ (so a default output never lands in
+# the repository), the user's files, and the trained runs the read commands use.
+shutil.rmtree(W, ignore_errors=True)
+CWD = os.path.join(W, "cwd")
+USER = os.path.join(W, "user")
+os.makedirs(CWD)
+os.makedirs(USER)
+for name in ("configs", "data", "scripts"):
+    os.symlink(os.path.join(REPO, name), os.path.join(CWD, name))
+
+with open(os.path.join(REPO, "data", "kjv.txt"), "rb") as f:
+    corpus = f.read(200_000)
+CORPUS = os.path.join(W, "corpus.txt")
+open(CORPUS, "wb").write(corpus)
+
+# The user's files: each looks like something a command writes (a format is not provenance).
+user_files = {
+    "notes.txt": b"my own notes\n",
+    "weights.npy": b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }"
+                   + b" " * 45 + b"\n" + b"\x00\x00\x80?",
+    "graph.dot": b"digraph autograd {\n  my_node;\n}\n",
+    "attention.csv": b"layer,head,query,key,weight\n0,0,0,0,1\n",
+    "confusion.csv": b"true,predicted,count\nmine,mine,1\n",
+    "page.json": b'{"tokens": ["mine"], "weights": []}\n',
+    "curves.png": b"\x89PNG\r\n\x1a\nnot really a picture\n",
+    "table.md": b"| my | table |\n|----|-------|\n",
+    "summary.md": b"# my summary\n",
+    "config.toml": b"[train]\nsteps = 1\n",
+}
+for name, data in user_files.items():
+    open(os.path.join(USER, name), "wb").write(data)
+USER_DIR = os.path.join(USER, "folder")  # a folder of the user's that is not a run
+os.makedirs(USER_DIR)
+open(os.path.join(USER_DIR, "notes.txt"), "wb").write(b"keep me\n")
+FIFO = os.path.join(W, "fifo")
+os.mkfifo(FIFO)
+EMPTY_DIR = os.path.join(W, "empty_dir")
+os.makedirs(EMPTY_DIR)
+MISSING = os.path.join(W, "no_such_thing")
+NOTES = os.path.join(USER, "notes.txt")
+
+TINY = ["--config", "configs/tiny.toml", "--set", "train.eval_every=0", "--set", "data.val_windows=4",
+        "--set", f"data.path={CORPUS}", "--set", "data.vocab_size=120", "--quiet"]
+
+
+def setup(argv):
+    rc, out, err = run([BIN] + argv, CWD, timeout=600)
+    if rc != 0:
+        print("FAIL: set-up:", " ".join(argv), "\n", out, err)
+        sys.exit(1)
+
+
+RUN = os.path.join(W, "run")
+CLM = os.path.join(W, "clm")
+FT = os.path.join(W, "ft")
+CMP = os.path.join(W, "cmp")
+setup(["train"] + TINY + ["--set", "train.steps=2", "--out", RUN])
+setup(["train"] + TINY + ["--set", "train.steps=2", "--set", "train.objective=clm", "--out", CLM])
+setup(["finetune", "--from", RUN, "--out", FT, "--task", "kjv-testament", "--quiet", "--set", "threads=1",
+       "--set", "max_train_examples=200", "--set", "epochs=1"])
+setup(["compare", "--config", "configs/compare_smoke.toml", "--seeds", "1", "--schemes", "none",
+       "--set", "train.steps=2", "--set", "train.eval_every=0", "--no-plot", "--jobs", "1", "--out", CMP])
+
+# NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
+NAN = os.path.join(W, "nan")
+shutil.copytree(RUN, NAN)
+
+
+def set_nan(run_dir):
+    import json
+    import struct
+    path = os.path.join(run_dir, "model.safetensors")
+    b = bytearray(open(path, "rb").read())
+    n = struct.unpack("<Q", b[:8])[0]
+    header = json.loads(b[8:8 + n])
+    name = next(k for k in header if k != "__metadata__" and "word_embeddings" in k)
+    begin = 8 + n + header[name]["data_offsets"][0]
+    b[begin:begin + 4] = struct.pack("<f", float("nan"))
+    open(path, "wb").write(b)
+    h = 0xcbf29ce484222325
+    for c in b:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    manifest_path = os.path.join(run_dir, "checkpoint.json")
+    manifest = json.load(open(manifest_path))
+    manifest["files"]["model.safetensors"]["fnv1a64"] = "%016x" % h
+    json.dump(manifest, open(manifest_path, "w"))
+
+
+set_nan(NAN)
+
+
+def snapshot():
+    """Every byte of the user's files and the runs, and the repository's git status."""
+    digest = {}
+    for top in (USER, RUN, CLM, FT, NAN, CMP):
+        for root, dirs, files in os.walk(top):
+            for name in files:
+                path = os.path.join(root, name)
+                if name == "lock":
+                    continue  # a run's lock record is rewritten by every reader that locks
+                try:
+                    digest[path] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+                except OSError as e:
+                    digest[path] = "unreadable: %s" % e
+            for name in dirs:
+                digest[os.path.join(root, name) + "/"] = "dir"
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                            capture_output=True).stdout
+    digest["<git status>"] = hashlib.sha256(status).hexdigest()
+    return digest
+
+
+BEFORE = snapshot()
+CRASH = re.compile(r"Traceback \(most recent|terminate called|Segmentation fault|AddressSanitizer|"
+                   r"UndefinedBehaviorSanitizer|runtime error:|Assertion .* failed|core dumped|"
+                   r"what\(\):|MPI_ERR")
+
+
+def check(label, argv, cwd=CWD, must_refuse=True):
+    """One case: run it, then judge the exit, the message and what it left behind."""
+    global cases, BEFORE
+    cases += 1
+    rc, out, err = run(argv, cwd)
+    if rc is None:
+        finding(f"{label}: still running after {LIMIT_S} s (a hang)")
+    elif rc < 0 or rc >= 128:
+        finding(f"{label}: killed by a signal or crashed (exit {rc}): {err.strip()[-200:]}")
+    elif CRASH.search(err) or CRASH.search(out):
+        finding(f"{label}: a crash report instead of a message: {CRASH.search(err + out).group(0)}")
+    elif must_refuse and rc == 0:
+        finding(f"{label}: accepted (exit 0) — should be refused with a one-line reason")
+    elif rc != 0 and not err.strip():
+        finding(f"{label}: exit {rc} with nothing on stderr")
+    after = snapshot()
+    if after != BEFORE:
+        changed = sorted(k for k in set(after) | set(BEFORE) if after.get(k) != BEFORE.get(k))
+        finding(f"{label}: changed the user's files or the runs: {changed[:4]}")
+        BEFORE = after  # report each change once
+
+
+# ---------------------------------------------------------------------------------------------
+# The commands: a base invocation that works, then every option replaced by hostile values.
+counter = [0]
+
+
+def fresh(kind):
+    counter[0] += 1
+    return os.path.join(W, "out", f"{kind}{counter[0]}")
+
+
+os.makedirs(os.path.join(W, "out"))
+BASES = {
+    "train": lambda: ["train"] + TINY + ["--set", "train.steps=1", "--out", fresh("train")],
+    "eval": lambda: ["eval", "--run", RUN, "--max-tokens", "512"],
+    "fill-mask": lambda: ["fill-mask", "--run", RUN, "In the [MASK] God"],
+    "generate": lambda: ["generate", "--run", CLM, "--max-new-tokens", "3", "In the"],
+    "finetune": lambda: ["finetune", "--from", RUN, "--out", fresh("ft"), "--task", "kjv-testament",
+                         "--quiet", "--set", "threads=1", "--set", "max_train_examples=60",
+                         "--set", "epochs=1"],
+    "classify": lambda: ["classify", "--run", FT, "And Jesus answered"],
+    "attention": lambda: ["attention", "--run", RUN, "--out", fresh("att") + ".csv", "In the beginning"],
+    "tokenize": lambda: ["tokenize", "--run", RUN, "In the beginning"],
+    "compare": lambda: ["compare", "--config", "configs/compare_smoke.toml", "--seeds", "1",
+                        "--schemes", "none", "--set", "train.steps=1", "--set", "train.eval_every=0",
+                        "--no-plot", "--jobs", "1", "--out", fresh("cmp")],
+    "extrapolate": lambda: ["extrapolate", "--runs", CMP, "--factors", "1", "--max-tokens", "256",
+                            "--no-plot"],
+    "rope-decay": lambda: ["rope-decay", "--max-distance", "8"],
+    "graph": lambda: ["graph", "--config", "configs/tiny.toml", "--out", fresh("graph") + ".dot"],
+    "gradcheck": lambda: ["gradcheck", "--op", "rope"],
+}
+
+NUMBERS = ["", "-1", "nan", "inf", "-inf", "1e999", "abc", "99999999999999999999", "1.5.2"]
+SET_VALUES = ["", "nokey", "train.nosuchkey=1", "train.lr=", "train.lr=nan", "train.lr=inf",
+              "train.steps=-1", "train.steps=1e999", "=1", "train.lr=1 2"]
+# What each path option reads or writes, by its name.
+READ_DIRS = {"--run", "--from", "--runs"}
+READ_FILES = {"--config", "--tokenizer", "--plot-script"}
+WRITE_PATHS = {"--out", "--confusion"}
+# Values a command accepts on purpose (documented in docs/commands.md), as (command, option, value).
+ACCEPTED = {
+}
+
+
+def options_of(cmd):
+    rc, out, err = run([BIN, cmd, "--help"], CWD)
+    found = []
+    for line in out.splitlines():
+        m = re.match(r"^\s{2}(--[a-z][a-z0-9-]*)(?:,\S+)?(?:\s+(\S+))?", line)
+        if not m or m.group(1) == "--help":
+            continue
+        kind = m.group(2) or ""
+        if not re.match(r"(TEXT|INT|UINT|FLOAT|COUNT)", kind):
+            kind = ""  # a flag
+        found.append((m.group(1), kind))
+    return found
+
+
+def replace_option(argv, option, value):
+    """argv with `option`'s value replaced by `value` (or the option added)."""
+    out = list(argv)
+    if option in out:
+        i = out.index(option)
+        if option == "--set":  # keep the base's --set pairs, add the hostile one
+            return out + [option, value]
+        out[i + 1] = value
+        return out
+    return out + [option, value]
+
+
+def hostile_values(cmd, option, kind):
+    if option == "--set":
+        return SET_VALUES
+    if option in READ_DIRS:
+        return ["", MISSING, NOTES, FIFO, EMPTY_DIR, USER_DIR]
+    if option in READ_FILES:
+        return ["", MISSING, USER_DIR, FIFO, "/dev/zero"]
+    if option in WRITE_PATHS:
+        if cmd in ("train", "finetune", "compare"):
+            return ["", USER_DIR, NOTES, RUN if cmd != "train" else FT]
+        suffix = {"attention": ["weights.npy", "attention.csv", "page.json"], "graph": ["graph.dot"],
+                  "classify": ["confusion.csv"]}.get(cmd, ["notes.txt"])
+        return ["", USER_DIR] + [os.path.join(USER, s) for s in suffix]
+    if kind.startswith("FLOAT"):  # 1e20 is a finite float: a number, if an odd one
+        return [v for v in NUMBERS if v != "99999999999999999999"]
+    if kind.startswith(("INT", "UINT")) or "COUNT" in kind:
+        return NUMBERS
+    if kind.startswith("TEXT"):
+        return ["", "nosuchvalue", "\xff"]
+    return []
+
+
+base_ok = {}
+for cmd, base in BASES.items():
+    rc, out, err = run([BIN] + base(), CWD)
+    base_ok[cmd] = rc == 0
+    if rc != 0:
+        finding(f"{cmd}: the probe's base command fails (exit {rc}): {err.strip()[-200:]}")
+BEFORE = snapshot()
+
+for cmd, base in BASES.items():
+    if not base_ok[cmd]:
+        continue
+    for option, kind in options_of(cmd):
+        for value in hostile_values(cmd, option, kind):
+            if (cmd, option, value) in ACCEPTED:
+                continue
+            argv = replace_option(base(), option, value)
+            if option == "--plot-script" and "--no-plot" in argv:
+                check(f"{cmd} {option} {value!r} --no-plot", [BIN] + argv)  # an ignored option
+                argv.remove("--no-plot")
+            check(f"{cmd} {option} {value!r}", [BIN] + argv)
+
+# The positional texts: empty, not UTF-8, longer than any limit.
+LONG = "word " * 10_000
+for cmd, text_values in {
+    "fill-mask": ["", "\udcff [MASK]", LONG + "[MASK]", "no mask here"],
+    "generate": ["", LONG],
+    "classify": ["", LONG],
+    "attention": ["", LONG],
+    "tokenize": ["", LONG],
+}.items():
+    for value in text_values:
+        argv = BASES[cmd]()
+        argv[-1] = value
+        argv = [a.encode("utf-8", "surrogateescape") if isinstance(a, str) else a for a in argv]
+        check(f"{cmd} text {value[:20]!r}", [BIN.encode()] + argv)
+
+# The read commands on a model whose weights hold a NaN.
+for argv in (["eval", "--run", NAN, "--max-tokens", "256"], ["fill-mask", "--run", NAN, "In the [MASK]"],
+             ["attention", "--run", NAN, "In the beginning"], ["tokenize", "--run", NAN, "x"],
+             ["finetune", "--from", NAN, "--out", fresh("ftnan"), "--quiet", "--set", "epochs=1",
+              "--set", "max_train_examples=60"]):
+    must_refuse = argv[0] != "tokenize"  # tokenize never reads the weights
+    check(f"NaN model: {argv[0]}", [BIN] + argv, must_refuse=must_refuse)
+
+# ---------------------------------------------------------------------------------------------
+# The scripts: every Python script in scripts/ (but the shared module) and the shell scripts
+# that take paths, with hostile paths in each position.
+PATHS = ["", MISSING, NOTES, USER_DIR, FIFO, EMPTY_DIR]
+scripts = sorted(f for f in os.listdir(os.path.join(REPO, "scripts"))
+                 if f.endswith(".py") and f != "script_outputs.py")
+for script in scripts:
+    path = os.path.join(REPO, "scripts", script)
+    for p in PATHS:
+        check(f"{script} {p!r}", [PY, path, p])
+    if script in ("plot_curves.py",):
+        for out in ("curves.png", "notes.txt", "table.md"):
+            check(f"{script} {CMP} all {out}", [PY, path, CMP, "all", os.path.join(USER, out)])
+    if script == "plot_confusion.py":
+        check(f"{script} a user's picture", [PY, path, os.path.join(USER, "confusion.csv"),
+                                              os.path.join(USER, "curves.png")])
+    if script == "finetune_table.py":
+        check(f"{script} a user's table", [PY, path, USER])
+    if script == "plot_run.py":
+        check(f"{script} --out a user's picture", [PY, path, RUN, "--out", os.path.join(USER, "curves.png")])
+        check(f"{script} NaN run", [PY, path, NAN, "--out", fresh("plot") + ".png"], must_refuse=False)
+    if script == "plot_rope.py":
+        check(f"{script} --run a user's folder", [PY, path, "--run", USER_DIR])
+# bitcheck.sh deletes OUT: a folder of the user's, the repository, a file.
+for out in (USER_DIR, USER, REPO, NOTES, ""):
+    check(f"bitcheck.sh OUT={out!r}", ["bash", os.path.join(REPO, "scripts", "bitcheck.sh"),
+                                       BIN, BIN, out])
+
+print(f"probe: {cases} cases, {len(findings)} findings")
+print("PASS" if not findings else "FAIL")
+sys.exit(0 if not findings else 1)
