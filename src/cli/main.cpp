@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
 #include "dist/mpi_communicator.hpp"
@@ -157,22 +158,16 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
 
 // An empty argument never means anything here: an empty --out would be the working
 // directory, an empty number 0 to some parsers, an empty text nothing to look at. One rule for
-// every command and option, before any of them parses: the message names where it was.
-static std::string empty_argument_error(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i) {
-        const std::string arg = argv[i];
-        const size_t equals = arg.find('=');
-        const bool option_with_equals = arg.rfind("--", 0) == 0 && equals == arg.size() - 1;
-        if (!arg.empty() && !option_with_equals) continue;
-        const std::string where =
-            option_with_equals ? arg.substr(0, equals)
-            : (argv[i - 1][0] == '-' && std::string(argv[i - 1]).find('=') == std::string::npos)
-                ? std::string(argv[i - 1])
-                : "a positional argument (the text?)";
-        return std::string("roformer ") + argv[1] + ": the value of " + where +
-               " is empty; give a value or leave the option out";
-    }
-    return "";
+// every option and positional of every command, added after the command's own checks (so an
+// option's own advice, e.g. "leave --out out for runs/<config name>", is the one shown).
+static void refuse_empty_values(CLI::App& app) {
+    for (CLI::App* command : app.get_subcommands({}))
+        for (CLI::Option* option : command->get_options()) {
+            if (option->get_type_size() == 0) continue;  // a flag (and --help)
+            option->check(non_empty(option->get_positional()
+                                        ? "give the text"
+                                        : "give a value, or leave " + option->get_name() + " out"));
+        }
 }
 
 }  // namespace rf::cli
@@ -197,6 +192,7 @@ int main(int argc, char** argv) {
         names += (names.empty() ? "" : ", ") + std::string(name);
         known = known || std::string(argv[1]) == name;
     }
+    rf::cli::refuse_empty_values(app);
     if (argc < 2) {
         std::cerr << "error: no subcommand given; the subcommands are: " << names
                   << " (roformer --help describes them)\n";
@@ -213,10 +209,6 @@ int main(int argc, char** argv) {
     if (!known) {
         std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are: " << names
                   << " (roformer --help describes them)\n";
-        return 2;
-    }
-    if (const std::string empty = rf::cli::empty_argument_error(argc, argv); !empty.empty()) {
-        if (rf::dist::world_rank() == 0) std::cerr << "error: " << empty << "\n";
         return 2;
     }
     return rf::cli::run_guarded(app, argc, argv);
