@@ -11,8 +11,9 @@
 //       is the token of row query = n.
 //   .npy: float32 [layers, heads, T, T] (the selected ones); the tokens are printed on stdout.
 //   .json: {"run", "text", "tokens" [T], "layers", "heads" (the selected indices), "T",
-//       "weights" [layer][head][query][key]} — what docs/explorer/rope.html loads. A .json is
-//       never replaced: an existing file of that name is refused.
+//       "weights" [layer][head][query][key]} — what docs/explorer/rope.html loads.
+//   Every --out replaces only a file this program wrote and nobody edited since (its
+//   .written-by mark: io/output_file.hpp).
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -217,8 +218,8 @@ void add_attention(CLI::App& app) {
         ->check(rf::cli::unsigned_number("leave --head out for every head"));
     cmd->add_option("--out", options->out,
                     "Write to FILE.csv, FILE.npy (float32 [layers, heads, T, T]) or FILE.json "
-                    "(tokens and weights for docs/explorer/rope.html; never replaces a file) "
-                    "instead of CSV on stdout")
+                    "(tokens and weights for docs/explorer/rope.html) instead of CSV on stdout; "
+                    "replaces only a file it wrote itself")
         ->check(rf::cli::non_empty("leave --out out to write the CSV to standard output"));
     rf::cli::add_text_limit(cmd, options->max_text_bytes);
     cmd->callback([options] { run_attention(*options); });
