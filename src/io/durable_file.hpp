@@ -27,6 +27,34 @@ void write_file_atomically(const std::string& path, const std::string& bytes);
 // Renames `from` over `to` and fsyncs their directory (both must be in the same directory).
 void rename_durably(const std::string& from, const std::string& to);
 
+// Removes the file `path` if it is there (no error otherwise).
+void remove_file_quietly(const std::string& path);
+
+// Opens `path` (an existing regular file, not through a symlink) for appending; returns the
+// descriptor, or -1 with errno set.
+int open_for_append(const std::string& path);
+
+// "<target>.tmp-<pid>", removed when the guard goes out of scope — however the scope is left —
+// unless keep() was called (it was renamed into place, or a manifest names it for recovery).
+class TemporaryFile {
+public:
+    explicit TemporaryFile(const std::string& target);
+    TemporaryFile(TemporaryFile&& other) noexcept;
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(TemporaryFile&&) = delete;
+    ~TemporaryFile();
+    const std::string& path() const { return path_; }
+    void write(const std::string& bytes) { write_file_durably(path_, bytes); }
+    // rename_durably over the target, then keep().
+    void rename_into_place();
+    void keep() { kept_ = true; }
+
+private:
+    std::string target_, path_;
+    bool kept_ = false;
+};
+
 // fsync of a directory, which makes the renames in it durable (best effort: some filesystems
 // refuse fsync on directories).
 void fsync_directory(const std::string& dir);

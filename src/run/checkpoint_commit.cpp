@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/durable_file.hpp"
+#include "io/locked_directory.hpp"
 
 namespace rf {
 
@@ -94,22 +95,31 @@ void commit_checkpoint(const std::string& run_dir, size_t step, const Checkpoint
     manifest["files"] = Json::object();
     static const char* const kTempPoints[] = {"model-temp", "optimizer-temp"};
     static const char* const kRenamePoints[] = {"model-rename", "optimizer-rename"};
+    // A write that fails before the commit point removes every temporary of this checkpoint
+    // (the guards); after it, the manifest names them and recovery needs them.
+    std::vector<TemporaryFile> temps;
     for (size_t i = 0; i < files.size(); ++i) {
         const auto& [name, bytes] = files[i];
-        const std::string temp = temporary_name(in_dir(run_dir, name));
-        write_file_durably(temp, bytes);
+        temps.emplace_back(in_dir(run_dir, name));
+        temps.back().write(bytes);
         manifest["files"][name] = {{"size", bytes.size()},
                                    {"fnv1a64", hex(fnv1a64(bytes))},
-                                   {"temp", fs::path(temp).filename().string()}};
+                                   {"temp", fs::path(temps.back().path()).filename().string()}};
         if (i < 2) fault_point(kTempPoints[i], step);
     }
-    write_file_atomically(in_dir(run_dir, kCheckpointManifest), manifest.dump(2) + "\n");
+    TemporaryFile manifest_temp(in_dir(run_dir, kCheckpointManifest));
+    manifest_temp.write(manifest.dump(2) + "\n");
+    manifest_temp.rename_into_place();  // the commit point
+    for (TemporaryFile& temp : temps) temp.keep();
     fault_point("manifest", step);
     for (size_t i = 0; i < files.size(); ++i) {
         const std::string path = in_dir(run_dir, files[i].first);
         rename_durably(temporary_name(path), path);
         if (i < 2) fault_point(kRenamePoints[i], step);
     }
+    // Written through the locked directory's descriptor; if its name now names another
+    // directory, stop here — this checkpoint is whole where the files went.
+    require_in_place(run_dir);
 }
 
 CheckpointState recover_checkpoint(const std::string& run_dir) {
@@ -160,7 +170,7 @@ void remove_stale_temporaries(const std::string& run_dir) {
     std::error_code ec;
     for (const fs::directory_entry& e : fs::directory_iterator(run_dir, ec))
         if (e.path().filename().string().find(".tmp-") != std::string::npos)
-            fs::remove(e.path(), ec);
+            remove_file_quietly(e.path().string());
 }
 
 }  // namespace rf

@@ -7,11 +7,16 @@
 
 #include <cstdio>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "data/corpus.hpp"
 #include "io/read_file.hpp"
 #include "io/durable_file.hpp"
+#include "io/locked_directory.hpp"
 #include "run/checkpoint.hpp"
 
 namespace rf {
@@ -169,22 +174,23 @@ void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& 
         {"split.txt", split_summary + "\n"},
         {kCorpusRecord, corpus_record(config.data.path).dump(2) + "\n"},
         {"tokenizer.json", tokenizer.to_json()}};
-    try {
-        for (const auto& [name, bytes] : files) write_file_atomically(file(name), bytes);
-    } catch (...) {  // a full disk half way: none of them, rather than a run that cannot resume
-        std::error_code ec;
-        for (const auto& entry : files) fs::remove(file(entry.first), ec);
-        throw;
-    }
-    files_written_ = true;
+    // A failure half way is cleaned up by the destructor, with everything else this run wrote.
+    for (const auto& [name, bytes] : files) write_file_atomically(file(name), bytes);
 }
 
 RunDirectory::~RunDirectory() {
-    if (resuming_ || files_written_ || dir_.empty()) return;
-    std::error_code ec;
-    if (!RunLock::is_lock_record(dir_)) return;
-    fs::remove(file(RunLock::kFileName), ec);
-    if (created_) fs::remove(dir_, ec);  // only if empty: never anything of someone else's
+    // A fresh run that ends before its first checkpoint (bad data, a tokenizer that does not
+    // fit the model, a full disk, a non-finite first checkpoint) leaves nothing a rerun would
+    // refuse as "not empty": the files it wrote, its lock record and — if it created the
+    // directory, and the name still names it — the directory go. Only names this process
+    // wrote into the locked directory are removed (io/locked_directory.hpp), never others.
+    if (resuming_ || !lock_ || lock_->descriptor() < 0) return;
+    const int fd = lock_->descriptor();
+    struct stat st {};
+    if (::fstatat(fd, kCheckpointManifest, &st, AT_SYMLINK_NOFOLLOW) == 0) return;
+    for (const std::string& name : names_written_in(fd)) ::unlinkat(fd, name.c_str(), 0);
+    if (lock_->holds_record()) ::unlinkat(fd, RunLock::kFileName, 0);
+    if (created_ && lock_->in_place()) ::rmdir(dir_.c_str());  // only if empty
 }
 
 }  // namespace rf

@@ -45,9 +45,9 @@ public:
     void write_run_files(const Config& config, const data::Tokenizer& tokenizer,
                          const std::string& split_summary) const;
 
-    // A fresh run that ends before its files were written (bad data, a tokenizer that does
-    // not fit the model, a full disk) leaves nothing behind: the files of the failed write,
-    // our lock record and — if this run created it — the directory are removed.
+    // A fresh run that ends before its first checkpoint was committed (bad data, a tokenizer
+    // that does not fit the model, a full disk, a non-finite model) leaves nothing behind: the
+    // files it wrote, its lock record and — if this run created it — the directory are removed.
     ~RunDirectory();
     RunDirectory(RunDirectory&&) = default;
 
@@ -58,7 +58,6 @@ private:
     std::string dir_;
     bool resuming_;
     bool created_ = false;                // fresh: the directory did not exist before
-    mutable bool files_written_ = false;  // fresh: write_run_files completed
     std::optional<RunLock> lock_;  // none on a replica
     CheckpointState checkpoint_;
     std::unique_ptr<data::Tokenizer> tokenizer_;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/locked_directory.hpp"
+
 namespace rf {
 
 namespace fs = std::filesystem;
@@ -46,7 +48,9 @@ bool RunLock::is_lock_record(const std::string& dir) {
 
 std::optional<RunLock> RunLock::try_acquire(const std::string& dir) {
     // O_CLOEXEC: a program we exec must not inherit (and outlive us holding) the lock.
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    // Through a directory we hold above it, if any (compare's runs inside its --out).
+    const LocatedPath where = locate(dir);
+    const int fd = ::openat(where.dir_fd, where.relative.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int error = errno;
@@ -54,6 +58,7 @@ std::optional<RunLock> RunLock::try_acquire(const std::string& dir) {
         errno = error;
         return std::nullopt;
     }
+    register_locked_directory(dir, fd);  // from now on every write under dir goes through fd
     return RunLock(fd, dir);
 }
 
@@ -62,8 +67,7 @@ void RunLock::record_holder() const {
         throw std::runtime_error("'" + lock_path(dir_) +
                                  "' exists and is not roformer's lock record (a pid); it would "
                                  "be overwritten — move it away or pick another --out");
-    const int fd =
-        ::open(lock_path(dir_).c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(errno) +
                                  "); check the directory's permissions");
@@ -85,12 +89,24 @@ std::string RunLock::holder(const std::string& dir) {
 }
 
 RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
+    require_in_place(dir);  // a directory inside one we hold (compare's runs): still ours?
     std::error_code ec;
-    fs::create_directories(dir, ec);
+    const LocatedPath where = locate(dir);
+    if (where.dir_fd == AT_FDCWD) {
+        fs::create_directories(dir, ec);
+    } else {  // created inside the directory we hold, wherever it is now
+        fs::path made;
+        for (const fs::path& part : fs::path(where.relative)) {
+            made /= part;
+            if (::mkdirat(where.dir_fd, made.c_str(), 0755) != 0 && errno != EEXIST)
+                ec = std::error_code(errno, std::generic_category());
+        }
+    }
     if (ec)
         throw std::runtime_error("cannot create run directory '" + dir + "' (" + ec.message() +
                                  "); pick another --out");
     if (std::optional<RunLock> lock = try_acquire(dir)) {
+        require_in_place(dir);  // renamed between the creation and the lock: not ours to write
         if (record_pid) lock->record_holder();
         return std::move(*lock);
     }
@@ -104,12 +120,38 @@ RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
                              "; wait for it to finish or pick another --out");
 }
 
+bool RunLock::holds_record() const {
+    struct stat st {};
+    if (fd_ < 0 || ::fstatat(fd_, kFileName, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    const int fd = ::openat(fd_, kFileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    char text[33] = {};
+    const ssize_t n = ::read(fd, text, 32);
+    ::close(fd);
+    return n > 0 && std::string(text, size_t(n)) == std::to_string(::getpid()) + "\n";
+}
+
+bool RunLock::in_place() const {
+    struct stat held {}, named {};
+    return fd_ >= 0 && ::fstat(fd_, &held) == 0 && ::stat(dir_.c_str(), &named) == 0 &&
+           held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
 void RunLock::forget_in_child() {
-    if (fd_ >= 0) ::close(fd_);  // the parent's descriptor still holds the flock
+    if (fd_ < 0) return;
+    // The child still resolves paths under the directory through a descriptor of it — a new
+    // open of "." (a new open file description, which holds no flock) — so a rename of the
+    // directory cannot send the child's writes elsewhere; the lock stays the parent's alone.
+    const int unlocked = ::openat(fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    unregister_locked_directory(fd_);
+    ::close(fd_);  // the parent's descriptor still holds the flock
     fd_ = -1;
+    if (unlocked >= 0) register_locked_directory(dir_, unlocked);  // open for the child's life
 }
 
 RunLock::~RunLock() {
+    if (fd_ >= 0) unregister_locked_directory(fd_);
     if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 

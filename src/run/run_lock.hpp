@@ -6,6 +6,9 @@
 // the lock away — for as long as it writes. The kernel drops the lock when the process dies,
 // however it dies, so a stale lock never blocks anyone.
 //
+// Every write of the run goes through that descriptor, not the name (io/locked_directory.hpp):
+// `mv X X_old` while it runs leaves it writing X_old, and a new writer of X gets X alone.
+//
 // X/lock only records the holder's pid, for the message the next writer gets. It is written
 // once the directory is the writer's (RunDirectory::fresh checks first that X is empty), never
 // through a symlink (O_NOFOLLOW), and a file named `lock` that is not such a record — the
@@ -37,6 +40,13 @@ public:
     // In a child forked while we held the lock: drop the child's copy of the descriptor (the
     // parent keeps the lock; the child must not keep it alive should the parent die).
     void forget_in_child();
+    // The locked directory's descriptor (every write of the run resolves through it:
+    // io/locked_directory.hpp); -1 after a move.
+    int descriptor() const { return fd_; }
+    // dir/lock, in the locked directory, is the record of this process's pid.
+    bool holds_record() const;
+    // The name still names the directory we locked (not renamed, deleted or replaced).
+    bool in_place() const;
 
     RunLock(RunLock&& other) noexcept : fd_(other.fd_), dir_(std::move(other.dir_)) {
         other.fd_ = -1;

@@ -43,7 +43,7 @@ MetricsLog::MetricsLog(const std::string& path, bool resume, size_t resume_step,
         }
     }
     write_file_atomically(path, kept);  // the old file or the kept rows, never a mix
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    fd_ = open_for_append(path);  // through the run directory's lock: a rename cannot redirect it
     if (fd_ < 0)
         throw std::runtime_error("cannot append to '" + path + "' (" + std::strerror(errno) +
                                  "); check the run directory's permissions");
