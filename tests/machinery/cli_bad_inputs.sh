@@ -175,6 +175,16 @@ TABLE=$(cat <<'ROWS'
 2 | --set data.vocab_size has no effect on eval                        | eval --run $RUN --set data.vocab_size=50
 2 | --set train.eval_batches has no effect on eval                     | eval --run $RUN --set train.eval_batches=1
 2 | --set train.lr has no effect on eval                               | eval --run $RUN --set train.lr=0.5
+2 | tokenizer file '$W/a_directory' is a directory; give a file         | tokenize --tokenizer $W/a_directory hello
+2 | run directory '$RUN/tokenizer.json' is a file, not a directory      | tokenize --run $RUN/tokenizer.json hello
+2 | run directory '$RUN/config.toml' is a file, not a directory         | eval --run $RUN/config.toml
+2 | run directory '$RUN/model.safetensors' is a file, not a directory   | attention --run $RUN/model.safetensors hello
+2 | run directory '$RUN/config.toml' is a file, not a directory         | fill-mask --run $RUN/config.toml 'a [MASK]'
+2 | config file '$W/a_directory' is a directory; give a file            | train --config $W/a_directory --out $W/m4o1
+2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | train $TINY --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30 --out $W/m4o2
+2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | eval --run $RUN --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30
+2 | train.weight_decay = 1e+10 with train.lr = 0.001 gives lr·weight_decay = 1e+07 >= 1 | train $TINY --set train.weight_decay=1e10 --out $W/m4o3
+2 | the candidates: train.lr = 1e+30 with train.warmup_steps = 20 (lower the first or raise the second); changed from their defaults: position.yarn_attention_factor = 1e+18 | train $SMALL --set train.steps=3 --set train.lr=1e30 --set train.weight_decay=0 --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e18 --out $W/m4o4
 ROWS
 )
 
