@@ -54,6 +54,7 @@ rm -f "$ZERO/checkpoint.json" "$ZERO/model.safetensors" && ln -s /dev/zero "$ZER
 cp "$W/corpus.txt" "$W/corpus_before.txt"
 echo "And a verse that was not there when the run started." >> "$W/corpus.txt"
 LONG=$(head -c 100000 /dev/zero | tr '\0' 'a')
+HUGE_TEXT=$(head -c 120000 data/kjv.txt | tr -c 'A-Za-z' 'x')  # one word: no quoting needed
 # $W/busy: a comparison directory another process holds (this script, as a running compare would)
 mkdir -p "$W/busy"
 exec 9< "$W/busy" && flock -x 9  # the directory itself, held by this script until it exits
@@ -185,6 +186,7 @@ TABLE=$(cat <<'ROWS'
 2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | eval --run $RUN --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30
 2 | train.weight_decay = 1e+10 with train.lr = 0.001 gives lr·weight_decay = 1e+07 >= 1 | train $TINY --set train.weight_decay=1e10 --out $W/m4o3
 2 | the candidates: train.lr = 1e+30 with train.warmup_steps = 20 (lower the first or raise the second); changed from their defaults: position.yarn_attention_factor = 1e+18 | train $SMALL --set train.steps=3 --set train.lr=1e30 --set train.weight_decay=0 --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e18 --out $W/m4o4
+2 | the longest text that fits is                                      | attention --run $RUN --max-text-bytes 200000 $HUGE_TEXT --out $W/m4a.json
 ROWS
 )
 
@@ -222,6 +224,14 @@ done
 for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
+
+# attention's memory cap refuses before it allocates: the refused run stays small.
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" -o "$W/m4_rss" "$BIN" attention --run "$RUN" --max-text-bytes 200000 \
+        "$HUGE_TEXT" > /dev/null 2>&1
+    [ "$(cat "$W/m4_rss" | tail -1)" -lt 300000 ] ||
+        { echo "FAIL: the refused attention used $(tail -1 "$W/m4_rss") KB"; failures=$((failures + 1)); }
+fi
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures of $rows bad-input rows failed"
