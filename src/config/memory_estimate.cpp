@@ -2,6 +2,7 @@
 // (see memory_estimate.hpp).
 #include "config/memory_estimate.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdexcept>
@@ -35,6 +36,13 @@ double evaluation_bytes(const Config& c, double batch, double length) {
     const double one_layer = batch * length * (16 * C + 3 * F) + scores;
     const double logits = 2 * batch * length * V;
     return 4.0 * (params + one_layer + logits) + feature_map_bytes(c, batch, length) / L;
+}
+
+double corpus_memory_bytes(const Config& c) {
+    struct stat st {};
+    if (c.data.path.empty() || ::stat(c.data.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    return kCorpusMemoryPerByte * double(st.st_size);
 }
 
 double machine_memory_bytes() {

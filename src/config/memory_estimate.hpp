@@ -25,6 +25,17 @@ double feature_map_bytes(const Config& config, double batch, double length);
 // model.fused), the head's logits.
 double evaluation_bytes(const Config& config, double batch, double length);
 
+// Memory per byte of data.path while it is split and tokenized and its ids are sampled: the
+// text and its two splits, then 4-byte ids, at most one per byte (a token covers at least one
+// byte). Measured as peak RSS over file size (docs/performance.md, "Memory of the edges":
+// 6.9 for the char tokenizer on ASCII text, one token per byte, 4.0 for bpe).
+inline constexpr double kCorpusMemoryPerByte = 7.0;
+
+// kCorpusMemoryPerByte × the size of data.path (0 when it cannot be stat'ed: the reader then
+// names the problem). Part of training's estimate (config/limits.cpp), so a corpus that would
+// not fit is refused before a byte of it is read.
+double corpus_memory_bytes(const Config& config);
+
 // The machine's physical memory in bytes (0 when unknown).
 double machine_memory_bytes();
 // What a size may use: 80 % of the machine's memory (0 when unknown: nothing is refused).

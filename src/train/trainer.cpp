@@ -83,7 +83,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << (config.position.scheme == PositionKind::rope
                 ? std::string(" (") + enum_name(config.position.pairing) + ")"
                 : std::string())
-        << ", vocab " << vocab << ", " << data.train_ids.size() << " train / "
+        << ", vocab " << vocab << ", " << data.train_tokens << " train / "
         << data.validation_ids.size() << " validation tokens (" << format_fixed(prepare_s, 1)
         << " s to prepare)\n"
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
@@ -110,10 +110,11 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const auto t_prepare = Clock::now();
     std::unique_ptr<data::Tokenizer> tokenizer = share_tokenizer(comm, run.take_tokenizer());
     const data::Objective objective = tc.objective;  // mlm | clm
-    const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
+    PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
     check_same_data(comm, *tokenizer, data.train_ids, data.validation_ids);
-    const TrainingBatches batches =
-        training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
+    // the sampler takes the training ids (held once; data.train_tokens keeps their count)
+    const TrainingBatches batches = training_batches(
+        config.data, objective, std::move(data.train_ids), tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
                    tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});

@@ -1,12 +1,16 @@
 // Tests for stage 7 — config: the memory caps of what a user's input sizes (issue 35's
-// "Unbounded"): `roformer attention`'s T² maps (config/memory_estimate.hpp).
+// "Unbounded"): `roformer attention`'s T² maps and the corpus in training's estimate
+// (config/memory_estimate.hpp), the too-short split known before tokenising (data/corpus.hpp).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include "config/config.hpp"
 #include "config/memory_estimate.hpp"
+#include "data/corpus.hpp"
 #include "error_of.hpp"
 
 namespace {
@@ -57,4 +61,28 @@ TEST_CASE("attention memory: a text one token over the budget is refused, naming
     CHECK_THROWS_AS(rf::check_attention_memory(c, 1000000, 4, json), std::invalid_argument);
     // an unknown machine (budget 0) refuses nothing
     CHECK_NOTHROW(rf::check_attention_memory(c, 1000000, 4, json, 0));
+}
+
+TEST_CASE("corpus memory: in the training estimate, at least the text, its splits and the ids") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(RF_BINARY_DIR) / "test_tmp" / "memory_caps";
+    fs::create_directories(dir);
+    const std::string path = (dir / "corpus.txt").string();
+    std::ofstream(path) << std::string(100000, 'a');
+    rf::Config c = tiny();
+    c.data.path = path;
+    // by construction: the text, the two splits (as many bytes again) and 4-byte ids, up to one
+    // per byte (the char tokenizer on ASCII text): 1 + 1 + 4 bytes per byte
+    CHECK(rf::corpus_memory_bytes(c) >= 6.0 * 100000);
+    c.data.path = (dir / "missing.txt").string();
+    CHECK(rf::corpus_memory_bytes(c) == 0);  // the reader names a missing file
+}
+
+TEST_CASE("corpus: a split too short for one window is known from its bytes") {
+    // 10 bytes hold at most 10 tokens; seq_len 16 with [CLS]/[SEP] needs 14
+    const std::string msg = error_of(
+        [] { rf::data::require_window_fits_bytes("c.txt", "validation", 10, 16, 2); });
+    CHECK(contains(msg, "its validation split has 10 bytes, so at most 10 tokens"));
+    CHECK(contains(msg, "needs 14"));
+    CHECK_NOTHROW(rf::data::require_window_fits_bytes("c.txt", "validation", 14, 16, 2));
 }
