@@ -28,6 +28,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "config/memory_estimate.hpp"
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
@@ -178,6 +179,10 @@ void run_attention(const AttentionOptions& o) {
     const bool causal = run.config.train.objective == rf::data::Objective::clm;
     const std::vector<int> ids =
         causal ? run.tokenizer->encode(o.text) : run.tokenizer->encode_for_model(o.text);
+    // Every layer's T×T maps are held, and the output's copy of the selected ones: refused
+    // before any is computed when that is over the memory budget (config/memory_estimate.hpp).
+    rf::check_attention_memory(run.config, ids.size(), layers.size() * heads.size(),
+                               rf::attention_output_of(o.out));
     const rf::AttentionMaps maps = rf::attention_maps(*run.model, ids);
     for (size_t l : layers)  // nothing non-finite is written or printed
         rf::require_finite_outputs(o.run_dir + ": the attention weights of layer " +

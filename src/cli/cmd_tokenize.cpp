@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
+#include "io/read_file.hpp"
 
 namespace {
 
@@ -31,19 +32,15 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
     if (!o.run_dir.empty() && !o.tokenizer_file.empty())
         throw std::invalid_argument("give either --run or --tokenizer, not both");
     if (!o.tokenizer_file.empty()) {
-        if (!fs::is_regular_file(o.tokenizer_file))
-            throw std::runtime_error("tokenizer file '" + o.tokenizer_file +
-                                     "' not found; check --tokenizer");
+        rf::require_regular_file(o.tokenizer_file, "tokenizer file",
+                                 "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json");
         return o.tokenizer_file;
     }
     if (o.run_dir.empty())
         throw std::invalid_argument(
             "say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
-    if (!fs::is_directory(o.run_dir))
-        throw std::runtime_error("run directory '" + o.run_dir +
-                                 "' not found; check --run (train one with "
-                                 "`roformer train --out " +
-                                 o.run_dir + "`)");
+    rf::require_directory(o.run_dir, "run directory",
+                          "--run takes the --out directory of `roformer train`");
     const std::string path = (fs::path(o.run_dir) / "tokenizer.json").string();
     if (!fs::is_regular_file(path))
         throw std::runtime_error("run directory '" + o.run_dir +

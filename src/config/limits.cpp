@@ -4,6 +4,7 @@
 // activations) is estimated and checked against the machine's memory.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -88,12 +89,27 @@ void validate_limits(const Config& config) {
     for (const SizeLimit& limit : kSizeLimits)
         check_size_limit(limit.key, *std::get<size_t*>(find_config_field(copy, limit.key).value),
                          limit.key);
-    const double need = estimated_training_bytes(config), have = machine_memory_bytes();
+    // The corpus in memory (its text, splits and token ids) beside the model and its step.
+    const double corpus = corpus_memory_bytes(config);
+    const double need = estimated_training_bytes(config) + corpus, have = machine_memory_bytes();
+    if (have > 0 && need > 0.8 * have && corpus > 0.5 * need)
+        throw std::invalid_argument(
+            "this config needs about " + gib(need) + " to train, " + gib(corpus) +
+            " of it for data.path '" + config.data.path + "' (" +
+            format_fixed(double(corpus / kCorpusMemoryPerByte) / double(1 << 20), 1) +
+            " MiB of text, about " + format_fixed(kCorpusMemoryPerByte, 0) +
+            " bytes of memory per byte once split and tokenized) but this machine has " +
+            gib(have) + " of memory; use a smaller data.path (at most about " +
+            format_fixed(std::max(0.0, 0.8 * have - (need - corpus)) / kCorpusMemoryPerByte /
+                             double(1 << 20),
+                         0) +
+            " MiB here)");
     if (have > 0 && need > 0.8 * have)
         throw std::invalid_argument(
             "this config needs about " + gib(need) +
             " to train (parameters, AdamW state and activations of train.batch_size × "
-            "data.seq_len) but this machine has " +
+            "data.seq_len" + (corpus > 0 ? ", and " + gib(corpus) + " for data.path" : "") +
+            ") but this machine has " +
             gib(have) +
             " of memory; make model.hidden, model.num_layers, model.ffn, model.vocab_size, "
             "data.seq_len or train.batch_size smaller" +

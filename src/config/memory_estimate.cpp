@@ -2,6 +2,7 @@
 // (see memory_estimate.hpp).
 #include "config/memory_estimate.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdexcept>
@@ -37,9 +38,85 @@ double evaluation_bytes(const Config& c, double batch, double length) {
     return 4.0 * (params + one_layer + logits) + feature_map_bytes(c, batch, length) / L;
 }
 
+double corpus_memory_bytes(const Config& c) {
+    struct stat st {};
+    if (c.data.path.empty() || ::stat(c.data.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    return kCorpusMemoryPerByte * double(st.st_size);
+}
+
 double machine_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+double memory_budget_bytes() { return 0.8 * machine_memory_bytes(); }
+
+// ---- roformer attention ---------------------------------------------------------------------
+namespace {
+// Bytes per selected weight each output holds beside the float32 maps: the text or array
+// image of the file, its buffer's growth and the copy handed to the writer. Measured as the
+// peak RSS over CSV-on-stdout's per weight, at two text lengths (docs/performance.md, "Memory
+// of the edges": .npy 2.4, CSV 18, JSON 37); each constant is at least that and at least
+// what the format holds by construction (.npy: the 4-byte image and its copy).
+double output_bytes_per_weight(AttentionOutput output) {
+    switch (output) {
+        case AttentionOutput::csv_stdout: return 0;  // streamed row by row
+        case AttentionOutput::npy: return 8;         // float32 image + the string copy
+        case AttentionOutput::csv_file: return 24;   // ",0.0123457" text, grown, copied
+        case AttentionOutput::json: return 48;       // json numbers (16 B) + their text
+    }
+    return 48;
+}
+const char* output_name(AttentionOutput output) {
+    switch (output) {
+        case AttentionOutput::csv_stdout: return "CSV on stdout";
+        case AttentionOutput::npy: return ".npy";
+        case AttentionOutput::csv_file: return ".csv";
+        case AttentionOutput::json: return ".json";
+    }
+    return "";
+}
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+AttentionOutput attention_output_of(const std::string& out) {
+    if (out.empty()) return AttentionOutput::csv_stdout;
+    if (ends_with(out, ".npy")) return AttentionOutput::npy;
+    if (ends_with(out, ".json")) return AttentionOutput::json;
+    return AttentionOutput::csv_file;
+}
+
+double attention_bytes(const Config& c, double length, double selected_maps,
+                       AttentionOutput output) {
+    const double L = double(c.model.num_layers), H = double(c.model.num_heads);
+    const double T2 = length * length;
+    return evaluation_bytes(c, 1, length) + 4.0 * (L + 2) * H * T2 +
+           output_bytes_per_weight(output) * selected_maps * T2;
+}
+
+void check_attention_memory(const Config& config, size_t length, size_t selected_maps,
+                            AttentionOutput output, double budget) {
+    const auto need = [&](size_t T) {
+        return attention_bytes(config, double(T), double(selected_maps), output);
+    };
+    if (budget <= 0 || need(length) <= budget) return;
+    size_t fits = 0, over = length;  // need(fits) ≤ budget < need(over): bisect
+    while (over - fits > 1) {
+        const size_t mid = fits + (over - fits) / 2;
+        (need(mid) <= budget ? fits : over) = mid;
+    }
+    throw std::invalid_argument(
+        "attention maps of " + std::to_string(length) + " tokens need about " + gib(need(length)) +
+        " (" + std::to_string(config.model.num_layers) + " layers × " +
+        std::to_string(config.model.num_heads) + " heads × T² weights, " + output_name(output) +
+        ") but the limit is " + gib(budget) +
+        " (80 % of this machine's memory); the longest text that fits is " +
+        std::to_string(fits) + " tokens — shorten the text" +
+        (output == AttentionOutput::csv_stdout ? "" : ", or write .npy or CSV to stdout"));
 }
 
 void check_evaluation_memory(const Config& config, size_t batch, size_t length,

@@ -25,8 +25,38 @@ double feature_map_bytes(const Config& config, double batch, double length);
 // model.fused), the head's logits.
 double evaluation_bytes(const Config& config, double batch, double length);
 
+// Memory per byte of data.path while it is split and tokenized and its ids are sampled: the
+// text and its two splits, then 4-byte ids, at most one per byte (a token covers at least one
+// byte). Measured as peak RSS over file size (docs/performance.md, "Memory of the edges":
+// 6.9 for the char tokenizer on ASCII text, one token per byte, 4.0 for bpe).
+inline constexpr double kCorpusMemoryPerByte = 7.0;
+
+// kCorpusMemoryPerByte × the size of data.path (0 when it cannot be stat'ed: the reader then
+// names the problem). Part of training's estimate (config/limits.cpp), so a corpus that would
+// not fit is refused before a byte of it is read.
+double corpus_memory_bytes(const Config& config);
+
 // The machine's physical memory in bytes (0 when unknown).
 double machine_memory_bytes();
+// What a size may use: 80 % of the machine's memory (0 when unknown: nothing is refused).
+double memory_budget_bytes();
+
+// `roformer attention`'s output formats, by what each holds beside the maps per selected weight
+// (measured: docs/performance.md, "Memory of the edges").
+enum class AttentionOutput { csv_stdout, csv_file, npy, json };
+AttentionOutput attention_output_of(const std::string& out_path);  // "" = CSV on stdout
+
+// Bytes `roformer attention` needs for one text of `length` tokens: one evaluation forward
+// (evaluation_bytes at batch 1), every layer's probabilities L·H·T² (all are kept, whatever is
+// selected) and two more [H,T,T] maps of the forward beside them, then the output format's
+// copy of the `selected_maps` (layer, head) blocks of T² weights.
+double attention_bytes(const Config& config, double length, double selected_maps,
+                       AttentionOutput output);
+
+// Throws std::invalid_argument, one line, when attention_bytes is over `budget` (default
+// memory_budget_bytes()): the estimate, the limit and the longest text that fits, in tokens.
+void check_attention_memory(const Config& config, size_t length, size_t selected_maps,
+                            AttentionOutput output, double budget = memory_budget_bytes());
 
 // Throws std::invalid_argument when evaluation_bytes(config, batch, length) is over 80 % of the
 // machine: "<what> needs about X GiB … this machine has Y GiB of memory; <fix>". `what` names

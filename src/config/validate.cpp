@@ -124,6 +124,17 @@ void validate(const Config& c) {
     require_positive_real("train.eps", t.eps);
     if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
         invalid("train.weight_decay", "must be >= 0, got " + format_shortest(t.weight_decay));
+    // Decoupled decay multiplies every 2-D weight by (1 − lr·weight_decay) each step
+    // (nn/adamw.hpp); at the peak lr that factor must stay in (0, 1), or the weights are zeroed,
+    // flip sign or grow instead of shrinking.
+    if (t.lr * t.weight_decay >= 1)
+        invalid("train.weight_decay",
+                "= " + format_shortest(t.weight_decay) + " with train.lr = " +
+                    format_shortest(t.lr) + " gives lr·weight_decay = " +
+                    format_shortest(t.lr * t.weight_decay) +
+                    " >= 1: the decay factor 1 − lr·weight_decay per step no longer shrinks the "
+                    "weights; use train.weight_decay below 1/train.lr = " +
+                    format_shortest(1 / t.lr) + " (usual: 0.01 … 0.1)");
     if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
         invalid("train.grad_clip",
                 "must be >= 0 (0 = no clipping), got " + format_shortest(t.grad_clip));

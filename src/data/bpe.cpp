@@ -100,7 +100,7 @@ std::vector<int> BpeTokenizer::encode_piece(const std::string& piece) const {
 
 void BpeTokenizer::encode_plain(const std::string& text, std::vector<int>& out) const {
     constexpr size_t kMaxCachedPieces = 200000;
-    for (const auto& piece : pretokenize(text)) {
+    for_each_piece(text, [&](const std::string& piece) {
         std::lock_guard<std::mutex> lock(cache_mutex_);
         auto found = cache_.find(piece);
         if (found == cache_.end()) {
@@ -108,7 +108,7 @@ void BpeTokenizer::encode_plain(const std::string& text, std::vector<int>& out) 
             found = cache_.emplace(piece, encode_piece(piece)).first;
         }
         out.insert(out.end(), found->second.begin(), found->second.end());
-    }
+    });
 }
 
 // ---- training ------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::train(const std::string& text, size_
             std::to_string(vocab_size));
     // 1. distinct pieces and their counts, in a fixed (sorted) order
     std::unordered_map<std::string, int64_t> piece_counts;
-    for (auto& piece : pretokenize(text)) ++piece_counts[piece];
+    for_each_piece(text, [&](const std::string& piece) { ++piece_counts[piece]; });
     std::vector<std::pair<std::string, int64_t>> words(piece_counts.begin(), piece_counts.end());
     std::sort(words.begin(), words.end());
 

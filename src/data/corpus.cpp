@@ -9,15 +9,13 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "io/read_file.hpp"
 #include "data/utf8.hpp"
 
 namespace rf::data {
 
-static bool is_blank(const std::string& line) {
-    return line.find_first_not_of(" \t\f\v") == std::string::npos;
-}
 
 // The file's size; refuses what is not a regular file, with the reason: a directory, or a
 // FIFO / device that could block the reader or never end (/dev/zero).
@@ -47,28 +45,37 @@ std::string decode_text(std::string raw, const std::string& path) {
         throw std::runtime_error("data file '" + path + "' looks binary (" +
                                  std::to_string(suspicious) + " of " + std::to_string(raw.size()) +
                                  " bytes are not UTF-8 text); give a UTF-8 text file");
-    std::string text;  // CRLF and lone CR → LF
-    text.reserve(raw.size());
+    // CRLF and lone CR → LF, in place (the text only shrinks): one copy of the file in memory
+    size_t kept = 0;
     for (size_t i = 0; i < raw.size(); ++i) {
         if (raw[i] == '\r') {
-            text += '\n';
+            raw[kept++] = '\n';
             if (i + 1 < raw.size() && raw[i + 1] == '\n') ++i;
         } else {
-            text += raw[i];
+            raw[kept++] = raw[i];
         }
     }
-    return text;
+    raw.resize(kept);
+    return raw;
 }
 
-// A block as a list of lines (without their '\n').
-using Block = std::vector<std::string>;
+// A block as a list of lines (without their '\n'), views into the loaded text: the split
+// copies each byte once, into train_text or validation_text (docs/performance.md, "Memory of
+// the edges").
+using Line = std::string_view;
+using Block = std::vector<Line>;
 
-static std::vector<std::string> split_lines(const std::string& text) {
-    std::vector<std::string> lines;
+static bool is_blank(Line line) {
+    return line.find_first_not_of(" \t\f\v") == Line::npos;
+}
+
+static std::vector<Line> split_lines(const std::string& whole) {
+    const Line text(whole);
+    std::vector<Line> lines;
     size_t start = 0;
     while (start <= text.size()) {
         const size_t end = text.find('\n', start);
-        if (end == std::string::npos) {
+        if (end == Line::npos) {
             if (start < text.size()) lines.push_back(text.substr(start));
             break;
         }
@@ -78,7 +85,7 @@ static std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
-static std::vector<Block> paragraph_blocks(const std::vector<std::string>& lines) {
+static std::vector<Block> paragraph_blocks(const std::vector<Line>& lines) {
     std::vector<Block> blocks;
     Block current;
     for (const auto& line : lines) {
@@ -93,9 +100,9 @@ static std::vector<Block> paragraph_blocks(const std::vector<std::string>& lines
     return blocks;
 }
 
-static std::vector<Block> fixed_line_blocks(const std::vector<std::string>& lines,
+static std::vector<Block> fixed_line_blocks(const std::vector<Line>& lines,
                                             size_t lines_per_block) {
-    std::vector<std::string> kept;
+    std::vector<Line> kept;
     for (const auto& line : lines)
         if (!is_blank(line)) kept.push_back(line);
     // at least 2 blocks when there are at least 2 lines
@@ -143,6 +150,18 @@ CorpusSplit split_corpus(const std::string& text, const SplitOptions& options,
         if ((i + 1) * per_million / 1000000 > i * per_million / 1000000)
             split.validation_blocks.push_back(i);
     if (split.validation_blocks.empty()) split.validation_blocks.push_back(blocks.size() - 1);
+    // Each split's exact size first, so that neither string grows by doubling past it.
+    size_t sizes[2] = {0, 0};  // train, validation
+    for (size_t i = 0, next = 0; i < blocks.size(); ++i) {
+        const bool is_validation =
+            next < split.validation_blocks.size() && split.validation_blocks[next] == i;
+        next += is_validation;
+        size_t& size = sizes[is_validation];
+        size += size ? 2 : 0;  // the "\n\n" between blocks
+        for (size_t k = 0; k < blocks[i].size(); ++k) size += blocks[i][k].size() + (k ? 1 : 0);
+    }
+    split.train_text.reserve(sizes[0]);
+    split.validation_text.reserve(sizes[1]);
     size_t next_validation = 0;
     for (size_t i = 0; i < blocks.size(); ++i) {
         const bool is_validation = next_validation < split.validation_blocks.size() &&
@@ -186,6 +205,21 @@ void require_window_fits(const std::string& source, const std::string& split_nam
     throw std::runtime_error(what + std::to_string(n_tokens) +
                              " tokens but one window of seq_len=" + std::to_string(seq_len) +
                              " needs " + std::to_string(needed) +
+                             "; use a longer text or a smaller seq_len");
+}
+
+}  // namespace rf::data
+
+namespace rf::data {
+
+void require_window_fits_bytes(const std::string& source, const std::string& split_name,
+                               size_t n_bytes, size_t seq_len, size_t framing_tokens) {
+    if (seq_len <= framing_tokens || n_bytes >= seq_len - framing_tokens) return;
+    throw std::runtime_error("data file '" + source + "' is too short: its " + split_name +
+                             " split has " + std::to_string(n_bytes) + " bytes, so at most " +
+                             std::to_string(n_bytes) + " tokens, but one window of seq_len=" +
+                             std::to_string(seq_len) + " needs " +
+                             std::to_string(seq_len - framing_tokens) +
                              "; use a longer text or a smaller seq_len");
 }
 

@@ -57,6 +57,13 @@ CorpusSplit split_corpus(const std::string& text, const SplitOptions& options = 
 // read_text_file + split_corpus.
 CorpusSplit load_corpus(const std::string& path, const SplitOptions& options = {});
 
+// The same rule before any tokenising, from the split's byte count: a token covers at least
+// one byte (one code point for char, a merge of them for bpe; an invalid byte is one [UNK] or
+// U+FFFD), so a split of `n_bytes` has at most `n_bytes` tokens. Throws "… too short …: its
+// <split> split has N bytes, so at most N tokens, …" when even that cannot fill one window.
+void require_window_fits_bytes(const std::string& source, const std::string& split_name,
+                               size_t n_bytes, size_t seq_len, size_t framing_tokens);
+
 // Throws std::runtime_error "… too short …" if a split of `n_tokens` tokens cannot fill one
 // window of `seq_len` positions, of which `framing_tokens` are [CLS]/[SEP] (see mlm.hpp).
 void require_window_fits(const std::string& source, const std::string& split_name, size_t n_tokens,

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 
 #include "data/clm.hpp"
@@ -56,11 +57,17 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
     data::SplitOptions split_options;
     split_options.validation_fraction = config.validation_fraction;
     const data::CorpusSplit split = data::load_corpus(config.path, split_options);
+    // Too short for one window, known from the byte counts before any tokenising.
+    data::require_window_fits_bytes(config.path, "training", split.train_text.size(),
+                                    config.seq_len, framing_tokens(objective));
+    data::require_window_fits_bytes(config.path, "validation", split.validation_text.size(),
+                                    config.seq_len, framing_tokens(objective));
     if (!tokenizer)
         tokenizer = data::train_tokenizer(config.tokenizer, split.train_text, config.vocab_size);
     PreparedData out;
     out.split_summary = split.summary();
     out.train_ids = tokenizer->encode(split.train_text);
+    out.train_tokens = out.train_ids.size();
     out.validation_ids = tokenizer->encode(split.validation_text);
     const size_t framing = framing_tokens(objective);
     data::require_window_fits(config.path, "training", out.train_ids.size(), config.seq_len,
@@ -89,15 +96,17 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
 }
 
 TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
-                                 const std::vector<int>& train_ids, size_t vocab_size,
-                                 uint64_t seed) {
+                                 std::vector<int> train_ids, size_t vocab_size, uint64_t seed) {
+    // The sampler takes the ids; held by a shared pointer, the returned function (copied into
+    // std::function and on) never copies them again.
     if (objective == data::Objective::clm) {
-        const data::ClmSampler sampler(train_ids, config.seq_len, seed);
-        return [sampler](uint64_t step, size_t rows) { return sampler.batch_at(step, rows); };
+        const auto sampler =
+            std::make_shared<const data::ClmSampler>(std::move(train_ids), config.seq_len, seed);
+        return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
     }
-    const data::MlmSampler sampler(train_ids, config.seq_len, vocab_size, seed,
-                                   data::masking_options(config));
-    return [sampler](uint64_t step, size_t rows) { return sampler.batch_at(step, rows); };
+    const auto sampler = std::make_shared<const data::MlmSampler>(
+        std::move(train_ids), config.seq_len, vocab_size, seed, data::masking_options(config));
+    return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
 }
 
 std::vector<data::Batch> length_eval_batches(const DataConfig& config, data::Objective objective,

@@ -29,6 +29,7 @@ constexpr uint64_t kValidationSeed = 20210420;
 struct PreparedData {
     std::string split_summary;
     std::vector<int> train_ids, validation_ids;
+    size_t train_tokens = 0;  // train_ids.size(), still known once the ids moved into a sampler
     std::vector<data::Batch> validation;  // the fixed validation set at data.seq_len
     // nats: −mean log p_train(label) over the validation labels (the masked tokens for mlm,
     // the predicted next tokens for clm) — the loss of a model that knows only frequencies
@@ -44,10 +45,10 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
 
 // Training batch `step` of `batch_size` windows of data.seq_len tokens.
 using TrainingBatches = std::function<data::Batch(uint64_t step, size_t batch_size)>;
-// The objective's sampler over the training ids, seeded with train.seed.
+// The objective's sampler over the training ids, seeded with train.seed. It keeps the ids:
+// pass std::move(prepared.train_ids) so that the corpus's ids are held once, not twice.
 TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
-                                 const std::vector<int>& train_ids, size_t vocab_size,
-                                 uint64_t seed);
+                                 std::vector<int> train_ids, size_t vocab_size, uint64_t seed);
 
 // Evaluation at another window length L (roformer eval --seq-len, roformer extrapolate): the
 // first max_text_tokens validation tokens (0 = all) cut into windows of L, so that every L

@@ -94,7 +94,10 @@ std::vector<int> Tokenizer::encode(const std::string& text) const {
         segment_start = pos + std::char_traits<char>::length(kSpecialTokens[special]);
         pos = segment_start - 1;
     }
-    encode_plain(text.substr(segment_start), ids);
+    if (segment_start == 0)  // no special token: the text itself, not a copy of it
+        encode_plain(text, ids);
+    else
+        encode_plain(text.substr(segment_start), ids);
     return ids;
 }
 
@@ -143,6 +146,12 @@ static CharClass classify(char32_t cp) {
 
 std::vector<std::string> pretokenize(const std::string& text) {
     std::vector<std::string> pieces;
+    for_each_piece(text, [&](const std::string& piece) { pieces.push_back(piece); });
+    return pieces;
+}
+
+void for_each_piece(const std::string& text,
+                    const std::function<void(const std::string& piece)>& visit) {
     size_t pos = 0, length = 0;
     while (pos < text.size()) {
         const size_t start = pos;
@@ -164,9 +173,8 @@ std::vector<std::string> pretokenize(const std::string& text) {
                 pos += length;
             }
         }
-        pieces.push_back(text.substr(start, pos - start));
+        visit(text.substr(start, pos - start));
     }
-    return pieces;
 }
 
 // ---- character tokenizer -----------------------------------------------------------------
@@ -183,7 +191,8 @@ CharTokenizer::CharTokenizer(std::vector<std::string> vocab) : Tokenizer(std::mo
 
 std::vector<char32_t> frequent_code_points(const std::string& text, size_t limit) {
     std::map<char32_t, size_t> counts;
-    for (const char32_t cp : decode_utf8(text)) ++counts[cp];
+    for (size_t pos = 0, length = 0; pos < text.size(); pos += length)  // as decode_utf8 does,
+        ++counts[decode_one_utf8(text, pos, length)];                    // without its copy
     std::vector<std::pair<char32_t, size_t>> by_count(counts.begin(), counts.end());
     std::stable_sort(by_count.begin(), by_count.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });

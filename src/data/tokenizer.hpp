@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -117,6 +118,10 @@ private:
 // newlines / tabs; a space joins the piece after it (" the", " ,"), a space followed by
 // whitespace or the end is a piece of its own. Concatenating the pieces gives the text.
 std::vector<std::string> pretokenize(const std::string& text);
+// The same pieces, one at a time, without holding them all (a training split's pieces as
+// strings would take several times the text's bytes: docs/performance.md).
+void for_each_piece(const std::string& text,
+                    const std::function<void(const std::string& piece)>& visit);
 
 // The special tokens' strings, ids 0..4 (the start of every vocabulary).
 std::vector<std::string> special_vocab();

@@ -17,7 +17,8 @@ uint64_t require_regular_file(const std::string& path, const std::string& what,
     if (::stat(path.c_str(), &st) != 0)
         throw std::runtime_error(name + " not found or not readable (" + std::strerror(errno) +
                                  "); " + fix);
-    if (S_ISDIR(st.st_mode)) throw std::runtime_error(name + " is a directory; " + fix);
+    if (S_ISDIR(st.st_mode))
+        throw std::runtime_error(name + " is a directory; give a file (" + fix + ")");
     if (!S_ISREG(st.st_mode))
         throw std::runtime_error(name + " is not a regular file (" +
                                  (S_ISFIFO(st.st_mode)   ? "a FIFO"
@@ -25,6 +26,18 @@ uint64_t require_regular_file(const std::string& path, const std::string& what,
                                                          : "a device") +
                                  "); " + fix);
     return static_cast<uint64_t>(st.st_size);
+}
+
+void require_directory(const std::string& path, const std::string& what, const std::string& fix) {
+    const std::string name = what + " '" + path + "'";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw std::runtime_error(name + (errno == ENOENT ? std::string(" does not exist")
+                                                         : std::string(" is not readable (") +
+                                                               std::strerror(errno) + ")") +
+                                 "; " + fix);
+    if (!S_ISDIR(st.st_mode))
+        throw std::runtime_error(name + " is a file, not a directory; " + fix);
 }
 
 std::string read_regular_file(const std::string& path, const std::string& what,

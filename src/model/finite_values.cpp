@@ -11,8 +11,10 @@ namespace rf {
 namespace {
 // What a non-finite output means and what to do, the same sentence wherever it is found.
 const char* const kOutputsNotFinite =
-    "; the model's outputs are not finite (diverged training, or weights so large that a "
-    "product overflows float32) — use an earlier checkpoint or train again with a lower train.lr";
+    "; the model's outputs are not finite — the candidates: diverged training or weights so "
+    "large that a product overflows float32 (use an earlier checkpoint, or train again with a "
+    "lower train.lr), or a setting that scales the scores (position.scaling's factors: check "
+    "the --set values and the run's config.toml)";
 
 std::string located(const Real* values, size_t i, size_t n) {
     return format_shortest(double(values[i])) + " (element " + std::to_string(i) + " of " +

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -56,6 +57,15 @@ void validate_rope_scaling(const RopeOptions& o) {
         if (!(o.yarn_attention_factor >= 0.0))
             fail("position.yarn_attention_factor = " + number(o.yarn_attention_factor) +
                  " must be >= 0 (0 = YaRN's 0.1·ln(s) + 1)");
+        // q and k are both multiplied by a, so every score by a²: in float32 (tensor/real.hpp)
+        // that product must stay finite, or the softmax computes inf − inf = nan.
+        const double a = rope_attention_factor(o);
+        if (!(a * a <= double(std::numeric_limits<float>::max())))
+            fail("position.yarn_attention_factor = " + number(o.yarn_attention_factor) +
+                 " multiplies every attention score by its square (" + number(a * a) +
+                 "), which is inf in float32; give a factor below " +
+                 number(std::sqrt(double(std::numeric_limits<float>::max()))) +
+                 " (0 = YaRN's 0.1·ln(s) + 1, about 1.1 for s = 4)");
     }
     if (o.scaling == RopeScaling::llama3 &&
         !(o.low_freq_factor > 0.0 && o.high_freq_factor > o.low_freq_factor))

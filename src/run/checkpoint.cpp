@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "io/read_file.hpp"
 #include "io/safetensors.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/run_lock.hpp"
@@ -187,10 +188,8 @@ static void checked_checkpoint(const std::string& run_dir) {
 }
 
 LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
-    if (!fs::is_directory(run_dir))
-        throw std::runtime_error("run directory '" + run_dir +
-                                 "' does not exist; pass the --out directory of a finished "
-                                 "`roformer train`");
+    require_directory(run_dir, "run directory",
+                      "pass the --out directory of a finished `roformer train`");
     checked_checkpoint(run_dir);
     for (const char* name : {"config.toml", "tokenizer.json", "model.safetensors"})
         if (!fs::exists(run_file(run_dir, name)))

@@ -32,9 +32,10 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batc
             model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
         r.loss = out.loss.item();
         if (!std::isfinite(r.loss))
-            throw std::runtime_error("training loss became " + std::to_string(r.loss) +
-                                     " at step " + std::to_string(step + 1) +
-                                     "; lower train.lr or raise train.warmup_steps");
+            throw NonFiniteLoss("training loss became " + std::to_string(r.loss) + " at step " +
+                                    std::to_string(step + 1) +
+                                    "; lower train.lr or raise train.warmup_steps",
+                                r.loss, step + 1);
         out.loss.backward();
         const ObservedScope phase("free graph", true);
         out = ModelOutput{};  // free the graph before the update

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
+#include <string>
 
 #include "data/batch.hpp"
 #include "model/roformer.hpp"
@@ -20,7 +22,17 @@ struct StepResult {
 // returns the whole batch's loss (train/data_parallel.hpp). Empty: one process, nothing to add.
 using GradientSum = std::function<double(AdamW& optimizer, double local_loss)>;
 
-// One update of `model` on `batch`. Throws std::runtime_error when the loss is not finite.
+// The loss of a step was not finite. Its message names the step and the usual cause (train.lr);
+// the trainer, which knows the whole config, rethrows it with every candidate
+// (trainer.cpp, divergence_candidates).
+struct NonFiniteLoss : std::runtime_error {
+    NonFiniteLoss(const std::string& message, double loss, size_t step)
+        : std::runtime_error(message), loss(loss), step(step) {}
+    double loss;
+    size_t step;  // 1-based: the step whose forward gave it
+};
+
+// One update of `model` on `batch`. Throws NonFiniteLoss when the loss is not finite.
 StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
                       uint64_t dropout_seed, double grad_clip, double lr, size_t step,
                       const GradientSum& sum_gradients = {});

@@ -6,6 +6,8 @@
 #include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <string>
+#include <variant>
 
 #include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
@@ -47,6 +49,30 @@ MetricsRow untrained_row(Communicator& comm, RoFormer& model, const data::Batch&
     return row;
 }
 
+// Why a loss stops being finite, as far as the config can tell: the learning rate (the usual
+// cause) and every setting that scales the numbers and differs from its default — listed, not
+// guessed. (Settings that make a factor non-finite by themselves, such as a YaRN factor whose
+// square overflows float32, or train.lr · train.weight_decay ≥ 1, are refused by validate().)
+std::string divergence_candidates(const Config& config) {
+    static const char* const kScalingKeys[] = {
+        "position.yarn_attention_factor", "position.scaling_factor", "position.base",
+        "train.weight_decay",             "train.eps",               "train.grad_clip",
+        "train.beta2",                    "model.init_std",          "model.layer_norm_eps"};
+    Config copy = config, defaults = default_config();  // the key table hands out pointers
+    std::string changed;
+    for (const char* key : kScalingKeys) {
+        const double value = *std::get<double*>(find_config_field(copy, key).value);
+        if (value != *std::get<double*>(find_config_field(defaults, key).value))
+            changed += ", " + std::string(key) + " = " + format_shortest(value);
+    }
+    return "the candidates: train.lr = " + format_shortest(config.train.lr) +
+           " with train.warmup_steps = " + std::to_string(config.train.warmup_steps) +
+           " (lower the first or raise the second)" +
+           (changed.empty() ? std::string(" — every other setting that scales the numbers has "
+                                          "its default")
+                            : "; changed from their defaults: " + changed.substr(2));
+}
+
 void print_run_header(std::ostream& log, const RunDirectory& run, const Config& config,
                       const RoFormer& model, const PreparedData& data, size_t vocab,
                       double prepare_s, double flops_per_token, size_t threads) {
@@ -57,7 +83,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << (config.position.scheme == PositionKind::rope
                 ? std::string(" (") + enum_name(config.position.pairing) + ")"
                 : std::string())
-        << ", vocab " << vocab << ", " << data.train_ids.size() << " train / "
+        << ", vocab " << vocab << ", " << data.train_tokens << " train / "
         << data.validation_ids.size() << " validation tokens (" << format_fixed(prepare_s, 1)
         << " s to prepare)\n"
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
@@ -84,10 +110,11 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const auto t_prepare = Clock::now();
     std::unique_ptr<data::Tokenizer> tokenizer = share_tokenizer(comm, run.take_tokenizer());
     const data::Objective objective = tc.objective;  // mlm | clm
-    const PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
+    PreparedData data = prepare_data(config.data, tc.batch_size, tokenizer, objective);
     check_same_data(comm, *tokenizer, data.train_ids, data.validation_ids);
-    const TrainingBatches batches =
-        training_batches(config.data, objective, data.train_ids, tokenizer->vocab_size(), tc.seed);
+    // the sampler takes the training ids (held once; data.train_tokens keeps their count)
+    const TrainingBatches batches = training_batches(
+        config.data, objective, std::move(data.train_ids), tokenizer->vocab_size(), tc.seed);
     RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
                    tc.seed);
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
@@ -166,8 +193,16 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                 allreduce_seconds += sum.seconds;
                 return sum.loss;
             };
-        const StepResult r =
-            train_step(model, optimizer, batch.local, seed, tc.grad_clip, lr, step, sum_gradients);
+        const StepResult r = [&] {
+            try {
+                return train_step(model, optimizer, batch.local, seed, tc.grad_clip, lr, step,
+                                  sum_gradients);
+            } catch (const NonFiniteLoss& e) {
+                throw std::runtime_error("training loss became " + format_shortest(e.loss) +
+                                         " at step " + std::to_string(e.step) + "; " +
+                                         divergence_candidates(config));
+            }
+        }();
         set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
@@ -199,8 +234,13 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
                      (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
             // A model that is not finite is never committed: the last good checkpoint stays,
             // and a finished run never reports success with weights nobody can load.
-            require_finite_parameters(run.path() + " at step " + std::to_string(done),
-                                      model.parameters());
+            try {
+                require_finite_parameters(run.path() + " at step " + std::to_string(done),
+                                          model.parameters());
+            } catch (const std::runtime_error& e) {  // the same candidates as a nan loss
+                throw std::runtime_error(std::string(e.what()) + "; " +
+                                         divergence_candidates(config));
+            }
             metrics->commit();  // the rows up to `done` are on disk before the checkpoint is
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         }

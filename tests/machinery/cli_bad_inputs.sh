@@ -54,6 +54,8 @@ rm -f "$ZERO/checkpoint.json" "$ZERO/model.safetensors" && ln -s /dev/zero "$ZER
 cp "$W/corpus.txt" "$W/corpus_before.txt"
 echo "And a verse that was not there when the run started." >> "$W/corpus.txt"
 LONG=$(head -c 100000 /dev/zero | tr '\0' 'a')
+HUGE_TEXT=$(head -c 120000 data/kjv.txt | tr -c 'A-Za-z' 'x')  # one word: no quoting needed
+truncate -s 200G "$W/m4_sparse.txt"  # a corpus no machine holds 7× of (sparse: no disk used)
 # $W/busy: a comparison directory another process holds (this script, as a running compare would)
 mkdir -p "$W/busy"
 exec 9< "$W/busy" && flock -x 9  # the directory itself, held by this script until it exits
@@ -179,6 +181,19 @@ TABLE=$(cat <<'ROWS'
 2 | --set data.vocab_size has no effect on eval                        | eval --run $RUN --set data.vocab_size=50
 2 | --set train.eval_batches has no effect on eval                     | eval --run $RUN --set train.eval_batches=1
 2 | --set train.lr has no effect on eval                               | eval --run $RUN --set train.lr=0.5
+2 | tokenizer file '$W/a_directory' is a directory; give a file         | tokenize --tokenizer $W/a_directory hello
+2 | run directory '$RUN/tokenizer.json' is a file, not a directory      | tokenize --run $RUN/tokenizer.json hello
+2 | run directory '$RUN/config.toml' is a file, not a directory         | eval --run $RUN/config.toml
+2 | run directory '$RUN/model.safetensors' is a file, not a directory   | attention --run $RUN/model.safetensors hello
+2 | run directory '$RUN/config.toml' is a file, not a directory         | fill-mask --run $RUN/config.toml 'a [MASK]'
+2 | config file '$W/a_directory' is a directory; give a file            | train --config $W/a_directory --out $W/m4o1
+2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | train $TINY --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30 --out $W/m4o2
+2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | eval --run $RUN --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30
+2 | train.weight_decay = 1e+10 with train.lr = 0.001 gives lr·weight_decay = 1e+07 >= 1 | train $TINY --set train.weight_decay=1e10 --out $W/m4o3
+2 | the candidates: train.lr = 1e+30 with train.warmup_steps = 20 (lower the first or raise the second); changed from their defaults: position.yarn_attention_factor = 1e+18 | train $SMALL --set train.steps=3 --set train.lr=1e30 --set train.weight_decay=0 --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e18 --out $W/m4o4
+2 | the longest text that fits is                                      | attention --run $RUN --max-text-bytes 200000 $HUGE_TEXT --out $W/m4a.json
+2 | of it for data.path '$W/m4_sparse.txt'                             | train $TINY --set data.path=$W/m4_sparse.txt --out $W/m4o5
+2 | bytes, so at most                                                  | train $SMALL --set data.validation_fraction=1e-6 --set data.seq_len=8192 --set train.batch_size=1 --out $W/m4o6
 ROWS
 )
 
@@ -220,6 +235,27 @@ done
 for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
+
+# The corpus costs what the estimate says (config/memory_estimate.hpp, kCorpusMemoryPerByte =
+# 7 bytes per byte): a 20 MB char-tokenized corpus trains within 8 bytes per byte + 64 MB.
+for i in 1 2 3 4 5; do cat data/kjv.txt; done > "$W/m4_corpus20.txt"
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" -o "$W/m4_rss" "$BIN" train $TINY --set data.path="$W/m4_corpus20.txt" \
+        --set data.tokenizer=char --set train.steps=1 --out "$W/m4o7" > /dev/null 2>&1
+    kb=$(tail -1 "$W/m4_rss")
+    limit=$(( ($(stat -c %s "$W/m4_corpus20.txt") * 8 + 64 * 1048576) / 1024 ))
+    [ "$kb" -lt "$limit" ] ||
+        { echo "FAIL: training on a 20 MB corpus peaked at $kb KB (over $limit KB)"; failures=$((failures + 1)); }
+fi
+rm -f "$W/m4_corpus20.txt"
+
+# attention's memory cap refuses before it allocates: the refused run stays small.
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" -o "$W/m4_rss" "$BIN" attention --run "$RUN" --max-text-bytes 200000 \
+        "$HUGE_TEXT" > /dev/null 2>&1
+    [ "$(cat "$W/m4_rss" | tail -1)" -lt 300000 ] ||
+        { echo "FAIL: the refused attention used $(tail -1 "$W/m4_rss") KB"; failures=$((failures + 1)); }
+fi
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures of $rows bad-input rows failed"

@@ -346,3 +346,23 @@ TEST_CASE("schedule: linear warmup to the peak, then decay to min_lr") {
     rf::Config unknown = rf::default_config();  // an unknown schedule is refused when it is read
     CHECK_THROWS_AS(rf::apply_override(unknown, "train.schedule=step"), std::invalid_argument);
 }
+
+TEST_CASE("config: a setting that makes a factor non-finite is refused naming its key") {
+    // Decoupled weight decay multiplies a weight by 1 − lr·wd per step (Loshchilov & Hutter
+    // 2019; nn/adamw.hpp): lr·wd ≥ 1 no longer shrinks it. lr = 1e-3: the limit is wd = 1000.
+    const std::string decay = validate_error({"train.lr=1e-3", "train.weight_decay=1000"});
+    CHECK(contains(decay, "train.weight_decay = 1000"));
+    CHECK(contains(decay, "train.lr = 0.001"));
+    CHECK_NOTHROW(rf::load_config(std::nullopt, {"train.lr=1e-3", "train.weight_decay=999"}));
+    // YaRN multiplies q and k by a, every score by a²; float32's largest number is
+    // 3.4028235e38 (IEEE 754 binary32), so a = 1e20 (a² = 1e40) overflows and 1e19 does not.
+    const std::vector<std::string> yarn = {"position.scaling=yarn",
+                                           "position.original_max_positions=64"};
+    auto with = [&](const std::string& factor) {
+        std::vector<std::string> o = yarn;
+        o.push_back("position.yarn_attention_factor=" + factor);
+        return o;
+    };
+    CHECK(contains(validate_error(with("1e20")), "position.yarn_attention_factor = 1e+20"));
+    CHECK_NOTHROW(rf::load_config(std::nullopt, with("1e19")));
+}
