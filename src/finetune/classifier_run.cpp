@@ -13,6 +13,8 @@
 #include "finetune/finetune.hpp"
 #include "finetune/finetune_data.hpp"
 #include "finetune/finetune_setup.hpp"
+#include "finetune/run_kind.hpp"
+#include "finetune/task_sources.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -21,6 +23,9 @@ using Json = nlohmann::json;
 
 ClassifierRun load_classifier_run(const std::string& dir) {
     const std::string task_path = run_file(dir, "task.json");
+    require_finetune_run(dir, "--run",
+                         "use eval, fill-mask or generate with it, or give --run the --out of a "
+                         "`roformer finetune`");
     for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
         if (!std::filesystem::exists(run_file(dir, name)))
             throw std::runtime_error("'" + run_file(dir, name) +
@@ -83,6 +88,8 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
 }
 
 ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir) {
+    check_task_sources(dir, "classify --test-split",
+                       "restore the text the run was fine-tuned on to score its test split");
     const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
     const Config config = load_config(run_file(dir, "config.toml"));
     apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums
