@@ -54,7 +54,8 @@ std::vector<SourceFileRecord> parse_source_records(const std::string& text,
                                                    const std::string& fix) {
     try {
         std::vector<SourceFileRecord> records;
-        for (const Json& j : Json::parse(text).at("files")) records.push_back(from_json(j));
+        const Json parsed = Json::parse(text);  // (kept alive: the loop reads into it)
+        for (const Json& j : parsed.at("files")) records.push_back(from_json(j));
         return records;
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + record_file + "' is damaged (not a list of path, size and "
