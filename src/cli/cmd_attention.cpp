@@ -29,6 +29,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/memory_estimate.hpp"
+#include "finetune/run_kind.hpp"
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
@@ -165,6 +166,7 @@ void run_attention(const AttentionOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
         rf::check_output_file(o.out, output_rule(o.out));
+    rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(

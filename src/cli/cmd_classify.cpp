@@ -16,6 +16,7 @@
 #include "io/output_file.hpp"
 #include "tensor/format.hpp"
 #include "finetune/finetune.hpp"
+#include "finetune/finetune_progress.hpp"
 #include "model/finite_values.hpp"
 
 namespace {
@@ -47,6 +48,12 @@ std::string confusion_csv(const rf::ClassificationScore& s, const std::vector<st
     return out;
 }
 
+// A model from a fine-tune that has not finished is served with one line on stderr saying so.
+void warn_if_unfinished(const std::string& run_dir) {
+    const std::string warning = rf::served_model_warning(run_dir);
+    if (!warning.empty()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
 // --test-split: the scores, the matrix printed when it fits a terminal, the CSV when asked.
 void score_split(const ClassifyOptions& o) {
     if (!o.texts.empty())
@@ -54,6 +61,7 @@ void score_split(const ClassifyOptions& o) {
                                     "drop the text, or drop --test-split to classify it");
     if (!o.confusion.empty()) rf::check_output_file(o.confusion, confusion_rule());
     rf::ClassifierRun run = rf::load_classifier_run(o.run);
+    warn_if_unfinished(o.run);
     const rf::ClassificationScore s = rf::score_test_split(run, o.run);
     rf::require_finite_output(o.run + ": the test-split loss", s.loss);
     std::printf("test split of %s: %zu examples, model %s\n", run.task.c_str(), s.n,
@@ -89,6 +97,7 @@ void run_classify(const ClassifyOptions& o) {
         rf::cli::check_text_size(o.texts[i], o.max_text_bytes,
                                  o.texts.size() == 1 ? "the text" : i == 0 ? "text a" : "text b");
     rf::ClassifierRun run = rf::load_classifier_run(o.run);
+    warn_if_unfinished(o.run);
     const std::vector<double> p =
         rf::classify(run, o.texts[0], o.texts.size() == 2 ? &o.texts[1] : nullptr);
     for (size_t k = 0; k < p.size(); ++k)

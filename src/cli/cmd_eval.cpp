@@ -14,6 +14,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "finetune/run_kind.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/prepare.hpp"
 #include "run/checkpoint.hpp"
@@ -63,6 +64,7 @@ void run_eval(const EvalOptions& o) {
         if (L < 2 || L > kMaxEvalLength)
             throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
                                         std::to_string(kMaxEvalLength));
+    rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(

@@ -28,6 +28,7 @@ struct FillMaskOptions {
 void run_fill_mask(const FillMaskOptions& o) {
     if (o.top_k == 0) throw std::invalid_argument("--top-k must be at least 1");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
+    rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::apply_threading(run.config);

@@ -49,7 +49,9 @@ void run_finetune(const FinetuneCommandOptions& o) {
     options.quiet = o.quiet;
     options.resume = o.resume;
     options.stop_after = o.stop_after;
+    options.resume_command = resume_command(o);
     const rf::FinetuneSummary s = rf::finetune(config, options, std::cerr);
+    for (const std::string& w : s.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (s.interrupted_by) {
         std::cerr << "interrupted at step " << s.steps << " of " << s.total_steps
                   << "; the model of that step is saved in " << o.out
@@ -78,8 +80,9 @@ void run_finetune(const FinetuneCommandOptions& o) {
     std::printf("test: accuracy %.4f, macro-F1 %.4f on %zu examples (loss %.4f)%s\n",
                 s.test.accuracy, s.test.macro_f1, s.test.n, s.test.loss,
                 s.early_stopping ? " — the last model" : "");
-    std::printf("floor: bag of words accuracy %.4f, macro-F1 %.4f; majority class accuracy %.4f\n",
-                s.floor.accuracy, s.floor.macro_f1, s.majority_accuracy);
+    std::printf("floor: bag of words accuracy %.4f, macro-F1 %.4f%s; majority class accuracy %.4f\n",
+                s.floor.accuracy, s.floor.macro_f1, rf::floor_note(s).c_str(),
+                s.majority_accuracy);
     std::printf("run directory: %s (%zu steps, %.1f s)\n", o.out.c_str(), s.steps, s.elapsed_s);
 }
 

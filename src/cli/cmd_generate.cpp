@@ -55,6 +55,7 @@ void run_generate(const GenerateOptions& o) {
                                     " is over the limit of " + std::to_string(kMaxNewTokens) +
                                     "; generate in several calls");
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
+    rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
     rf::apply_threading(run.config);

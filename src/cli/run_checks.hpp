@@ -6,6 +6,7 @@
 
 #include "config/config.hpp"
 #include "data/objective.hpp"
+#include "finetune/run_kind.hpp"  // require_pretraining_run: a fine-tune directory is refused naming classify
 #include "model/roformer.hpp"
 
 namespace rf::cli {

@@ -13,6 +13,8 @@
 #include "finetune/finetune.hpp"
 #include "finetune/finetune_data.hpp"
 #include "finetune/finetune_setup.hpp"
+#include "finetune/run_kind.hpp"
+#include "finetune/task_sources.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -21,6 +23,9 @@ using Json = nlohmann::json;
 
 ClassifierRun load_classifier_run(const std::string& dir) {
     const std::string task_path = run_file(dir, "task.json");
+    require_finetune_run(dir, "--run",
+                         "use eval, fill-mask or generate with it, or give --run the --out of a "
+                         "`roformer finetune`");
     for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
         if (!std::filesystem::exists(run_file(dir, name)))
             throw std::runtime_error("'" + run_file(dir, name) +
@@ -40,10 +45,17 @@ ClassifierRun load_classifier_run(const std::string& dir) {
         run.pair = task.at("pair").get<bool>();
         run.max_len = task.at("max_len").get<size_t>();
         run.task = task.at("task").get<std::string>();
-    } catch (const Json::exception& e) {
-        throw std::runtime_error("'" + task_path + "' is damaged (" + e.what() +
-                                 "); fine-tune again");
+    } catch (const Json::exception&) {
+        throw std::runtime_error("'" + task_path +
+                                 "' is damaged (not JSON with \"task\", \"labels\" (a list of "
+                                 "names), \"pair\" and \"max_len\"); fine-tune again");
     }
+    if (run.labels.size() < 2 || run.max_len < 3)
+        throw std::runtime_error("'" + task_path + "' is damaged (" +
+                                 std::to_string(run.labels.size()) + " labels, max_len " +
+                                 std::to_string(run.max_len) +
+                                 "; a task has at least 2 labels and room for [CLS] x [SEP]); "
+                                 "fine-tune again");
     const Config config = load_config(run_file(dir, "config.toml"));
     run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
     auto encoder = std::make_unique<RoFormer>(
@@ -53,9 +65,28 @@ ClassifierRun load_classifier_run(const std::string& dir) {
     const SafetensorsFile file = read_safetensors(path);
     if (file.metadata.count("format") == 0 || file.metadata.at("format") != kClassifierFormat)
         throw std::runtime_error(path + " is not a fine-tuned classifier (format tag)");
+    // A tensor of another shape means a file beside it that no longer describes it: the head
+    // has one row per label of task.json, the embedding one per token of tokenizer.json.
     for (const NamedParameter& p : run.model->parameters()) {
         Tensor target = p.tensor;
-        copy_into(file.at(target.name(), path), target);
+        try {
+            copy_into(file.at(target.name(), path), target);
+        } catch (const std::exception&) {
+            const std::string& name = target.name();
+            if (name.rfind("classifier.", 0) == 0)
+                throw std::runtime_error("'" + task_path + "' lists " +
+                                         std::to_string(run.labels.size()) + " labels, but " +
+                                         path + "'s " + name +
+                                         " has another number of classes; the run was changed — "
+                                         "fine-tune again");
+            if (name.find("word_embeddings") != std::string::npos)
+                throw std::runtime_error("'" + run_file(dir, "tokenizer.json") + "' has " +
+                                         std::to_string(run.tokenizer->vocab_size()) +
+                                         " tokens, but " + path + "'s " + name +
+                                         " another vocabulary size; restore the run's own "
+                                         "tokenizer.json or fine-tune again");
+            throw;
+        }
     }
     for (Tensor target : run.model->encoder().buffers())
         copy_into(file.at(target.name(), path), target);
@@ -83,6 +114,8 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
 }
 
 ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir) {
+    check_task_sources(dir, "classify --test-split",
+                       "restore the text the run was fine-tuned on to score its test split");
     const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
     const Config config = load_config(run_file(dir, "config.toml"));
     apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums

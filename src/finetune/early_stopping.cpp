@@ -41,7 +41,7 @@ bool EarlyStopping::update(size_t step, const ClassificationScore& validation,
         best_validation = validation;
         best_test = test;
         best_bytes = bytes();
-    } else {
+    } else if (step > warmup_steps) {
         ++since_best;
     }
     stopped = since_best >= patience;

@@ -2,7 +2,7 @@
 //
 // After every evaluation: a validation macro-F1 above the best so far (ties keep the earlier)
 // makes that evaluation the best one and keeps its model's bytes; otherwise one more
-// evaluation without gain, and `patience` of them in a row stop the run. The state is what a
+// evaluation without gain (once past the warm-up), and `patience` of them in a row stop the run. The state is what a
 // checkpoint must carry (early_stopping.json + best.safetensors, committed with the model)
 // for a resumed run to stop where an uninterrupted one does.
 #pragma once
@@ -17,6 +17,10 @@ namespace rf {
 
 struct EarlyStopping {
     size_t patience = 0;  // 0: off
+    // Evaluations at or before this step (the learning-rate warm-up) may become the best one
+    // but do not count towards `patience`: a head still warming up has had no chance to gain,
+    // and stopping there would keep the fresh step-0 head.
+    size_t warmup_steps = 0;
     bool has_best = false, stopped = false;
     size_t best_step = 0, since_best = 0;  // evaluations since the best one
     ClassificationScore best_validation, best_test;

@@ -31,10 +31,13 @@
 #include "run/checkpoint_commit.hpp"
 #include "finetune/early_stopping.hpp"
 #include "finetune/finetune_data.hpp"
+#include "finetune/finetune_progress.hpp"
+#include "finetune/task_sources.hpp"
 #include "finetune/finetune_setup.hpp"
 #include "run/interrupt.hpp"
 #include "run/run_directory.hpp"
 #include "train/schedule.hpp"
+#include "model/finite_values.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -76,6 +79,14 @@ public:
           summary_(summary),
           early_(early),
           t0_(t0) {}
+
+    // A resumed run: the loss window and the clock of its checkpoint (finetune_state.json), so
+    // metrics.csv continues as an uninterrupted run's would.
+    void restore_progress(const FinetuneProgress& p) {
+        window_loss_ = p.window_loss_sum;
+        window_n_ = p.window_count;
+        elapsed_before_ = p.elapsed_s;
+    }
 
     // metrics.csv: a resumed run keeps the rows up to its checkpoint and appends after them.
     void open_metrics(const CheckpointState& resumed, size_t start_step) {
@@ -135,7 +146,9 @@ public:
     }
 
 private:
-    double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+    double elapsed() const {
+        return elapsed_before_ + std::chrono::duration<double>(Clock::now() - t0_).count();
+    }
 
     // One epoch from `step` on (a resumed run starts mid-epoch); true when the run stops
     // before its last step (Ctrl-C, --stop-after, early stopping).
@@ -223,6 +236,20 @@ private:
     // ----------------
     void checkpoint(size_t step) {
         const std::string& dir = options_.out_dir;
+        // A model that is not finite is never committed: the last good checkpoint stays, and
+        // the run never reports success with weights nobody can use.
+        require_finite_parameters(dir + " at step " + std::to_string(step), model_.parameters());
+        FinetuneProgress progress;
+        progress.step = step;
+        progress.total_steps = plan_.total_steps;
+        progress.window_loss_sum = window_loss_;
+        progress.window_count = window_n_;
+        progress.elapsed_s = elapsed();
+        progress.stopped_by = step >= plan_.total_steps ? "finished"
+                              : early_.stopped          ? "early stopping"
+                              : summary_.interrupted_by ? "a signal"
+                                                        : "--stop-after";
+        progress.resume_command = options_.resume_command;
         CheckpointFiles files = {
             {"model.safetensors",
              model_bytes(run_file(dir, "model.safetensors"), model_, fc_, step)},
@@ -231,6 +258,7 @@ private:
             files.emplace_back("best.safetensors", early_.best_bytes);
             files.emplace_back("early_stopping.json", early_.to_json());
         }
+        files.emplace_back(kFinetuneProgressFile, progress.to_json());
         commit_checkpoint(dir, step, files);
     }
 
@@ -248,14 +276,32 @@ private:
     std::string metrics_path_;
     double window_loss_ = 0;  // the training loss since the last evaluation
     size_t window_n_ = 0;
+    double elapsed_before_ = 0;  // a resumed run: elapsed_s at its checkpoint
 };
 
 }  // namespace
+
+std::string floor_note(const FinetuneSummary& s) {
+    if (!s.floor_converged)
+        return " (did not converge in " + std::to_string(s.floor_iterations) +
+               " iterations: not a floor)";
+    if (s.floor.accuracy < s.majority_accuracy)
+        return " (converged, yet below the majority class on the test split)";
+    return "";
+}
 
 FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& options,
                          std::ostream& log) {
     const auto t0 = Clock::now();
     const LoadedRun source = load_source(options);
+    // An encoder from a pre-training that stopped before its last step is served as what it is.
+    std::vector<std::string> source_warnings;
+    if (!options.from_scratch && source.step < source.config.train.steps)
+        source_warnings.push_back("--from " + options.from_run +
+                                  " is an unfinished pre-training: its checkpoint is at step " +
+                                  std::to_string(source.step) + " of " +
+                                  std::to_string(source.config.train.steps) +
+                                  "; the encoder is that step's (resume it with train --resume)");
     Config encoder_config = source.config;
     encoder_config.model.dropout = fc.dropout;
     encoder_config.train.threads = fc.threads;
@@ -270,6 +316,10 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             "position.max_positions = " + std::to_string(positions) +
             " (its learned position table has no rows beyond); set max_len = " +
             std::to_string(positions) + " or less");
+    // --resume rebuilds the task from its text: it must be the text the run started on.
+    if (options.resume && std::filesystem::is_directory(options.out_dir))
+        check_task_sources(options.out_dir, "--resume",
+                           "restore the original text, or fine-tune into a new --out");
     const TaskData d = load_task(fc, source);
     const OpenedRun run = open_run_directory(fc, options, encoder_config, d, source);
 
@@ -279,6 +329,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     size_t start_step = 0;
     EarlyStopping early;
     early.patience = fc.patience;
+    early.warmup_steps = std::min(fc.warmup_steps, plan_steps(fc, d.train).total_steps);
     if (run.resumed.present) {
         restore_checkpoint(options.out_dir, model, optimizer);
         start_step = run.resumed.step;
@@ -311,7 +362,8 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             << ", " << model.parameters().size() << " tensors; " << summary.total_steps
             << " steps\n"
             << "floor: bag of words acc " << format_fixed(summary.floor.accuracy, 4) << " macro-F1 "
-            << format_fixed(summary.floor.macro_f1, 4) << "; majority class acc "
+            << format_fixed(summary.floor.macro_f1, 4) << floor_note(summary)
+            << "; majority class acc "
             << format_fixed(summary.majority_accuracy, 4) << "\n";
     if (!options.quiet && early.patience)
         log << "early stopping: " << d.validation.labels.size()
@@ -319,6 +371,7 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
             << " evaluations without a higher validation macro-F1\n";
 
     FinetuneLoop loop(fc, options, log, model, optimizer, d, plan, summary, early, t0);
+    if (run.resumed.present) loop.restore_progress(load_progress(options.out_dir));
     loop.open_metrics(run.resumed, start_step);
     summary.steps = loop.run(start_step);
     summary.early_stopping = early.patience > 0;
@@ -327,6 +380,12 @@ FinetuneSummary finetune(const FinetuneConfig& fc, const FinetuneOptions& option
     summary.best_step = early.best_step;
     summary.best_validation = early.best_validation;
     summary.best_test = early.best_test;
+    if (summary.early_stopping && early.has_best && early.best_step == 0)
+        summary.warnings.push_back(
+            "the best model is the step-0 one: the fresh classification head on the encoder "
+            "(no evaluation after it raised validation macro-F1); best.safetensors holds it");
+    summary.warnings.insert(summary.warnings.begin(), source_warnings.begin(),
+                            source_warnings.end());
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
     return summary;
 }

@@ -49,12 +49,15 @@ struct FinetuneOptions {
     bool resume = false;    // continue out_dir from its last checkpoint
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = run to the end
     bool quiet = false;
+    std::string resume_command;  // what continues this run (kept for classify's warning)
 };
 
 struct FinetuneSummary {
     size_t steps = 0, total_steps = 0;
     ClassificationScore test;      // the last evaluation
     ClassificationScore floor;     // bag of words
+    bool floor_converged = true;   // its training reached its tolerance (bag_of_words.hpp)
+    size_t floor_iterations = 0;
     double majority_accuracy = 0;  // always the most frequent training class
     double elapsed_s = 0;
     int interrupted_by = 0;
@@ -64,10 +67,15 @@ struct FinetuneSummary {
     size_t best_step = 0, validation_examples = 0;
     ClassificationScore best_validation;
     ClassificationScore best_test;  // the test score of that best model
+    std::vector<std::string> warnings;  // one line each: what the served model is, if not plain
 };
 
 FinetuneSummary finetune(const FinetuneConfig& config, const FinetuneOptions& options,
                          std::ostream& log);
+
+// What to add after the floor's accuracy: "" when its training converged and it is at least the
+// majority class; otherwise says which (a floor below the majority class is never printed bare).
+std::string floor_note(const FinetuneSummary& summary);
 
 // The format tag of a fine-tuned run's model.safetensors (written by finetune, checked by
 // load_classifier_run).

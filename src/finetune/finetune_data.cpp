@@ -102,8 +102,8 @@ ClassificationScore evaluate_classifier(SequenceClassifier& model, const Encoded
 }
 
 // The floor: a linear model on token counts (a pair: b's tokens in a second block of features).
-ClassificationScore bag_of_words_floor(const EncodedExamples& train, const EncodedExamples& test,
-                                       size_t vocab, size_t classes, uint64_t seed) {
+BagOfWordsFloor bag_of_words_floor(const EncodedExamples& train, const EncodedExamples& test,
+                                   size_t vocab, size_t classes) {
     const bool pair = !train.b.empty();
     auto features = [&](const EncodedExamples& e, size_t i) {
         std::vector<int> x = e.a[i];
@@ -114,13 +114,11 @@ ClassificationScore bag_of_words_floor(const EncodedExamples& train, const Encod
     std::vector<std::vector<int>> xs;
     for (size_t i = 0; i < train.labels.size(); ++i) xs.push_back(features(train, i));
     BagOfWords model(pair ? 2 * vocab : vocab, classes);
-    BagOfWordsOptions options;
-    options.seed = seed;
-    model.fit(xs, train.labels, options);
+    const BagOfWordsFit fit = model.fit(xs, train.labels);
     std::vector<int> predicted;
     for (size_t i = 0; i < test.labels.size(); ++i)
         predicted.push_back(model.predict(features(test, i)));
-    return score_predictions(predicted, test.labels, classes);
+    return {score_predictions(predicted, test.labels, classes), fit.converged, fit.iterations};
 }
 
 }  // namespace rf

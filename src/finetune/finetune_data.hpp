@@ -50,8 +50,14 @@ constexpr size_t kEvalBatch = 64;
 ClassificationScore evaluate_classifier(SequenceClassifier& model, const EncodedExamples& e,
                                         size_t max_len);
 
-// The floor: a linear model on token counts (a pair: b's tokens in a second block of features).
-ClassificationScore bag_of_words_floor(const EncodedExamples& train, const EncodedExamples& test,
-                                       size_t vocab, size_t classes, uint64_t seed);
+// The floor: a linear model on token counts (a pair: b's tokens in a second block of features),
+// its test score and whether its training converged (bag_of_words.hpp).
+struct BagOfWordsFloor {
+    ClassificationScore test;
+    bool converged = false;
+    size_t iterations = 0;
+};
+BagOfWordsFloor bag_of_words_floor(const EncodedExamples& train, const EncodedExamples& test,
+                                   size_t vocab, size_t classes);
 
 }  // namespace rf

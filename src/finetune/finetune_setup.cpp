@@ -2,6 +2,7 @@
 #include "finetune/finetune_setup.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -9,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "finetune/run_kind.hpp"
 #include "finetune/tasks.hpp"
+#include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
 #include "io/safetensors.hpp"
 #include "tensor/random.hpp"
@@ -37,6 +40,16 @@ LoadedRun load_source(const FinetuneOptions& options) {
         source.config = load_config(run_file(options.from_run, "config.toml"));
         source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
     } else {
+        require_pretraining_run(options.from_run, "--from");
+        // A run still training is refused: its checkpoint is a moment of a run, not its result.
+        // Holding its lock while reading also keeps it from committing under us.
+        errno = 0;
+        const std::optional<RunLock> reading = RunLock::try_acquire(options.from_run);
+        if (!reading && errno == EWOULDBLOCK)
+            throw std::runtime_error("--from " + options.from_run + " is still training (pid " +
+                                     RunLock::holder(options.from_run) +
+                                     " holds its lock); wait for it to finish, or fine-tune "
+                                     "--from-scratch, which reads only its config and tokenizer");
         source = load_run(options.from_run);
     }
     if (source.config.train.objective == data::Objective::clm)
@@ -102,6 +115,8 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
     auto file = [&](const std::string& name) { return run_file(dir, name); };
     OpenedRun run;
     if (!options.resume) {
+        require_finetune_run(dir, "--out",
+                             "it is left as it is; pick another --out for the fine-tune");
         const Json task_json = {{"task", d.task.name},
                                 {"labels", d.task.labels},
                                 {"pair", d.task.pair},
@@ -114,17 +129,22 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
         write_file_atomically(file("config.toml"), to_toml(encoder_config));
         write_file_atomically(file("split.txt"), d.task.split_summary + "\n");
         write_file_atomically(file("task.json"), task_json.dump(2) + "\n");
+        write_file_atomically(file(kTaskSourcesFile), task_sources_json(fc));
         write_file_atomically(file("tokenizer.json"), source.tokenizer->to_json());
         return run;
     }
     if (!std::filesystem::is_directory(dir))
         throw std::runtime_error("--resume: '" + dir +
                                  "' does not exist; drop --resume to start a new fine-tune");
+    require_finetune_run(dir, "--out",
+                         "it is left as it is; give --resume the --out of a `roformer finetune`, "
+                         "or drop --resume and pick a new --out");
     run.resume_lock.emplace(RunLock::acquire(dir));
     for (const char* name : {"finetune.toml", "task.json"})
         if (!std::filesystem::exists(file(name)))
-            throw std::runtime_error("--resume: '" + file(name) + "' is missing; delete '" + dir +
-                                     "' and fine-tune again without --resume");
+            throw std::runtime_error("--resume: '" + file(name) + "' is missing, so '" + dir +
+                                     "' is not a fine-tune that can be resumed; drop --resume "
+                                     "and pick a new --out");
     if (read_file_bytes(file("finetune.toml"), 1 << 20) != to_toml(fc))
         throw std::runtime_error("--resume: the fine-tune config differs from " +
                                  file("finetune.toml") +
@@ -174,7 +194,10 @@ void restore_checkpoint(const std::string& dir, SequenceClassifier& model, AdamW
 void score_floors(const TaskData& d, const FinetuneConfig& fc, size_t vocab, bool write,
                   const std::string& dir, FinetuneSummary& summary) {
     const size_t classes = d.task.labels.size();
-    summary.floor = bag_of_words_floor(d.train, d.test, vocab, classes, fc.seed);
+    const BagOfWordsFloor bow = bag_of_words_floor(d.train, d.test, vocab, classes);
+    summary.floor = bow.test;
+    summary.floor_converged = bow.converged;
+    summary.floor_iterations = bow.iterations;
     std::vector<size_t> counts(classes, 0);
     for (int y : d.train.labels) ++counts[size_t(y)];
     const int majority = int(std::max_element(counts.begin(), counts.end()) - counts.begin());
@@ -185,7 +208,10 @@ void score_floors(const TaskData& d, const FinetuneConfig& fc, size_t vocab, boo
     const ClassificationScore m = score_predictions(always, d.test.labels, classes);
     const Json floor = {
         {"bag_of_words",
-         {{"accuracy", summary.floor.accuracy}, {"macro_f1", summary.floor.macro_f1}}},
+         {{"accuracy", summary.floor.accuracy},
+          {"macro_f1", summary.floor.macro_f1},
+          {"converged", bow.converged},
+          {"iterations", bow.iterations}}},
         {"majority_class", {{"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}}},
         {"test_examples", d.test.labels.size()}};
     if (write) write_file_atomically(run_file(dir, "floor.json"), floor.dump(2) + "\n");

@@ -65,7 +65,8 @@ Json read_manifest(const std::string& run_dir) {
         manifest.at("step").get<size_t>();
         if (!manifest.at("files").is_object()) throw std::invalid_argument("files");
         // Only the files a checkpoint writes (the model and the optimizer; a fine-tune with
-        // early stopping also its best model and early_stopping.json), each with size, hash
+        // early stopping also its best model and early_stopping.json, every fine-tune its
+        // finetune_state.json), each with size, hash
         // and a temporary "<name>.tmp-<pid>" beside it: a damaged manifest must never make
         // recovery rename some other file.
         for (const auto& [name, entry] : manifest.at("files").items()) {
@@ -73,7 +74,8 @@ Json read_manifest(const std::string& run_dir) {
             entry.at("size").get<uint64_t>();
             entry.at("fnv1a64").get<std::string>();
             const bool known = name == "model.safetensors" || name == "optimizer.safetensors" ||
-                               name == "best.safetensors" || name == "early_stopping.json";
+                               name == "best.safetensors" || name == "early_stopping.json" ||
+                               name == "finetune_state.json";
             if (!known || temp.rfind(name + ".tmp-", 0) != 0 ||
                 temp.find_first_not_of("0123456789", name.size() + 5) != std::string::npos)
                 throw std::invalid_argument(name);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/corpus.hpp"
+#include "data/corpus_record.hpp"
 #include "io/read_file.hpp"
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
@@ -50,36 +51,25 @@ std::string config_difference(const Config& saved, const Config& now, const RunD
            "; resume with the same --config and --set values, or start a new run with a new --out";
 }
 
-// What identifies the corpus a run was trained on: its path, size and FNV-1a hash.
+// What identifies the corpus a run was trained on: its path, size and FNV-1a hash
+// (data/corpus_record.hpp, the one rule train, finetune and classify share).
 Json corpus_record(const std::string& path) {
-    const std::string bytes = read_file_bytes(path, data::kMaxCorpusBytes);
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(bytes)));
-    return Json{{"path", path}, {"size", bytes.size()}, {"fnv1a64", hash}};
+    return Json::parse(data::source_record_json(
+        data::record_source_file(path, data::kMaxCorpusBytes)));
 }
 
 // --resume on a corpus that changed since the run started would continue on other text.
 void check_corpus(const RunDirectory& run, const Config& config) {
     const std::string record_path = run.file(kCorpusRecord);
     if (!fs::exists(record_path)) return;  // a run from before corpus.json: unchecked
-    Json saved;
-    try {
-        saved = Json::parse(read_file_bytes(record_path, 1 << 20));
-        saved.at("fnv1a64").get<std::string>();
-        saved.at("size").get<uint64_t>();
-    } catch (const Json::exception&) {
-        throw std::runtime_error("--resume: '" + record_path +
-                                 "' is damaged; delete it to resume without the corpus check");
-    }
-    const Json now = corpus_record(config.data.path);
-    if (now["fnv1a64"] != saved["fnv1a64"] || now["size"] != saved["size"])
-        throw std::runtime_error(
-            "--resume: the corpus '" + config.data.path + "' changed since the run started (" +
-            std::to_string(saved["size"].get<uint64_t>()) + " bytes, FNV-1a " +
-            saved["fnv1a64"].get<std::string>() + "; now " +
-            std::to_string(now["size"].get<uint64_t>()) + " bytes, " +
-            now["fnv1a64"].get<std::string>() +
-            "); restore the original text, or train a new run with a new --out");
+    data::SourceFileRecord saved = data::parse_source_record(
+        read_file_bytes(record_path, 1 << 20), record_path,
+        "delete it to resume without the corpus check");
+    saved.path = config.data.path;
+    const std::string change = data::source_file_change(saved, data::kMaxCorpusBytes);
+    if (!change.empty())
+        throw std::runtime_error("--resume: the corpus " + change +
+                                 "; restore the original text, or train a new run with a new --out");
 }
 
 // The model, the optimizer and checkpoint.json must be at one step: a manifest that does not

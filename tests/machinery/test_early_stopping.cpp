@@ -95,3 +95,24 @@ TEST_CASE("early stopping's validation examples: a fixed 10 %, disjoint, order k
     CHECK(held.size() == 1);  // at least one
     CHECK(two.size() == 1);
 }
+
+TEST_CASE("early stopping: evaluations during the warm-up do not count towards patience") {
+    // A head still warming up (tiny learning rates) cannot gain yet; counting those evaluations
+    // would stop the run there and keep the fresh step-0 head.
+    EarlyStopping e;
+    e.patience = 1;
+    e.warmup_steps = 10;
+    auto bytes = [] { return std::string("model"); };
+    CHECK_FALSE(e.update(0, f1(0.40), f1(0.1), bytes));
+    CHECK_FALSE(e.update(5, f1(0.30), f1(0.1), bytes));   // warm-up: no count
+    CHECK_FALSE(e.update(10, f1(0.30), f1(0.1), bytes));  // the last warm-up step: no count
+    CHECK(e.since_best == 0);
+    CHECK(e.update(15, f1(0.30), f1(0.1), bytes));  // after it: counts, patience 1 stops
+    CHECK(e.best_step == 0);
+    EarlyStopping later;  // a better evaluation during the warm-up is still the best one
+    later.patience = 1;
+    later.warmup_steps = 10;
+    later.update(0, f1(0.40), f1(0.1), bytes);
+    later.update(5, f1(0.50), f1(0.2), bytes);
+    CHECK(later.best_step == 5);
+}
