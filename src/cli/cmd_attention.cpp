@@ -28,6 +28,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_checks.hpp"
 #include "config/memory_estimate.hpp"
 #include "finetune/run_kind.hpp"
 #include "io/csv_quote.hpp"
@@ -168,6 +169,7 @@ void run_attention(const AttentionOptions& o) {
         rf::check_output_file(o.out, output_rule(o.out));
     rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
+    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
             o.run_dir +

@@ -57,6 +57,7 @@ void run_generate(const GenerateOptions& o) {
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
+    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
     rf::apply_threading(run.config);
     const std::vector<int> prompt = run.tokenizer->encode(o.prompt);

@@ -2,7 +2,10 @@
 #include "cli/run_checks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
+
+#include "io/shell_quote.hpp"
 
 namespace rf::cli {
 
@@ -14,6 +17,15 @@ void require_objective(const Config& config, const std::string& run_dir, data::O
                                     run_dir + " was trained with mlm — use fill-mask");
     throw std::invalid_argument("fill-mask needs a masked LM run (train.objective = mlm); " +
                                 run_dir + " was trained with clm — use generate");
+}
+
+void warn_if_unfinished(size_t step, const Config& config, const std::string& run_dir) {
+    if (step >= config.train.steps) return;
+    std::fprintf(stderr,
+                 "warning: %s holds the model at step %zu of %zu, not a finished run (it is "
+                 "still training, or was stopped early); finish it with: roformer train "
+                 "--resume --out %s (and the config it was started with)\n",
+                 run_dir.c_str(), step, config.train.steps, shell_quote(run_dir).c_str());
 }
 
 size_t generation_context(const Config& config, RoFormer& model) {

@@ -15,6 +15,11 @@ namespace rf::cli {
 // run trained with the other objective: generate needs clm, fill-mask needs mlm.
 void require_objective(const Config& config, const std::string& run_dir, data::Objective needed);
 
+// Every command states what it serves: a run whose checkpoint is before its last step (one
+// still training, or stopped by --stop-after or a signal) is served with one warning line on
+// stderr naming the step, and how to finish it.
+void warn_if_unfinished(size_t step, const Config& config, const std::string& run_dir);
+
 // The context a run generates with: its training data.seq_len, never more than the position
 // scheme can encode (a learned table has max_positions rows).
 size_t generation_context(const Config& config, RoFormer& model);
