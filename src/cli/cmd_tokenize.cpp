@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
+#include "io/shell_quote.hpp"
 
 namespace {
 
@@ -41,9 +42,9 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
             "say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
     if (!fs::is_directory(o.run_dir))
         throw std::runtime_error("run directory '" + o.run_dir +
-                                 "' not found; check --run (train one with "
-                                 "`roformer train --out " +
-                                 o.run_dir + "`)");
+                                 "' not found; check --run (train one with `" +
+                                 rf::shell_command({"roformer", "train", "--out", o.run_dir}) +
+                                 "`)");
     const std::string path = (fs::path(o.run_dir) / "tokenizer.json").string();
     if (!fs::is_regular_file(path))
         throw std::runtime_error("run directory '" + o.run_dir +

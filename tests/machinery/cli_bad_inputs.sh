@@ -78,6 +78,7 @@ python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['files']={};
 setup train $SMALL --set train.steps=2 --set position.scheme=learned --set position.max_positions=64 --out "$W/learned"
 LEARNED=$W/learned
 printf '[compare]\n"train.seed" = [1, 2]\n' > "$W/seed_sweep.toml"
+cp -r "$RUN" "$W/run copy"  # printed command hints shell-quote the paths they name
 printf '[compare]\nschemes = ["rope_interleaved"]\n"position.scheme" = ["learned"]\n' > "$W/scheme_sweep.toml"
 printf '[compare]\n[compare.variants]\nlr = ["train.lr=0.01", "train.seed=5"]\n' > "$W/seed_variant.toml"
 
@@ -199,6 +200,9 @@ TABLE=$(cat <<'ROWS'
 2 | compare.variants.lr sets train.seed                                | compare --config $W/seed_variant.toml --no-plot --out $W/o38
 2 | is swept in $W/scheme_sweep.toml but compare.schemes already sets it | compare --config $W/scheme_sweep.toml --no-plot --out $W/o38
 2 | compare: train.seed is set by --set train.seed=3                   | compare --config configs/tiny.toml --set train.seed=3 --no-plot --out $W/o38
+2 | roformer train --out '$W/no such run'                             | tokenize --run "$W/no such run" hello
+2 | roformer eval --run '$W/run copy'                                  | train $SMALL --set train.steps=2 --resume --out "$W/run copy"
+0 | next: roformer extrapolate --runs '$W/cmp 2'                       | compare --config configs/tiny.toml --schemes none --seeds 1 --set train.steps=2 --set train.eval_every=1 --no-plot --out "$W/cmp 2"
 2 | compare: position.pairing is set by --set position.pairing=half, but the run 'learned' sets it from its scheme name | compare --config configs/tiny.toml --schemes learned --set position.pairing=half --no-plot --out $W/o38
 ROWS
 )
