@@ -7,4 +7,4 @@ scripts/setup.sh
 RUN="${RUN:-runs/classroom-$(date +%Y%m%d-%H%M%S)}"
 build/roformer train --config configs/classroom.toml --out "$RUN"
 build/roformer fill-mask --run "$RUN" "In the beginning God created the [MASK] and the earth."
-echo "next: build/roformer eval --run $RUN --seq-len 128 --seq-len 256   (docs/training.md)"
+echo "next: build/roformer eval --run $(printf '%q' "$RUN") --seq-len 128 --seq-len 256   (docs/training.md)"

@@ -78,7 +78,8 @@ void run_compare_command(const CompareCommandOptions& o) {
               << report.trained << " runs trained, " << report.resumed << " resumed, "
               << report.skipped << " already finished; wrote " << options.out_dir
               << "/curves.csv, summary.md" << (report.plotted ? ", curves.png" : "") << "\n"
-              << "next: roformer extrapolate --runs " << options.out_dir << "\n";
+              << "next: " << rf::shell_command({"roformer", "extrapolate", "--runs", options.out_dir})
+              << "\n";
 }
 
 void add_compare(CLI::App& app) {

@@ -6,6 +6,7 @@
 // same tokens with more or less context: an MLM run keeps the same per-token masks, a causal
 // LM run predicts every token after the first (data/prepare.hpp, length_eval_batches).
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -16,10 +17,12 @@
 #include "cli/commands.hpp"
 #include "finetune/run_kind.hpp"
 #include "config/memory_estimate.hpp"
+#include "data/corpus.hpp"
 #include "data/prepare.hpp"
 #include "run/checkpoint.hpp"
 #include "train/evaluate.hpp"
 #include "run/threads.hpp"
+#include "tensor/format.hpp"
 
 namespace {
 
@@ -41,7 +44,8 @@ std::string ignored_at_eval(const std::string& key) {
         return "the run's own tokenizer.json decides the tokens";
     if (key == "train.eval_batches")
         return "eval scores every validation window (data.val_windows sets how many)";
-    if (key == "model.dropout") return "evaluation runs without dropout";
+    if (key == "model.dropout" || key == "model.attention_dropout")
+        return "evaluation runs without dropout";
     if (key.rfind("train.", 0) == 0 && key != "train.threads" && key != "train.batch_size")
         return "it acts only while training; eval reads train.threads and train.batch_size";
     return "";
@@ -58,6 +62,57 @@ void refuse_ignored_overrides(const std::vector<std::string>& overrides) {
     }
 }
 
+// The validation set must be text the run held out. Its own data.validation_fraction is; on the
+// same corpus another fraction picks other blocks (block i is validation iff
+// ⌊(i+1)f⌋ > ⌊if⌋, data/corpus.cpp), and a larger one always takes blocks the run trained on.
+// Refused unless every block it picks was one of the run's held-out blocks (or the corpus is
+// another text).
+void refuse_trained_text_as_validation(const std::string& run_dir, const rf::Config& config) {
+    const rf::Config trained = rf::load_config(rf::run_file(run_dir, "config.toml"));
+    const double f = config.data.validation_fraction, f0 = trained.data.validation_fraction;
+    if (f == f0) return;
+    std::error_code ec;
+    const bool same_file = config.data.path == trained.data.path ||
+                           std::filesystem::equivalent(config.data.path, trained.data.path, ec);
+    rf::data::SplitOptions options;
+    options.validation_fraction = f;
+    const rf::data::CorpusSplit now = rf::data::load_corpus(config.data.path, options);
+    if (!same_file) {
+        if (!std::filesystem::is_regular_file(trained.data.path, ec)) return;  // other text
+        rf::data::SplitOptions same;
+        same.validation_fraction = f;
+        if (rf::data::load_corpus(trained.data.path, same).validation_text != now.validation_text)
+            return;  // another text: none of it was trained on (as far as eval can tell)
+    }
+    options.validation_fraction = f0;
+    const std::vector<size_t> held_out =
+        rf::data::load_corpus(config.data.path, options).validation_blocks;
+    size_t trained_on = 0;
+    for (size_t block : now.validation_blocks)
+        trained_on += !std::binary_search(held_out.begin(), held_out.end(), block);
+    if (trained_on > 0)
+        throw std::invalid_argument(
+            "--set data.validation_fraction = " + rf::format_shortest(f) + " would score " +
+            std::to_string(trained_on) + " of its " + std::to_string(now.validation_blocks.size()) +
+            " validation blocks from text the run trained on (it held out data.validation_fraction = " +
+            rf::format_shortest(f0) + "); drop it (or evaluate another data.path)");
+}
+
+// The position scaling the model was evaluated with, for the header: "none", or each knob that
+// rescales RoPE's angles ("yarn ×4 from 64", "interpolation ×2"). validate() refuses every
+// one of them on a scheme without RoPE, so there it is always "none".
+std::string position_scaling(const rf::PositionConfig& p) {
+    std::string text;
+    auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+    if (p.interpolation_factor != 1.0)
+        add("interpolation ×" + rf::format_printf("%g", p.interpolation_factor));
+    if (p.ntk_factor != 1.0) add("ntk ×" + rf::format_printf("%g", p.ntk_factor));
+    if (p.scaling != rf::RopeScaling::none)
+        add(std::string(rf::enum_name(p.scaling)) + " ×" + rf::format_printf("%g", p.scaling_factor) +
+            (p.original_max_positions ? " from " + std::to_string(p.original_max_positions) : ""));
+    return text.empty() ? "none" : text;
+}
+
 void run_eval(const EvalOptions& o) {
     refuse_ignored_overrides(o.overrides);
     for (size_t L : o.lengths)
@@ -66,6 +121,7 @@ void run_eval(const EvalOptions& o) {
                                         std::to_string(kMaxEvalLength));
     rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
+    refuse_trained_text_as_validation(o.run_dir, run.config);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(
             run.config,
@@ -78,10 +134,11 @@ void run_eval(const EvalOptions& o) {
         rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer, objective);
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf(
-        "%s (step %zu, %s, %s): validation loss %.4f, accuracy %.4f on %zu %s at seq_len %zu; "
-        "unigram entropy %.4f\n",
+        "%s (step %zu, %s, %s, position scaling %s): validation loss %.4f, accuracy %.4f on %zu "
+        "%s at seq_len %zu; unigram entropy %.4f\n",
         o.run_dir.c_str(), run.step, rf::enum_name(objective),
-        rf::enum_name(run.config.position.scheme), r.loss, r.accuracy, r.predictions,
+        rf::enum_name(run.config.position.scheme),
+        position_scaling(run.config.position).c_str(), r.loss, r.accuracy, r.predictions,
         rf::data::labelled_tokens(objective), run.config.data.seq_len, data.unigram_entropy);
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");

@@ -16,6 +16,7 @@
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
 #include "io/read_file.hpp"
+#include "io/shell_quote.hpp"
 
 namespace {
 
@@ -40,7 +41,8 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
         throw std::invalid_argument(
             "say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
     rf::require_directory(o.run_dir, "run directory",
-                          "--run takes the --out directory of `roformer train`");
+                          "check --run (train one with `" +
+                              rf::shell_command({"roformer", "train", "--out", o.run_dir}) + "`)");
     const std::string path = (fs::path(o.run_dir) / "tokenizer.json").string();
     if (!fs::is_regular_file(path))
         throw std::runtime_error("run directory '" + o.run_dir +

@@ -23,6 +23,7 @@
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "train/data_parallel.hpp"
 
 namespace rf::cli {
 
@@ -147,6 +148,11 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const std::filesystem::filesystem_error& e) {
         err << "error: roformer" << command << ": cannot access '" << e.path1().string() << "' ("
             << e.code().message() << "); check the path and its permissions\n";
+    } catch (const RanksDisagree& e) {
+        // Every rank found the same difference and throws this same line: rank 0 prints it,
+        // every rank exits 2 — no rank waits in a collective, so no MPI_Abort is needed.
+        if (dist::world_rank() == 0) std::cerr << "error: " << e.what() << "\n";
+        return 2;
     } catch (const std::invalid_argument& e) {
         err << "error: " << library_context(e.what(), command) << "\n";
     } catch (const std::out_of_range& e) {

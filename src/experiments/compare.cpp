@@ -28,6 +28,7 @@
 #include "run/interrupt.hpp"
 #include "run/run_lock.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "train/data_parallel.hpp"
 #include "train/trainer.hpp"
 
 namespace rf {
@@ -265,8 +266,22 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
 CompareReport run_compare(const ComparePreset& preset, const CompareOptions& options,
                           std::ostream& log) {
     const CompareSettings& settings = preset.settings;
-    check_compare_settings(settings);
-    // mpirun: ranks other than 0 only train the runs rank 0 deals them (compare_mpi.hpp).
+    check_compare_preset(preset);
+    // mpirun: every rank builds each run's config from its own preset, so every rank must hold
+    // rank 0's (data_parallel.hpp) — checked before the first other collective.
+    if (dist::world_size() > 1) {
+        std::vector<std::string> lines = training_settings(preset.base, 0);
+        for (const std::string& name : settings.schemes) {
+            std::string overrides = "(its scheme name)";
+            if (const auto it = settings.variants.find(name); it != settings.variants.end()) {
+                overrides.clear();
+                for (const std::string& o : it->second) overrides += (overrides.empty() ? "" : " ") + o;
+            }
+            lines.push_back("compare run " + name + "=" + overrides);
+        }
+        check_same_settings(*dist::world_communicator(), lines, "compare");
+    }
+    // Ranks other than 0 only train the runs rank 0 deals them (compare_mpi.hpp).
     if (dist::world_rank() != 0) {
         serve_compare_ranks(preset);
         return {};

@@ -65,6 +65,9 @@ struct CompareSettings {
 struct ComparePreset {
     Config base;  // the preset's config (train.seed and position.* overwritten per run)
     CompareSettings settings;
+    // Keys compare sets per run itself (train.seed, position.scheme, position.pairing) that the
+    // file's tables or --set also set, with where: "--set train.seed=3", "FILE (line 7)".
+    std::vector<std::pair<std::string, std::string>> per_run_keys_set;
 };
 
 // defaults → the file's tables (except [compare]) → overrides → validate(); the file's
@@ -79,6 +82,11 @@ Config comparison_run_config(const Config& base, const std::string& name, size_t
 
 // Throws std::invalid_argument for no runs, 0 seeds, an unknown or repeated name.
 void check_compare_settings(const CompareSettings& settings);
+// check_compare_settings, and refuses a position.scheme / position.pairing from the file's
+// tables or --set when a run is a built-in scheme name (which sets both itself). train.seed
+// set anywhere, train.seed in a sweep or variant, and position.* swept next to `schemes` are
+// refused by load_compare_preset, naming the key and where it is.
+void check_compare_preset(const ComparePreset& preset);
 
 // DIR/<scheme>/seed<k>
 std::string comparison_run_dir(const std::string& out_dir, const std::string& scheme, size_t seed);

@@ -76,6 +76,26 @@ static std::vector<std::string> string_array(const toml::node& node, const std::
     return out;
 }
 
+// ---- keys compare sets per run itself ---------------------------------------------------------
+// train.seed is compare's seed loop (1…seeds) for every run; position.scheme and
+// position.pairing are what a built-in scheme name (rope_interleaved, learned, ...) sets. A
+// value given for one of them anywhere else would be overwritten — or would overwrite the
+// scheme and leave a run named "rope_interleaved_learned" that is learned — so it is refused.
+static const char* kSeedKey = "train.seed";
+static bool is_scheme_key(const std::string& key) {
+    return key == "position.scheme" || key == "position.pairing";
+}
+static const std::string kSeedFix =
+    "compare sets train.seed = 1…seeds for every run itself; use [compare] seeds = N (or --seeds "
+    "N) and remove it";
+
+// "table.key" of a "table.key=value" assignment (as apply_override reads it).
+static std::string assigned_key(const std::string& assignment) {
+    std::string key = assignment.substr(0, assignment.find('='));
+    const auto first = key.find_first_not_of(" \t"), last = key.find_last_not_of(" \t");
+    return first == std::string::npos ? "" : key.substr(first, last - first + 1);
+}
+
 struct SweptKey {
     std::string key;
     std::vector<std::string> values;
@@ -143,6 +163,9 @@ static void read_compare_table(const toml::table& table, const std::string& path
             if (!list || list->empty())
                 throw std::invalid_argument("compare: \"" + key +
                                             "\" must be a non-empty array of values" + at);
+            if (key == kSeedKey)
+                throw std::invalid_argument("compare: \"" + key + "\" cannot be swept" + at +
+                                            ": " + kSeedFix);
             SweptKey swept{key, {}};
             for (const toml::node& item : *list) swept.values.push_back(value_text(item));
             sweep.push_back(swept);
@@ -152,6 +175,18 @@ static void read_compare_table(const toml::table& table, const std::string& path
                                         "variants and swept keys \"table.key\" = [values]");
         }
     }
+    for (const SweptKey& swept : sweep)
+        if (schemes_given && is_scheme_key(swept.key))
+            throw std::invalid_argument(
+                "compare: \"" + swept.key + "\" is swept in " + path +
+                " but compare.schemes already sets it for every run (each run would be named by "
+                "its scheme and trained with the swept value); sweep it without schemes, or "
+                "drop it");
+    for (const auto& [name, overrides] : variants)
+        for (const std::string& assignment : overrides)
+            if (assigned_key(assignment) == kSeedKey)
+                throw std::invalid_argument("compare.variants." + name + " sets train.seed in " +
+                                            path + ": " + kSeedFix);
     if (!sweep.empty())
         cross(settings, schemes_given, sweep);
     else if (!variants.empty() && !schemes_given)
@@ -183,9 +218,21 @@ ComparePreset load_compare_preset(const std::optional<std::string>& path,
                 throw std::invalid_argument("'compare' must be a table [compare] in " + *path);
             read_compare_table(*compare->as_table(), *path, preset.settings);
         }
+        for (const char* key : {kSeedKey, "position.scheme", "position.pairing"})
+            if (const toml::node* node = root.at_path(key).node())
+                preset.per_run_keys_set.push_back(
+                    {key, *path + " (line " + line_of(*node) + ")"});
         apply_toml_file(preset.base, *path, {"compare"});  // every other table: the run config
     }
-    for (const std::string& assignment : overrides) apply_override(preset.base, assignment);
+    for (const std::string& assignment : overrides) {
+        const std::string key = assigned_key(assignment);
+        if (key == kSeedKey || is_scheme_key(key))
+            preset.per_run_keys_set.push_back({key, "--set " + assignment});
+        apply_override(preset.base, assignment);
+    }
+    for (const auto& [key, where] : preset.per_run_keys_set)
+        if (key == kSeedKey)
+            throw std::invalid_argument("compare: train.seed is set by " + where + ": " + kSeedFix);
     validate(preset.base);
     return preset;
 }
@@ -205,6 +252,19 @@ Config comparison_run_config(const Config& base, const std::string& name, size_t
 }
 
 constexpr size_t kMaxCompareSeeds = 1000, kMaxCompareJobs = 256;
+
+void check_compare_preset(const ComparePreset& preset) {
+    check_compare_settings(preset.settings);
+    for (const std::string& name : preset.settings.schemes) {
+        if (preset.settings.variants.count(name)) continue;  // a sweep's or a variant's own keys
+        for (const auto& [key, where] : preset.per_run_keys_set)
+            if (is_scheme_key(key))
+                throw std::invalid_argument(
+                    "compare: " + key + " is set by " + where + ", but the run '" + name +
+                    "' sets it from its scheme name; pick the schemes with --schemes / "
+                    "compare.schemes (or sweep \"" + key + "\" without schemes) and remove it");
+    }
+}
 
 void check_compare_settings(const CompareSettings& settings) {
     if (settings.schemes.empty())

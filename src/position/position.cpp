@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "position/rope_scaling.hpp"
 #include "position/rope_variants.hpp"
@@ -29,10 +30,29 @@ size_t attention_head_size(size_t hidden, size_t num_heads) {
 static void validate_rope_variants(const PositionConfig& c) {
     const std::string scheme = enum_name(c.scheme);
     if (c.scheme != PositionKind::rope) {
+        // Every knob that rescales RoPE's angles, by one rule (at training and at evaluation).
         if (c.scaling != RopeScaling::none)
             fail("position.scaling = " + std::string(enum_name(c.scaling)) +
                  " rescales RoPE's angles, but position.scheme = " + scheme +
                  "; use position.scheme = rope or position.scaling = none");
+        const RopeConfig defaults;
+        const std::pair<const char*, double> knobs[] = {
+            {"interpolation_factor", c.interpolation_factor - defaults.interpolation_factor},
+            {"ntk_factor", c.ntk_factor - defaults.ntk_factor},
+            {"scaling_factor", c.scaling_factor - defaults.scaling_factor},
+            {"original_max_positions",
+             double(c.original_max_positions) - double(defaults.original_max_positions)},
+            {"yarn_beta_fast", c.yarn_beta_fast - defaults.yarn_beta_fast},
+            {"yarn_beta_slow", c.yarn_beta_slow - defaults.yarn_beta_slow},
+            {"yarn_attention_factor", c.yarn_attention_factor - defaults.yarn_attention_factor},
+            {"low_freq_factor", c.low_freq_factor - defaults.low_freq_factor},
+            {"high_freq_factor", c.high_freq_factor - defaults.high_freq_factor}};
+        for (const auto& [knob, change] : knobs)
+            if (change != 0.0)
+                fail("position." + std::string(knob) +
+                     " rescales RoPE's angles, but position.scheme = " + scheme +
+                     " has none (it would be ignored); use position.scheme = rope or leave "
+                     "position." + knob + " out");
         if (c.xpos || c.learned_frequencies)
             fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
                  " = true is a RoPE variant, but position.scheme = " + scheme +

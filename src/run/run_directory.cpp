@@ -16,6 +16,7 @@
 #include "data/corpus.hpp"
 #include "data/corpus_record.hpp"
 #include "io/read_file.hpp"
+#include "io/shell_quote.hpp"
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
 #include "run/checkpoint.hpp"
@@ -149,7 +150,8 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
         throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
                                  std::to_string(run.checkpoint_.step) + " of " +
                                  std::to_string(config.train.steps) +
-                                 "); evaluate it with `roformer eval --run " + dir +
+                                 "); evaluate it with `" +
+                                 shell_command({"roformer", "eval", "--run", dir}) +
                                  "`, or train longer into a new --out");
     check_corpus(run, config);
     run.tokenizer_ = data::load_tokenizer(run.file("tokenizer.json"));

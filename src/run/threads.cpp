@@ -2,6 +2,7 @@
 #include "ops/threading.hpp"
 #include "run/threads.hpp"
 
+#include <cctype>
 #include <cstdlib>
 
 #include "ops/ops.hpp"
@@ -29,8 +30,17 @@ std::string fast_path_line(const ModelConfig& model) {
 }
 
 std::string openmp_wait_policy() {
-    const char* policy = std::getenv("OMP_WAIT_POLICY");
-    return policy ? std::string(policy) : std::string("active (libgomp's default)");
+    const std::string kDefault = "libgomp's default (spin a while, then sleep)";
+    const char* set = std::getenv("OMP_WAIT_POLICY");
+    if (set == nullptr) return kDefault;
+    // libgomp's own reading (env.c, parse_wait_policy): blanks around the word, any case.
+    std::string word(set);
+    word.erase(0, word.find_first_not_of(" \t\n\v\f\r"));
+    word.erase(word.find_last_not_of(" \t\n\v\f\r") + 1);
+    for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "active" || word == "passive") return word;
+    return kDefault + ": OMP_WAIT_POLICY='" + std::string(set) +
+           "' is neither active nor passive, so libgomp ignored it";
 }
 
 }  // namespace rf

@@ -22,9 +22,11 @@ size_t apply_threading(const Config& config, size_t threads);
 // or that model.fused = false runs the composed ops.
 std::string fast_path_line(const ModelConfig& model);
 
-// What idle OpenMP workers do: $OMP_WAIT_POLICY as libgomp read it at start-up, or
-// "active (libgomp's default)" when unset. The roformer binary sets it to passive for itself
-// (src/cli/main.cpp); run logs print it, because with 2 threads it decides the speed.
+// What idle OpenMP workers do, as libgomp reads $OMP_WAIT_POLICY at start-up: "active" or
+// "passive" (any case, blanks around it allowed), else libgomp's default — spin a while, then
+// sleep — when it is unset or any other value (libgomp warns and ignores it; the line says
+// so). The roformer binary sets it to passive for itself when unset (src/cli/main.cpp); run
+// logs print it, because with 2 threads it decides the speed.
 std::string openmp_wait_policy();
 
 }  // namespace rf

@@ -11,6 +11,70 @@
 
 namespace rf {
 
+// ---- one job, one config -------------------------------------------------------------------
+std::vector<std::string> training_settings(const Config& config, size_t stop_after) {
+    Config copy = config;
+    std::vector<std::string> lines;
+    for (const ConfigField& field : config_fields(copy))
+        if (field.name() != "train.threads" && field.name() != "data.path")
+            lines.push_back(field.name() + "=" + render_value(field.value));
+    lines.push_back("--stop-after=" + (stop_after ? std::to_string(stop_after) : "none"));
+    return lines;
+}
+
+static std::string joined_lines(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    return text;
+}
+
+void check_same_settings(Communicator& comm, const std::vector<std::string>& settings,
+                         const std::string& what) {
+    if (comm.size() == 1) return;
+    const std::string mine = joined_lines(settings);
+    // 1. The hash of every rank against rank 0's.
+    const uint64_t my_hash = fnv1a64(mine);
+    uint64_t root_hash = my_hash;
+    comm.broadcast_bytes(&root_hash, sizeof root_hash);
+    if (!comm.allreduce_max(int(root_hash != my_hash))) return;
+    // 2. Someone differs: rank 0's lines everywhere; each rank's first differing line (1-based,
+    //    0: none) summed into one vector, so every rank builds the same message.
+    std::string root_text = mine;
+    comm.broadcast(root_text);
+    std::vector<std::string> root_lines;
+    for (size_t begin = 0, end; (end = root_text.find('\n', begin)) != std::string::npos;
+         begin = end + 1)
+        root_lines.push_back(root_text.substr(begin, end - begin));
+    size_t first = 0;
+    if (mine != root_text) {
+        first = std::max(settings.size(), root_lines.size()) + 1;  // (a line count differs)
+        for (size_t i = 0; i < std::min(settings.size(), root_lines.size()); ++i)
+            if (settings[i] != root_lines[i]) {
+                first = i + 1;
+                break;
+            }
+    }
+    std::vector<double> differing(comm.size(), 0.0);
+    differing[comm.rank()] = double(first);
+    comm.allreduce_sum(differing.data(), differing.size());
+    std::string differences;
+    for (size_t r = 1; r < differing.size(); ++r) {
+        if (differing[r] == 0) continue;
+        const size_t line = size_t(differing[r]) - 1;
+        std::string key = "another set of settings";
+        if (line < root_lines.size()) {
+            const std::string& root_line = root_lines[line];
+            const size_t eq = root_line.find('=');
+            key = root_line.substr(0, eq) + " (rank 0 has " + root_line.substr(eq + 1) + ")";
+        }
+        differences += (differences.empty() ? "" : "; ") + ("rank " + std::to_string(r) + " in " + key);
+    }
+    throw RanksDisagree(what + ": the ranks of this job were started with different settings: " +
+                        differences +
+                        "; give every rank the same --config and --set (in an MPMD launch "
+                        "'A : B' every part repeats them)");
+}
+
 RowRange shard_rows(size_t batch_rows, size_t rank, size_t ranks) {
     // The first B % P ranks take ⌈B/P⌉ rows, the rest ⌊B/P⌋: contiguous, disjoint, complete.
     const size_t base = batch_rows / ranks, extra = batch_rows % ranks;

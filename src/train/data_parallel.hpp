@@ -22,9 +22,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "data/batch.hpp"
 #include "data/tokenizer.hpp"
 #include "nn/adamw.hpp"
@@ -54,6 +56,25 @@ ShardedBatch shard(const Communicator& comm, const data::Batch& global);
 // Dropout's seed for this rank: `seed` itself on rank 0 (so P = 1 is unchanged), a distinct
 // stream on every other rank (the same masks on every shard would correlate the ranks).
 uint64_t dropout_seed(const Communicator& comm, uint64_t seed);
+
+// ---- one job, one config -------------------------------------------------------------------
+// Every rank resolves its own config (an MPMD launch `mpirun -np 1 A : -np 1 B --set ...` can
+// give them different ones). Before the first other collective of a job, every rank checks that
+// its settings — "key=value" lines, the same keys in the same order on every rank — are rank
+// 0's: a hash of them is compared first (two tiny collectives); only when one differs does
+// rank 0 send its lines and each rank find its first differing key. On a difference every rank
+// throws the same RanksDisagree, naming the ranks and the key; cli/main.cpp prints it once (rank
+// 0) and every rank exits 2 — no rank is left in a collective, no MPI_Abort, no MPI error.
+struct RanksDisagree : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+// The settings train() must agree on: every config key but train.threads (how fast a rank
+// computes, not what) and data.path (where a node finds the corpus: check_same_data compares
+// what each rank read), and --stop-after.
+std::vector<std::string> training_settings(const Config& config, size_t stop_after);
+// `what` names the job in the message ("train", "compare"). P = 1: no-op.
+void check_same_settings(Communicator& comm, const std::vector<std::string>& settings,
+                         const std::string& what);
 
 // Refuses (std::invalid_argument, one line) a batch with fewer rows than ranks.
 void check_batch_rows(const Communicator& comm, size_t batch_size);

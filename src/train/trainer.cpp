@@ -102,6 +102,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     Communicator& comm = options.communicator ? *options.communicator : alone;
     const size_t threads = apply_threading(config, threads_per_rank(comm, tc.threads));
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
+    // mpirun: every rank on rank 0's config before any other collective (data_parallel.hpp).
+    check_same_settings(comm, training_settings(config, options.stop_after), "train");
     check_batch_rows(comm, tc.batch_size);
     const bool root = comm.is_root();  // with P ranks only rank 0 writes (data_parallel.hpp)
 

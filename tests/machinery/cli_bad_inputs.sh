@@ -77,6 +77,15 @@ setup train $SMALL --set train.steps=4 --stop-after 3 --resume --out "$MIXED"
 cp "$W/opt2" "$MIXED/optimizer.safetensors"
 python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['files']={}; json.dump(m,open(p,'w'))" "$MIXED/checkpoint.json"
 
+# issue 35 (inputs that would be ignored): a learned run; compare presets whose sweeps collide
+# with what compare sets per run (train.seed, position.* next to schemes)
+setup train $SMALL --set train.steps=2 --set position.scheme=learned --set position.max_positions=64 --out "$W/learned"
+LEARNED=$W/learned
+printf '[compare]\n"train.seed" = [1, 2]\n' > "$W/seed_sweep.toml"
+cp -r "$RUN" "$W/run copy"  # printed command hints shell-quote the paths they name
+printf '[compare]\nschemes = ["rope_interleaved"]\n"position.scheme" = ["learned"]\n' > "$W/scheme_sweep.toml"
+printf '[compare]\n[compare.variants]\nlr = ["train.lr=0.01", "train.seed=5"]\n' > "$W/seed_variant.toml"
+
 TABLE=$(cat <<'ROWS'
 2 | unknown subcommand 'foo'; the subcommands are: train                | foo
 2 | data file '$W/a_directory' is a directory                          | train $TINY --set data.path=$W/a_directory --out $W/o1
@@ -194,6 +203,26 @@ TABLE=$(cat <<'ROWS'
 2 | the longest text that fits is                                      | attention --run $RUN --max-text-bytes 200000 $HUGE_TEXT --out $W/m4a.json
 2 | of it for data.path '$W/m4_sparse.txt'                             | train $TINY --set data.path=$W/m4_sparse.txt --out $W/m4o5
 2 | bytes, so at most                                                  | train $SMALL --set data.validation_fraction=1e-6 --set data.seq_len=8192 --set train.batch_size=1 --out $W/m4o6
+2 | --set model.attention_dropout has no effect on eval                | eval --run $RUN --set model.attention_dropout=0.1
+2 | position.ntk_factor rescales RoPE's angles, but position.scheme = learned | eval --run $LEARNED --set position.ntk_factor=2
+2 | position.interpolation_factor rescales RoPE's angles, but position.scheme = learned | eval --run $LEARNED --set position.interpolation_factor=2
+2 | position.yarn_beta_fast rescales RoPE's angles, but position.scheme = learned | eval --run $LEARNED --set position.yarn_beta_fast=16
+2 | position.scaling = yarn rescales RoPE's angles, but position.scheme = learned | eval --run $LEARNED --set position.scaling=yarn position.scaling_factor=2 position.original_max_positions=64
+2 | position.ntk_factor rescales RoPE's angles, but position.scheme = alibi | train $TINY --set position.scheme=alibi position.ntk_factor=2 --out $W/o37
+0 | (step 2, mlm, learned, position scaling none): validation loss     | eval --run $LEARNED
+0 | (step 2, mlm, rope, position scaling interpolation ×2): validation loss | eval --run $RUN --set position.interpolation_factor=2
+0 | position scaling yarn ×2 from 64): validation loss                 | eval --run $RUN --set position.scaling=yarn position.scaling_factor=2 position.original_max_positions=64
+2 | --set data.validation_fraction = 0.5 would score                   | eval --run $RUN --set data.validation_fraction=0.5
+2 | from text the run trained on (it held out data.validation_fraction = 0.05) | eval --run $RUN --set data.validation_fraction=0.07
+0 | validation loss                                                    | eval --run $RUN --set data.validation_fraction=0.025
+2 | cannot be swept in $W/seed_sweep.toml (line 2): compare sets train.seed = 1…seeds | compare --config $W/seed_sweep.toml --no-plot --out $W/o38
+2 | compare.variants.lr sets train.seed                                | compare --config $W/seed_variant.toml --no-plot --out $W/o38
+2 | is swept in $W/scheme_sweep.toml but compare.schemes already sets it | compare --config $W/scheme_sweep.toml --no-plot --out $W/o38
+2 | compare: train.seed is set by --set train.seed=3                   | compare --config configs/tiny.toml --set train.seed=3 --no-plot --out $W/o38
+2 | roformer train --out '$W/no such run'                             | tokenize --run "$W/no such run" hello
+2 | roformer eval --run '$W/run copy'                                  | train $SMALL --set train.steps=2 --resume --out "$W/run copy"
+0 | next: roformer extrapolate --runs '$W/cmp 2'                       | compare --config configs/tiny.toml --schemes none --seeds 1 --set train.steps=2 --set train.eval_every=1 --no-plot --out "$W/cmp 2"
+2 | compare: position.pairing is set by --set position.pairing=half, but the run 'learned' sets it from its scheme name | compare --config configs/tiny.toml --schemes learned --set position.pairing=half --no-plot --out $W/o38
 ROWS
 )
 
@@ -232,7 +261,7 @@ done
 [ "$(printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' | md5sum)" = "$(md5sum < "$W/mine.csv")" ] ||
     { echo "FAIL: a user's file in our format was overwritten"; failures=$((failures + 1)); }
 [ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
-for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36; do
+for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36 o37 o38; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
 

@@ -13,6 +13,8 @@
 #            rank 1 ends rank 0 and mpirun non-zero within seconds, the checkpoint intact; a
 #            second job on the same directory is refused, naming rank 0's pid
 #   compare: `mpirun -np 2 roformer compare` writes the same curves.csv as a local compare
+#   mixed:   an MPMD launch whose ranks got different settings (train and compare) is refused
+#            in one line naming the rank and the key, exit 2, before anything is written
 # Run from the source directory (configs/tiny.toml). A binary built without MPI is only checked
 # to refuse `mpirun -np 2` in one line; a missing mpirun fails (scripts/setup.sh installs it).
 #
@@ -243,6 +245,37 @@ EOF
     out=$("${MPI[@]}" "$BIN" compare --config "$WORK/preset.toml" --no-plot --out "$WORK/mpi" 2>&1) ||
         fail "2-rank compare re-run: $out"
     echo "$out" | grep -q "0 runs trained, 0 resumed, 3 already finished" || fail "re-run: $out"
+elif [ "$WHAT" = mixed ]; then
+    # Ranks started with different settings (an MPMD launch 'A : B' whose parts differ) are
+    # refused before the first collective: exit 2, one line naming the rank and the key, no
+    # MPI error (a different model.hidden used to die on MPI_ERR_TRUNCATE, a different lr to
+    # train silently on mixed settings), nothing written.
+    mixed() {  # mixed LABEL KEY_IN_MESSAGE  ARGS-OF-RANK-0 -- ARGS-OF-RANK-1 (after the command)
+        local label=$1 key=$2 a=() b=()
+        shift 2
+        while [ "$1" != -- ]; do a+=("$1"); shift; done
+        shift
+        b=("$@")
+        rm -rf "$WORK/mixed"
+        msg=$(timeout 120 mpirun --oversubscribe -np 1 "$BIN" "${a[@]}" --out "$WORK/mixed" : \
+              -np 1 "$BIN" "${b[@]}" --out "$WORK/mixed" 2>&1)
+        code=$?
+        [ $code -eq 2 ] || fail "$label: exit $code, expected 2: $(echo "$msg" | head -3)"
+        [ "$(echo "$msg" | grep -c '^error: ')" = 1 ] &&
+            echo "$msg" | grep -q -- "^error: .*different settings: rank 1 in $key" ||
+            fail "$label: not one line naming rank 1 and $key: $(echo "$msg" | head -3)"
+        echo "$msg" | grep -q "MPI_ERR\|MPI_ABORT" && fail "$label: a raw MPI error: $(echo "$msg" | grep MPI_ | head -2)"
+        [ -e "$WORK/mixed" ] && fail "$label: $WORK/mixed was written"
+    }
+    T=(train "${TINY[@]}" --set train.steps=4)
+    mixed "train, another lr" train.lr "${T[@]}" -- "${T[@]}" --set train.lr=0.1
+    mixed "train, another model.hidden" model.hidden "${T[@]}" -- "${T[@]}" --set model.hidden=48
+    mixed "train, another --stop-after" --stop-after "${T[@]}" -- "${T[@]}" --stop-after 2
+    printf '[compare]\nschemes = ["rope_interleaved", "learned"]\nseeds = 1\n[train]\nsteps = 4\nthreads = 1\n' \
+        >"$WORK/preset.toml"
+    C=(compare --config "$WORK/preset.toml" --no-plot)
+    mixed "compare, another lr" train.lr "${C[@]}" -- "${C[@]}" --set train.lr=0.1
+    mixed "compare, other schemes" "compare run" "${C[@]}" -- "${C[@]}" --schemes rope_interleaved,none
 else
     echo "unknown part '$WHAT'"
     exit 2

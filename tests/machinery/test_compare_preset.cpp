@@ -94,3 +94,40 @@ TEST_CASE("compare preset: bad sweeps are one-line errors naming the key") {
     CHECK_THROWS_WITH_AS(rf::check_compare_settings(q.settings),
                          doctest::Contains("directory name"), std::invalid_argument);
 }
+
+// Keys compare sets per run itself (train.seed from its seed loop, position.scheme and
+// position.pairing from a built-in scheme name) are refused wherever else they are given:
+// before, "train.seed" = [1, 2] gave two identical runs, and schemes = ["rope_interleaved"] with
+// "position.scheme" = ["learned"] gave a learned run named rope_interleaved_learned.
+TEST_CASE("compare preset: keys compare sets per run are refused, naming the key and where") {
+    const auto refused = [](const std::string& name, const std::string& text,
+                            const std::vector<std::string>& overrides, const char* key) {
+        CAPTURE(name);
+        CHECK_THROWS_WITH_AS(rf::check_compare_preset(
+                                 rf::load_compare_preset(write_preset(name, text), overrides)),
+                             doctest::Contains(key), std::invalid_argument);
+    };
+    refused("seed_swept", "[compare]\n\"train.seed\" = [1, 2]\n", {}, "train.seed");
+    refused("seed_variant", "[compare]\n[compare.variants]\na = [\"train.seed=4\"]\n", {},
+            "train.seed");
+    refused("seed_table", "[compare]\nseeds = 2\n[train]\nseed = 7\n", {}, "line 4");
+    refused("seed_set", "[compare]\nseeds = 2\n", {"train.seed=3"}, "--set train.seed=3");
+    refused("scheme_crossed",
+            "[compare]\nschemes = [\"rope_interleaved\"]\n\"position.scheme\" = [\"learned\"]\n",
+            {}, "position.scheme");
+    refused("pairing_crossed",
+            "[compare]\nschemes = [\"rope_interleaved\"]\n\"position.pairing\" = [\"half\"]\n", {},
+            "position.pairing");
+    refused("scheme_table", "[compare]\nschemes = [\"learned\"]\n[position]\nscheme = \"none\"\n",
+            {}, "position.scheme");
+    refused("scheme_set", "[compare]\nschemes = [\"learned\"]\n", {"position.pairing=half"},
+            "position.pairing");
+    // The same keys where compare does not set them are fine: position.scheme swept without
+    // schemes, or named in a variant; --set position.* when every run is a variant.
+    CHECK_NOTHROW(rf::check_compare_preset(rf::load_compare_preset(
+        write_preset("scheme_swept", "[compare]\n\"position.scheme\" = [\"rope\", \"none\"]\n"))));
+    CHECK_NOTHROW(rf::check_compare_preset(rf::load_compare_preset(
+        write_preset("scheme_variant",
+                     "[compare]\n[compare.variants]\nr = [\"position.scheme=rope\"]\n"),
+        {"position.pairing=half"})));
+}

@@ -222,8 +222,6 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "position.base=500000",
         "position.rotary_fraction=0.5",
         "position.rotate_values=true",
-        "position.interpolation_factor=2.5",
-        "position.ntk_factor=1.25",
         "position.max_positions=1024",
         "position.sinusoidal_scale=0.25",
         "data.path=dir with \"quotes\"\\and backslash/ü.txt",
@@ -253,15 +251,18 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "train.checkpoint_every=13"};
     // The RoPE variants' keys cannot all leave their defaults in one valid config (scaling is
     // refused with a learned table and with interpolation_factor, xpos with linear attention,
-    // xpos with learned_frequencies): they round-trip in two rope configs of their own.
+    // every RoPE scaling knob on a scheme without RoPE,
+    // xpos with learned_frequencies): they round-trip in rope configs of their own.
     const std::vector<std::vector<std::string>> variant_overrides = {
         {"train.objective=clm", "position.scaling=yarn", "position.scaling_factor=3.5",
          "position.original_max_positions=48", "position.yarn_beta_fast=16",
          "position.yarn_beta_slow=2", "position.yarn_attention_factor=1.1",
          "position.low_freq_factor=0.5", "position.high_freq_factor=3", "position.xpos=true",
          "position.xpos_gamma=0.3", "position.xpos_scale_base=256"},
-        {"position.learned_frequencies=true"}};
-    CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() ==
+        {"position.learned_frequencies=true"},
+        {"position.interpolation_factor=2.5", "position.ntk_factor=1.25"}};  // RoPE's, not learned's
+    CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() +
+              variant_overrides[2].size() ==
           rf::config_keys().size());  // the lists cover every key
     for (const std::vector<std::string>& variant : variant_overrides) {
         const rf::Config v = rf::load_config(std::nullopt, variant);
