@@ -14,6 +14,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "experiments/report.hpp"
 #include "experiments/compare.hpp"
 #include "io/shell_quote.hpp"
 #include "tensor/format.hpp"
@@ -44,6 +45,7 @@ void run_compare_command(const CompareCommandOptions& o) {
     if (o.threshold > 0) preset.settings.loss_threshold = o.threshold;
     rf::CompareOptions options = o.compare;
     options.plot = !o.no_plot;
+    rf::check_plot_script(options.plot_script, options.plot);
     const rf::CompareReport report = rf::run_compare(preset, options, std::cout);
     if (rf::dist::world_rank() != 0) return;  // mpirun: rank 0 reports (compare_mpi.hpp)
     if (report.interrupted_by) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/bounds.hpp"
+#include "cli/run_checks.hpp"
 #include "cli/commands.hpp"
 #include "finetune/run_kind.hpp"
 #include "config/memory_estimate.hpp"
@@ -121,6 +122,7 @@ void run_eval(const EvalOptions& o) {
                                         std::to_string(kMaxEvalLength));
     rf::require_pretraining_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
+    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
     refuse_trained_text_as_validation(o.run_dir, run.config);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(

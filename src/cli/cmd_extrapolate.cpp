@@ -8,6 +8,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "experiments/report.hpp"
 #include "experiments/extrapolate.hpp"
 
 namespace {
@@ -37,6 +38,7 @@ void add_extrapolate(CLI::App& app) {
     cmd->add_flag("--no-plot", *no_plot, "Do not run the plot script");
     cmd->callback([options, no_plot] {
         options->plot = !*no_plot;
+        rf::check_plot_script(options->plot_script, options->plot);
         rf::run_extrapolation(*options, std::cout);
         std::cout << "wrote " << options->runs_dir
                   << "/extrapolation.csv and the table in summary.md\n";

@@ -16,6 +16,7 @@
 #include "experiments/compare.hpp"
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
+#include "io/read_file.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 #include "train/evaluate.hpp"
@@ -47,9 +48,8 @@ static bool has_comparison_layout(const std::string& runs_dir) {
 }
 
 std::vector<FoundRun> find_comparison_runs(const std::string& runs_dir) {
-    if (!fs::is_directory(runs_dir))
-        throw std::runtime_error("'" + runs_dir +
-                                 "' is not a directory; pass the --out of `roformer compare`");
+    require_directory(runs_dir, "--runs: the comparison directory",
+                      "pass the --out of `roformer compare`");
     std::vector<std::string> schemes;
     for (const fs::directory_entry& e : fs::directory_iterator(runs_dir))
         if (e.is_directory()) schemes.push_back(e.path().filename().string());

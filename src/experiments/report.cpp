@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/durable_file.hpp"
+#include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
 
 namespace rf {
@@ -70,6 +71,15 @@ std::string find_plot_script(const std::string& explicit_path) {
     for (const fs::path& p : candidates)
         if (fs::exists(p, ec)) return p.string();
     return "";
+}
+
+void check_plot_script(const std::string& explicit_path, bool plot) {
+    if (explicit_path.empty()) return;
+    if (!plot)
+        throw std::invalid_argument("--plot-script " + explicit_path +
+                                    " names a script that --no-plot never runs; drop one of them");
+    require_regular_file(explicit_path, "plot script",
+                         "--plot-script takes scripts/plot_curves.py (or leave it out to search)");
 }
 
 bool run_plot_script(const std::string& script, const std::string& dir, const std::string& what,

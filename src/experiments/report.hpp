@@ -35,6 +35,11 @@ void write_summary(const std::string& dir, const std::optional<std::string>& com
 // (<exe dir>/../scripts, <exe dir>/../../scripts). Empty when not found.
 std::string find_plot_script(const std::string& explicit_path = "");
 
+// Refuses (std::invalid_argument, one line) a --plot-script that would be ignored (with
+// --no-plot) or names no regular file (missing, a directory, a FIFO that would block python):
+// checked before any training, so an explicit script never silently turns into "no plot".
+void check_plot_script(const std::string& explicit_path, bool plot);
+
 // Runs the plot script on `dir` for `what` ("curves" or "extrapolation"), into a temporary
 // that install_output_file renames over DIR/<what>.png. A missing python3 / matplotlib /
 // script is a warning on `log` (returns false); a failed write of the picture is an error.

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/read_file.hpp"
 #include "finetune/run_kind.hpp"
 #include "finetune/tasks.hpp"
 #include "finetune/task_sources.hpp"
@@ -30,9 +31,8 @@ LoadedRun load_source(const FinetuneOptions& options) {
             "and encoder to use; with --from-scratch, its architecture)");
     LoadedRun source;
     if (options.from_scratch) {
-        if (!std::filesystem::is_directory(options.from_run))
-            throw std::runtime_error("run directory '" + options.from_run +
-                                     "' does not exist; --from takes a `roformer train` --out");
+        require_directory(options.from_run, "run directory",
+                          "--from takes a `roformer train` --out");
         for (const char* name : {"config.toml", "tokenizer.json"})
             if (!std::filesystem::exists(run_file(options.from_run, name)))
                 throw std::runtime_error("'" + run_file(options.from_run, name) +
@@ -133,9 +133,8 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
         write_file_atomically(file("tokenizer.json"), source.tokenizer->to_json());
         return run;
     }
-    if (!std::filesystem::is_directory(dir))
-        throw std::runtime_error("--resume: '" + dir +
-                                 "' does not exist; drop --resume to start a new fine-tune");
+    require_directory(dir, "--resume: the fine-tune directory",
+                      "drop --resume to start a new fine-tune");
     require_finetune_run(dir, "--out",
                          "it is left as it is; give --resume the --out of a `roformer finetune`, "
                          "or drop --resume and pick a new --out");

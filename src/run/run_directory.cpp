@@ -121,9 +121,7 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
 
 RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
-    if (!fs::is_directory(dir))
-        throw std::runtime_error("--resume: '" + dir +
-                                 "' does not exist; drop --resume to start a new run there");
+    require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
     RunDirectory run(dir, true, RunLock::acquire(dir));
     // A FIFO or device under one of our names would block or never end: refuse it by name.
     for (const char* name :
