@@ -83,7 +83,8 @@ def read_run(run):
         floors = {f"{key}_{score}": float(floor[name][score])
                   for key, name in (("bow", "bag_of_words"), ("majority", "majority_class"))
                   for score in ("accuracy", "macro_f1")}
-    except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError) as e:
+        converged = floor["bag_of_words"].get("converged", True) is True  # older runs: no field
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, tomllib.TOMLDecodeError) as e:
         what = e.strerror if isinstance(e, OSError) else f"{type(e).__name__}: {e}"
         raise Refusal(f"{run}: floor.json or finetune.toml is missing or damaged ({what}); "
                       "delete the run and rerun the sweep") from None
@@ -93,7 +94,7 @@ def read_run(run):
             "macro_f1": scores["macro_f1"], "elapsed_s": scores["elapsed_s"], "recipe": recipe,
             "bow_accuracy": floors["bow_accuracy"], "bow_macro_f1": floors["bow_macro_f1"],
             "majority_accuracy": floors["majority_accuracy"],
-            "majority_macro_f1": floors["majority_macro_f1"]}
+            "majority_macro_f1": floors["majority_macro_f1"], "bow_converged": converged}
 
 
 def collect(out):
@@ -185,6 +186,11 @@ def render(rows, reference):
             f1 = mean_std([r[key + "_macro_f1"] for r in mine])
             acc = mean_std([r[key + "_accuracy"] for r in mine])
             lines.append(f"| {name} (floor) | {len(mine)} runs | {pm(*f1)} | {pm(*acc)} | — |")
+        unconverged = sum(not r["bow_converged"] for r in mine)
+        below = sum(r["bow_accuracy"] < r["majority_accuracy"] for r in mine)
+        if unconverged or below:  # the floor is a floor only where it says what it is
+            lines.append(f"| (bag of words: {unconverged} of {len(mine)} did not converge; "
+                         f"{below} below the majority class) | | | | |")
         times = sorted(r["elapsed_s"] for r in mine)
         recipes = sorted({r["recipe"] for r in mine})
         lines += ["", f"{len(mine)} fine-tunes, {times[len(times) // 2]:.0f} s each "
