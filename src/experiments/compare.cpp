@@ -116,13 +116,7 @@ static void refuse_foreign_directory(const std::string& out_dir,
                                      const std::vector<std::string>& schemes) {
     std::error_code ec;
     if (!fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
-    // A run of another kind holds a lock record too: named as what it is, never written into.
-    if (const RunKind kind = run_kind(out_dir); kind != RunKind::none)
-        throw std::runtime_error(
-            "compare: --out '" + out_dir + "' is a " +
-            (kind == RunKind::finetune ? "fine-tune run (task.json)"
-                                       : "training run (config.toml, from `roformer train`)") +
-            ", not a comparison; pick a new --out for the comparison");
+    refuse_run_directory(out_dir, "compare: --out", "a comparison");  // it holds a lock too
     const fs::path dir(out_dir);
     // A `lock` of any kind: RunLock::acquire says whether it is ours, by name.
     bool ours = fs::exists(fs::symlink_status(dir / RunLock::kFileName, ec));

@@ -17,6 +17,18 @@ RunKind run_kind(const std::string& dir) {
     return RunKind::none;
 }
 
+void refuse_run_directory(const std::string& dir, const std::string& option,
+                          const std::string& wanted) {
+    const RunKind kind = run_kind(dir);
+    if (kind == RunKind::none) return;
+    throw std::runtime_error(option + " '" + dir + "' is a " +
+                             (kind == RunKind::finetune
+                                  ? "fine-tune run (task.json)"
+                                  : "training run (config.toml, from `roformer train`)") +
+                             ", not " + wanted + "; pick a new " +
+                             option.substr(option.rfind(' ') + 1));
+}
+
 void require_pretraining_run(const std::string& dir, const std::string& option) {
     if (run_kind(dir) != RunKind::finetune) return;
     throw std::invalid_argument(option + " " + dir +

@@ -20,6 +20,12 @@ RunKind run_kind(const std::string& dir);
 // `option` is how the command names the directory (e.g. "--run", "--from").
 void require_pretraining_run(const std::string& dir, const std::string& option);
 
+// Refuse (std::runtime_error, one line) a training or fine-tune run where a directory of
+// another kind (`wanted`, e.g. "a comparison") is to be written: "compare: --out X is a training
+// run (config.toml, from `roformer train`), not a comparison; pick a new …".
+void refuse_run_directory(const std::string& dir, const std::string& option,
+                          const std::string& wanted);
+
 // Refuse a pre-training directory given to a command that reads a fine-tune run (classify,
 // finetune --resume): "X is a pre-training run (`roformer train`), not a fine-tune; …".
 // `fix` ends the line (what to do instead).

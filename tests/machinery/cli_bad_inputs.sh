@@ -130,6 +130,9 @@ TABLE=$(cat <<'ROWS'
 2 | run directory '$W/nothing' does not exist                          | eval --run $W/nothing
 2 | summary.md': a file of that name exists and nothing shows that roformer wrote it | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
 2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
+2 | compare: --out '$RUN' is a training run (config.toml, from         | compare --config configs/tiny.toml --schemes none --seeds 1 --out $RUN
+2 | --plot-script $W/corpus.txt names a script that --no-plot never runs | compare --config configs/tiny.toml --schemes none --seeds 1 --plot-script $W/corpus.txt --no-plot --out $W/o39
+2 | plot script '$W/fifo' is not a regular file                        | extrapolate --runs $W/xcmp --plot-script $W/fifo
 2 | run directory $W/busy is in use by pid                             | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/busy
 2 | '18446744073709551616' is out of range (the largest is 18446744073709551615) | generate --run $RUN hello --seed 18446744073709551616
 2 | '18446744073709551616' is out of range                            | train $TINY --stop-after 18446744073709551616 --out $W/o20
