@@ -33,7 +33,7 @@ SLOW="$SLOW,save*load gives identical*,BPE on the KJV*"
 echo "sanitizers: unit tests (excluding $SLOW)"
 "$ASAN/tests/test_roformer" --test-case-exclude="$SLOW" --no-version
 echo "sanitizers: the bad-input table"
-tests/machinery/cli_bad_inputs.sh "$ASAN/roformer" "$ASAN/test_runs/bad_inputs"
+RF_SANITIZED=1 tests/machinery/cli_bad_inputs.sh "$ASAN/roformer" "$ASAN/test_runs/bad_inputs"
 
 scripts/fuzz.sh
 summary
