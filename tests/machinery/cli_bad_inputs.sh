@@ -29,24 +29,8 @@ mkdir -p "$W/cmp" && echo "# my own notes" > "$W/cmp/summary.md"
 
 # $NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
 cp -r "$RUN" "$W/nan" && NAN=$W/nan
-python3 - "$NAN" <<'EOF' || { echo "FAIL: set-up of the NaN run"; exit 1; }
-import json, struct, sys
-d = sys.argv[1]
-path = d + "/model.safetensors"
-b = bytearray(open(path, "rb").read())
-n = struct.unpack("<Q", b[:8])[0]
-header = json.loads(b[8:8 + n])
-name = next(k for k in header if k != "__metadata__" and "word_embeddings" in k)
-begin = 8 + n + header[name]["data_offsets"][0]
-b[begin:begin + 4] = struct.pack("<f", float("nan"))
-open(path, "wb").write(b)
-h = 0xcbf29ce484222325
-for c in b:
-    h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-manifest = json.load(open(d + "/checkpoint.json"))
-manifest["files"]["model.safetensors"]["fnv1a64"] = "%016x" % h
-json.dump(manifest, open(d + "/checkpoint.json", "w"))
-EOF
+python3 tests/machinery/set_tensor.py "$NAN" model.safetensors word_embeddings nan 1 ||
+    { echo "FAIL: set-up of the NaN run"; exit 1; }
 # $ZERO: a run (from before manifests) whose model.safetensors is a symlink to /dev/zero.
 cp -r "$RUN" "$W/zero" && ZERO=$W/zero
 rm -f "$ZERO/checkpoint.json" "$ZERO/model.safetensors" && ln -s /dev/zero "$ZERO/model.safetensors"

@@ -23,26 +23,9 @@ TINY="--config configs/tiny.toml --set train.eval_every=0 --set data.val_windows
 setup() { "$BIN" "$@" > "$W/setup.log" 2>&1 || { cat "$W/setup.log"; fail "set-up: $*"; }; }
 
 # set_tensor DIR FILE NAME_PART VALUE: every element of the first tensor of DIR/FILE whose
-# name holds NAME_PART becomes VALUE; the manifest's FNV-1a 64 of FILE follows.
+# name holds NAME_PART becomes VALUE; the manifest's FNV-1a 64 of FILE follows (set_tensor.py).
 set_tensor() {
-  python3 - "$@" <<'PY' || fail "set-up: set_tensor $*"
-import json, struct, sys
-d, fname, part, value = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-path = d + "/" + fname
-b = bytearray(open(path, "rb").read())
-n = struct.unpack("<Q", b[:8])[0]
-header = json.loads(b[8:8 + n])
-name = next(k for k in header if k != "__metadata__" and part in k)
-begin, end = (8 + n + o for o in header[name]["data_offsets"])
-b[begin:end] = struct.pack("<f", value) * ((end - begin) // 4)
-open(path, "wb").write(b)
-h = 0xcbf29ce484222325
-for c in b:
-    h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-manifest = json.load(open(d + "/checkpoint.json"))
-manifest["files"][fname]["fnv1a64"] = "%016x" % h
-json.dump(manifest, open(d + "/checkpoint.json", "w"))
-PY
+  python3 tests/machinery/set_tensor.py "$@" || fail "set-up: set_tensor $*"
 }
 
 setup train $TINY --set train.steps=2 --out "$W/mlm"
