@@ -27,6 +27,8 @@ std::vector<ConfigField> config_fields(Config& c) {
     return {
         {"model", "vocab_size", false, &m.vocab_size},
         {"model", "hidden", false, &m.hidden},
+        {"model", "embedding_size", false, &m.embedding_size},
+        {"model", "type_vocab_size", false, &m.type_vocab_size},
         {"model", "num_heads", false, &m.num_heads},
         {"model", "num_layers", false, &m.num_layers},
         {"model", "ffn", false, &m.ffn},

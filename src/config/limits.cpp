@@ -29,6 +29,8 @@ struct SizeLimit {
 const SizeLimit kSizeLimits[] = {
     {"model.vocab_size", 1'000'000, "token rows"},
     {"model.hidden", 16'384, "the width of every token vector"},
+    {"model.embedding_size", 16'384, "the width of the embedding tables"},
+    {"model.type_vocab_size", 1'024, "token types (segments)"},
     {"model.num_heads", 1'024, "attention heads"},
     {"model.num_layers", 1'024, "encoder blocks"},
     {"model.ffn", 65'536, "the feed-forward width"},
@@ -49,12 +51,14 @@ std::string gib(double bytes) { return format_fixed(bytes / double(1ull << 30), 
 double estimated_training_bytes(const Config& c) {
     const double V = double(c.model.vocab_size ? c.model.vocab_size : c.data.vocab_size);
     const double C = double(c.model.hidden), F = double(c.model.ffn);
+    const double E = double(embedding_width(c.model));
     const double L = double(c.model.num_layers), H = double(c.model.num_heads);
     const double T = double(c.data.seq_len), B = double(c.train.batch_size);
     const double P = double(c.position.max_positions);
     const double layer_params = 4 * (C * C + C) + 2 * C * F + F + 5 * C;
-    const double params = V * C + (c.position.scheme == PositionKind::learned ? P * C : 0) +
-                          L * layer_params + C * C + 3 * C + V;
+    const double params = (V + double(c.model.type_vocab_size)) * E +
+                          (c.position.scheme == PositionKind::learned ? P * C : 0) +
+                          (E != C ? E * C + C : 0) + L * layer_params + C * E + 3 * E + V;
     // Per layer the graph keeps ~16 vectors of C, 3 of F and 3 T×T score maps per head; the
     // head's logits (all positions, the worst case) twice.
     const double activations = B * T * (L * (16 * C + 3 * F + 3 * H * T) + 2 * V);

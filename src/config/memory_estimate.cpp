@@ -28,7 +28,9 @@ double evaluation_bytes(const Config& c, double batch, double length) {
     const double C = double(c.model.hidden), F = double(c.model.ffn);
     const double L = double(c.model.num_layers), H = double(c.model.num_heads);
     const double P = double(c.position.max_positions);
-    const double params = V * C + P * C + L * (4 * (C * C + C) + 2 * C * F + F + 5 * C) + C * C + V;
+    const double E = double(embedding_width(c.model));
+    const double params = (V + double(c.model.type_vocab_size)) * E + P * C + E * C +
+                          L * (4 * (C * C + C) + 2 * C * F + F + 5 * C) + C * E + V;
     // The scores of one layer, B·H·T² (issue 23's probe reported eval --seq-len 16384 of a
     // configs/tiny.toml run, 4 windows of 2 heads, at 8.5 GB ≈ 4·2·16384²·4 bytes); the
     // composed path keeps the probabilities beside them.

@@ -83,6 +83,16 @@ void validate(const Config& c) {
     require_positive("model.hidden", m.hidden);
     require_positive("model.num_heads", m.num_heads);
     attention_head_size(m.hidden, m.num_heads);  // throws unless num_heads divides hidden
+    require_positive("model.type_vocab_size", m.type_vocab_size);
+    if (m.embedding_size != 0 && m.embedding_size != m.hidden &&
+        (c.position.scheme == PositionKind::learned ||
+         c.position.scheme == PositionKind::sinusoidal))
+        invalid("model.embedding_size",
+                "= " + std::to_string(m.embedding_size) + " differs from model.hidden = " +
+                    std::to_string(m.hidden) + ", which position.scheme = " +
+                    std::string(enum_name(c.position.scheme)) +
+                    " does not support (its table is added at the hidden width); use 0 or "
+                    "position.scheme = rope, none or alibi");
     require_positive("model.num_layers", m.num_layers);
     require_positive("model.ffn", m.ffn);
     require_range("model.dropout", m.dropout, 0.0, 1.0, false);

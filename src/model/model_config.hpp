@@ -36,6 +36,11 @@ constexpr std::array<NamedValue<FeatureMap>, 2> named_values(FeatureMap) {
 struct ModelConfig {
     size_t vocab_size = 0;           // token rows; 0 = take the size of the trained tokenizer
     size_t hidden = 128;             // C: width of every token vector
+    size_t embedding_size = 0;       // E: width of the embedding tables; 0 = C. E ≠ C adds
+                                     // roformer.embeddings_project (E → C) after the embedding
+                                     // LayerNorm, and the head maps back to E before the tied
+                                     // decoder (HF RoFormer's embedding_size)
+    size_t type_vocab_size = 2;      // rows of the token-type table: segment a (0), b (1), …
     size_t num_heads = 4;            // H: attention heads, head size D = hidden / num_heads
     size_t num_layers = 4;           // N: encoder blocks
     size_t ffn = 512;                // inner width of each block's feed-forward (GELU) layer
@@ -58,6 +63,11 @@ struct ModelConfig {
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;
 };
+
+// E: the width of the word and token-type embeddings (model.embedding_size, or C when 0).
+inline size_t embedding_width(const ModelConfig& m) {
+    return m.embedding_size ? m.embedding_size : m.hidden;
+}
 
 struct PositionConfig;
 // The rules between the model's options, written once (config validation and the model's

@@ -17,15 +17,17 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     assert(config.num_heads > 0 && config.hidden % config.num_heads == 0);
     validate_model_options(config, position);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
+    const size_t E = embedding_width(config);  // the embedding tables' width (C unless set)
     const double std = config.init_std, eps = config.layer_norm_eps;
     Rng rng(init_seed);
 
     // Parameters are created (and drawn from rng) in HF's state-dict order.
     word_embeddings =
-        normal_parameter({V, C}, std, rng, "roformer.embeddings.word_embeddings.weight");
-    token_type_embeddings =
-        normal_parameter({2, C}, std, rng, "roformer.embeddings.token_type_embeddings.weight");
-    embedding_norm = LayerNorm(C, eps, "roformer.embeddings.LayerNorm");
+        normal_parameter({V, E}, std, rng, "roformer.embeddings.word_embeddings.weight");
+    token_type_embeddings = normal_parameter({config.type_vocab_size, E}, std, rng,
+                                             "roformer.embeddings.token_type_embeddings.weight");
+    embedding_norm = LayerNorm(E, eps, "roformer.embeddings.LayerNorm");
+    if (E != C) embeddings_project = Linear(E, C, std, rng, "roformer.embeddings_project");
     // Position parameters (only `learned` has any) come from their own generator, so every
     // other weight is the same draw whatever the scheme: within a seed, runs of different
     // schemes start from identical encoders.
@@ -46,13 +48,14 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
         layer.kernels = kernels_.get();
         layers_.push_back(std::move(layer));
     }
-    transform = Linear(C, C, std, rng, "cls.predictions.transform.dense");
-    transform_norm = LayerNorm(C, eps, "cls.predictions.transform.LayerNorm");
+    transform = Linear(C, E, std, rng, "cls.predictions.transform.dense");
+    transform_norm = LayerNorm(E, eps, "cls.predictions.transform.LayerNorm");
     decoder_bias = constant_parameter({V}, Real(0), "cls.predictions.bias");
 
     parameters_.emplace_back(word_embeddings);  // decay follows decays_by_default
     parameters_.emplace_back(token_type_embeddings);
     embedding_norm.collect(parameters_);
+    if (E != C) embeddings_project.collect(parameters_);
     for (Tensor& t : position_->parameters()) parameters_.emplace_back(t);
     for (const EncoderLayer& layer : layers_) {
         layer.attention.collect(parameters_);
@@ -86,7 +89,8 @@ Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, bool tra
 }
 
 // ---- the encoder --------------------------------------------------------------------------
-// ids, types:[B,T] → dropout(LN(word_emb[ids] + type_emb[types] + positions)):[B,T,C]
+// ids, types:[B,T] → dropout(LN(word_emb[ids] + type_emb[types] + positions)):[B,T,E],
+// then projected to [B,T,C] when E ≠ C
 Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
                        const std::vector<int>& token_types) {
     if (ids.size() != batch * seq_len)
@@ -96,16 +100,19 @@ Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len
         throw std::invalid_argument("encode: got " + std::to_string(token_types.size()) +
                                     " token types for " + std::to_string(ids.size()) + " ids");
     for (int t : token_types)
-        if (t != 0 && t != 1)
+        if (t < 0 || size_t(t) >= config_.type_vocab_size)
             throw std::invalid_argument("encode: token type " + std::to_string(t) +
-                                        " is not 0 or 1 (segment a or b)");
-    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,C]
+                                        " is outside 0.." +
+                                        std::to_string(config_.type_vocab_size - 1) +
+                                        " (model.type_vocab_size)");
+    Tensor h = embedding(word_embeddings, ids, {batch, seq_len});  // [B,T,E]
     if (token_types.empty())
         h = add(h, slice(token_type_embeddings, 0, 0, 1));  // + type_emb[0]
     else
         h = add(h, embedding(token_type_embeddings, token_types, {batch, seq_len}));
     h = position_->embed(h);  // + absolute pos
-    return dropout(embedding_norm(h), static_cast<Real>(config_.dropout), training, dropout_rng_);
+    h = dropout(embedding_norm(h), static_cast<Real>(config_.dropout), training, dropout_rng_);
+    return embedding_width(config_) == config_.hidden ? h : embeddings_project(h);  // E → C
 }
 
 // ids:[B,T] → hidden:[B·T, C]
@@ -118,12 +125,12 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 
-// z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,C]
+// z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,E]
 Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
     return transform_norm(kernels_->gelu(transform(hidden_rows)));
 }
 
-// logits = z·Eᵀ + bias   x:[M,C] E:[V,C] → [M,V]
+// logits = z·word_embᵀ + bias   x:[M,C] word_emb:[V,E] → [M,V]
 Tensor RoFormer::head(const Tensor& hidden_rows) {
     return tied_decoder(head_transform(hidden_rows), word_embeddings, decoder_bias);
 }
@@ -144,14 +151,15 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     // Gather the labelled rows (the embedding op is exactly a row gather with scatter-add
     // backward), then run the head on those M rows only.
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
-    // logits = z·Eᵀ + bias and their mean cross-entropy (one op on the fast path)
+    // logits = z·word_embᵀ + bias and their mean cross-entropy (one op on the fast path)
     out.loss = kernels_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
                                       targets, kIgnore, &out.logits);
     return out;
 }
 
-Tensor RoFormer::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len) {
-    return head(encode(ids, batch, seq_len, false));
+Tensor RoFormer::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len,
+                            const std::vector<int>& token_types) {
+    return head(encode(ids, batch, seq_len, false, token_types));
 }
 
 size_t RoFormer::num_parameters() const {
@@ -171,7 +179,7 @@ std::vector<Tensor> RoFormer::buffers() const { return kernels_->buffers(); }
 double RoFormer::forward_flops_per_token(size_t seq_len, double head_fraction) const {
     const double C = double(config_.hidden), F = double(config_.ffn);
     const double V = double(config_.vocab_size), T = double(seq_len);
-    const double H = double(config_.num_heads);
+    const double H = double(config_.num_heads), E = double(embedding_width(config_));
     double attention = 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
     if (config_.attention == AttentionKind::linear) {
         const double features = double(attention_feature_size(config_));
@@ -181,8 +189,9 @@ double RoFormer::forward_flops_per_token(size_t seq_len, double head_fraction) c
     const double per_layer = 2.0 * 4.0 * C * C    // q, k, v, output projections
                              + 2.0 * 2.0 * C * F  // FFN up and down
                              + attention;
-    const double head = head_fraction * (2.0 * C * C + 2.0 * C * V);
-    return double(config_.num_layers) * per_layer + head;
+    const double head = head_fraction * (2.0 * C * E + 2.0 * E * V);
+    const double project = E != C ? 2.0 * E * C : 0.0;  // roformer.embeddings_project
+    return double(config_.num_layers) * per_layer + head + project;
 }
 
 }  // namespace rf

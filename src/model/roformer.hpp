@@ -1,12 +1,14 @@
 // Stage 5 — model: the RoFormer encoder (BERT-style post-LN) with a tied MLM head.
 //
-// Legend: B batch, T tokens, C hidden, F FFN size, V vocabulary, L layers, M masked positions.
-//   h = word_emb[ids] + type_emb[0]  (+ absolute positions)      [B,T,C]
-//   h = dropout(LN(h))
+// Legend: B batch, T tokens, C hidden, F FFN size, V vocabulary, L layers, M masked positions,
+//         E embedding width (model.embedding_size; E = C unless set).
+//   h = word_emb[ids] + type_emb[0]  (+ absolute positions)      [B,T,E]
+//   h = dropout(LN(h))          (E ≠ C: then h = h·Wpᵀ + bp, to [B,T,C])
 //   L × { a = dropout(SelfAttention(h));  h = LN(h + a)
 //         f = dropout(W2·gelu(W1·h + b1) + b2);  h = LN(h + f) }
 //   MLM head on the M rows that carry a label:
-//   z = LN(gelu(h·Wtᵀ + bt));  logits = z·word_embᵀ + bias       [M,V]   (decoder tied)
+//   z = LN(gelu(h·Wtᵀ + bt))                                      [M,E]
+//   logits = z·word_embᵀ + bias                                     [M,V]   (decoder tied)
 // Parameter names are HF RoFormerForMaskedLM's, so model.safetensors loads there by name.
 // ModelConfig::causal (train.objective = clm) masks the future (attention.hpp); the encoder and
 // head are unchanged. The model's kernels (kernels.hpp) may swap each layer's softmax for
@@ -64,14 +66,16 @@ public:
     // their mean cross-entropy.
     ModelOutput forward(const std::vector<int>& ids, const std::vector<int>& labels, size_t batch,
                         size_t seq_len, bool training);
-    // Logits at every position (fill-mask, inspection): [B·T, V].
-    Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len);
+    // Logits at every position (fill-mask, inspection): [B·T, V]; token_types as in embed.
+    Tensor logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len,
+                      const std::vector<int>& token_types = {});
     // The encoder's last hidden states [B·T, C]: embed, then every layer's forward.
     Tensor encode(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
                   const std::vector<int>& token_types = {});
     // The encoder's input: dropout(LN(word_emb[ids] + type_emb[types] + absolute positions)),
-    // ids, token_types:[B,T] → [B,T,C]. No token_types: every token is type 0 (one segment);
-    // a sentence pair marks segment b with 1 (model/classifier.hpp).
+    // projected from E to C when they differ; ids, token_types:[B,T] → [B,T,C]. No
+    // token_types: every token is type 0 (one segment); a sentence pair marks segment b with 1
+    // (model/classifier.hpp).
     Tensor embed(const std::vector<int>& ids, size_t batch, size_t seq_len, bool training,
                  const std::vector<int>& token_types = {});
 
@@ -97,15 +101,16 @@ public:
     Rng& dropout_rng() { return dropout_rng_; }
 
 private:
-    Tensor head_transform(const Tensor& hidden_rows);  // [M,C] → z:[M,C], before the decoder
+    Tensor head_transform(const Tensor& hidden_rows);  // [M,C] → z:[M,E], before the decoder
     Tensor head(const Tensor& hidden_rows);            // [M,C] → logits [M,V]
 
     ModelConfig config_;
     PositionConfig position_config_;
     std::shared_ptr<const Kernels> kernels_;
-    Tensor word_embeddings;        // [V, C]
-    Tensor token_type_embeddings;  // [2, C]: segment a (0) and b (1) of a sentence pair
+    Tensor word_embeddings;        // [V, E]
+    Tensor token_type_embeddings;  // [types, E]: segment a (0) and b (1) of a sentence pair, …
     LayerNorm embedding_norm;
+    Linear embeddings_project;     // roformer.embeddings_project [C, E], only when E ≠ C
     std::unique_ptr<PositionScheme> position_;
     std::vector<EncoderLayer> layers_;
     Linear transform;          // cls.predictions.transform.dense

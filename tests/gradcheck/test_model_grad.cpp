@@ -63,6 +63,12 @@ TEST_CASE("gradcheck whole model: rope with rotate_values") {
     c.position.rotate_values = true;
     check_model(c);
 }
+TEST_CASE("gradcheck whole model: embedding_size 6 < hidden 8, three token types") {
+    TinySetup c = tiny_config("rope");
+    c.model.embedding_size = 6;  // the projection E → C and the head's C → E both in the loss
+    c.model.type_vocab_size = 3;
+    check_model(c);
+}
 TEST_CASE("gradcheck whole model: sinusoidal") { check_model(tiny_config("sinusoidal")); }
 TEST_CASE("gradcheck whole model: learned") { check_model(tiny_config("learned")); }
 TEST_CASE("gradcheck whole model: none") { check_model(tiny_config("none")); }

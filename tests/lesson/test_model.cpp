@@ -48,6 +48,34 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
     CHECK(found);
 }
 
+TEST_CASE("embedding_size E < hidden: E-wide tables, HF's embeddings_project, head back to E") {
+    ModelConfig config = small_config();
+    config.embedding_size = 8;
+    config.type_vocab_size = 3;
+    RoFormer model(config, position(), 1);
+    std::map<std::string, Shape> shapes;
+    for (const NamedParameter& p : model.parameters()) shapes[p.tensor.name()] = p.tensor.shape();
+    CHECK(shapes.at("roformer.embeddings.word_embeddings.weight") == Shape{50, 8});
+    CHECK(shapes.at("roformer.embeddings.token_type_embeddings.weight") == Shape{3, 8});
+    CHECK(shapes.at("roformer.embeddings.LayerNorm.weight") == Shape{8});
+    CHECK(shapes.at("roformer.embeddings_project.weight") == Shape{16, 8});
+    CHECK(shapes.at("roformer.embeddings_project.bias") == Shape{16});
+    CHECK(shapes.at("roformer.encoder.layer.0.attention.self.query.weight") == Shape{16, 16});
+    CHECK(shapes.at("cls.predictions.transform.dense.weight") == Shape{8, 16});
+    CHECK(shapes.at("cls.predictions.transform.LayerNorm.weight") == Shape{8});
+    CHECK(shapes.size() == 4 + 2 + 2 * 16 + 5);
+    // The encoder still hands C-wide rows to whatever reads it; type 2 is a valid segment.
+    const std::vector<int> ids = {5, 6, 7, 8}, types = {0, 1, 2, 2};
+    CHECK(model.encode(ids, 1, 4, false, types).shape() == Shape{4, 16});
+    CHECK(model.logits_all(ids, 1, 4, types).shape() == Shape{4, 50});
+    CHECK_THROWS_WITH_AS(model.encode(ids, 1, 4, false, {0, 1, 3, 0}),
+                         doctest::Contains("model.type_vocab_size"), std::invalid_argument);
+    // E = C (the default) has no projection: every earlier checkpoint keeps its tensors.
+    RoFormer plain(small_config(), position(), 1);
+    for (const NamedParameter& p : plain.parameters())
+        CHECK(p.tensor.name().find("embeddings_project") == std::string::npos);
+}
+
 TEST_CASE("weight decay flags: 2-D weights decay, biases and LayerNorm do not") {
     RoFormer model(small_config(), position(), 1);
     for (const NamedParameter& p : model.parameters())

@@ -164,7 +164,16 @@ TEST_CASE("config: inconsistent values are errors naming the key") {
         std::nullopt, {"position.scheme=learned", "position.max_positions=64", "data.seq_len=64"}));
     CHECK_NOTHROW(rf::load_config(std::nullopt,  // rope has no table to run out of
                                   {"position.max_positions=64", "data.seq_len=65"}));
+    // an embedding width other than hidden: the absolute tables are added at the hidden width
+    const std::string narrow =
+        validate_error({"model.embedding_size=64", "position.scheme=sinusoidal"});
+    CHECK(contains(narrow, "model.embedding_size"));
+    CHECK(contains(narrow, "position.scheme"));
+    CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=64"}));  // rope
+    CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=128",
+                                                 "position.scheme=learned"}));  // = hidden
     // non-positive sizes
+    CHECK(contains(validate_error({"model.type_vocab_size=0"}), "model.type_vocab_size"));
     for (const char* key : {"model.hidden", "model.num_heads", "model.num_layers", "model.ffn",
                             "data.seq_len", "data.val_windows", "train.batch_size", "train.steps"})
         CHECK(contains(validate_error({std::string(key) + "=0"}), key));
@@ -204,6 +213,8 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
     const std::vector<std::string> overrides = {
         "model.vocab_size=777",
         "model.hidden=96",
+        "model.embedding_size=96",  // = hidden: position.scheme = learned below needs it
+        "model.type_vocab_size=3",
         "model.num_heads=6",
         "model.num_layers=3",
         "model.ffn=300",
