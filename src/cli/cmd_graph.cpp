@@ -61,9 +61,10 @@ void run_graph(const GraphOptions& o) {
     rf::Tensor x = rf::Tensor::zeros({1, o.seq_len, C});
     for (size_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<rf::Real>(rng.normal());
     x.set_name("x (layer input)");
-    rf::Tensor h = layer.attention_block(x, model.position(), false, 0, rng);
+    rf::PositionScheme& position = model.layer_position(o.layer);
+    rf::Tensor h = layer.attention_block(x, position, false, 0, rng);
     const std::string title = "layer " + std::to_string(o.layer) +
-                              ": LayerNorm(x + attention(x)), " + model.position().name() + ", " +
+                              ": LayerNorm(x + attention(x)), " + position.name() + ", " +
                               rf::enum_name(config.model.attention) +
                               " attention, T = " + std::to_string(o.seq_len);
     const rf::DotGraph graph = rf::graph_to_dot(h, title);

@@ -63,6 +63,7 @@ std::vector<ConfigField> config_fields(Config& c) {
         {"position", "learned_frequencies", false, &p.learned_frequencies},
         {"position", "max_positions", false, &p.max_positions},
         {"position", "sinusoidal_scale", false, &p.sinusoidal_scale},
+        {"position", "layer_schemes", false, &p.layer_schemes},
         {"data", "path", true, &d.path},
         {"data", "tokenizer", true, &d.tokenizer},
         {"data", "vocab_size", true, &d.vocab_size},

@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
+#include "position/layer_schemes.hpp"
 #include "fast/simd.hpp"
 #include "tensor/format.hpp"
 #include "tensor/real.hpp"
@@ -105,6 +106,11 @@ void validate(const Config& c) {
     resolved.causal = c.train.objective == data::Objective::clm;
     validate_model_options(resolved, c.position);  // the model's rules, written in model/
     validate_position_config(c.position, m.hidden, m.num_heads);
+    layers_with_position(c.position, m.num_layers);  // position.layer_schemes, if any
+    if (!c.position.layer_schemes.empty() && m.attention == AttentionKind::linear)
+        invalid("position.layer_schemes",
+                "is implemented for model.attention = softmax only (linear attention places "
+                "RoPE in its own kernels); use softmax or leave position.layer_schemes empty");
 
     const DataConfig& d = c.data;
     if (d.path.empty()) invalid("data.path", "must name a UTF-8 text file, got an empty string");

@@ -23,13 +23,15 @@ AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids) {
     maps.length = ids.size();
     Tensor h = model.embed(ids, 1, ids.size(), false);  // [1,T,C]
     Rng unused(0);                                      // dropout is off: training = false
-    for (const EncoderLayer& layer : model.layers()) {
+    for (size_t i = 0; i < model.layers().size(); ++i) {
+        const EncoderLayer& layer = model.layers()[i];
+        PositionScheme& position = model.layer_position(i);  // `none` in a NoPE layer
         // The layer's own probabilities, by the function its composed forward runs
         SelfAttention::Heads heads = layer.attention.project(h);
-        Tensor p = layer.attention.softmax_probabilities(heads, model.position());  // [1,H,T,T]
+        Tensor p = layer.attention.softmax_probabilities(heads, position);  // [1,H,T,T]
         maps.probabilities.push_back(reshape(p, {maps.heads, maps.length, maps.length}));
         // and the layer itself, as training runs it, gives the next layer's input.
-        h = layer.forward(h, model.position(), false, Real(0), unused);
+        h = layer.forward(h, position, false, Real(0), unused);
     }
     return maps;
 }

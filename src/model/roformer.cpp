@@ -4,6 +4,8 @@
 #include <cassert>
 #include <stdexcept>
 
+#include "position/layer_schemes.hpp"
+
 namespace rf {
 
 static constexpr int kIgnore = -100;
@@ -33,6 +35,13 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     // schemes start from identical encoders.
     Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
     position_ = make_position_scheme(position, C, config.num_heads, position_rng);
+    // position.layer_schemes: the layers marked `none` attend without positions
+    // (layer_schemes.hpp); every other layer uses the one scheme above.
+    PositionConfig no_position = position;
+    no_position.scheme = PositionKind::none;
+    no_position_ = make_position_scheme(no_position, C, config.num_heads, position_rng);
+    for (bool with : layers_with_position(position, config.num_layers))
+        layer_positions_.push_back(with ? position_.get() : no_position_.get());
     // The kernels the layers and head run (kernels.hpp); any fixed tensors of their own (the
     // linear kernels' FAVOR projections) come from generators of their own, so every weight
     // below is the same draw whatever the kernels.
@@ -120,8 +129,8 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
                         const std::vector<int>& token_types) {
     const Real p = static_cast<Real>(config_.dropout);
     Tensor h = embed(ids, batch, seq_len, training, token_types);
-    for (const EncoderLayer& layer : layers_)
-        h = layer.forward(h, *position_, training, p, dropout_rng_);
+    for (size_t i = 0; i < layers_.size(); ++i)
+        h = layers_[i].forward(h, *layer_positions_[i], training, p, dropout_rng_);
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 

@@ -84,6 +84,9 @@ public:
     // The kernels its layers and head run (kernels.hpp), chosen once from the config.
     const Kernels& kernels() const { return *kernels_; }
     PositionScheme& position() { return *position_; }
+    // The scheme layer i attends with: position() or, where position.layer_schemes says
+    // `none`, a scheme that adds nothing (layer_schemes.hpp).
+    PositionScheme& layer_position(size_t i) { return *layer_positions_.at(i); }
     // The encoder layers, in order (attention_maps.hpp reads their attention).
     const std::vector<EncoderLayer>& layers() const { return layers_; }
     // Every trainable tensor, in a fixed order, with names and weight-decay flags.
@@ -112,6 +115,8 @@ private:
     LayerNorm embedding_norm;
     Linear embeddings_project;     // roformer.embeddings_project [C, E], only when E ≠ C
     std::unique_ptr<PositionScheme> position_;
+    std::unique_ptr<PositionScheme> no_position_;    // for layers marked `none`
+    std::vector<PositionScheme*> layer_positions_;  // per layer: position_ or no_position_
     std::vector<EncoderLayer> layers_;
     Linear transform;          // cls.predictions.transform.dense
     LayerNorm transform_norm;  // cls.predictions.transform.LayerNorm

@@ -109,6 +109,9 @@ struct PositionConfig : RopeConfig {
     double xpos_scale_base = 512.0;    // xpos: B, the distance over which ζ^(1) decays
     bool learned_frequencies = false;  // θ_i trainable parameters, initialised at base^(−2i/r)
     size_t max_positions = 512;        // learned: rows in the table (longest allowed T)
+    std::string layer_schemes;         // per layer: position.scheme or none, comma-separated
+                                       // ("rope,rope,rope,none"); empty = every layer the
+                                       // scheme (layer_schemes.hpp)
     double sinusoidal_scale = 0.0;     // sinusoidal: amplitude of the added table;
                                        // 0 = 1/sqrt(C), which under the embedding LayerNorm
                                        // is Vaswani's "tokens × sqrt(C)" (docs/rope.md §11)

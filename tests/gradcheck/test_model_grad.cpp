@@ -69,6 +69,11 @@ TEST_CASE("gradcheck whole model: embedding_size 6 < hidden 8, three token types
     c.model.type_vocab_size = 3;
     check_model(c);
 }
+TEST_CASE("gradcheck whole model: a RoPE layer, then a NoPE layer (position.layer_schemes)") {
+    TinySetup c = tiny_config("rope");
+    c.position.layer_schemes = "rope,none";
+    check_model(c);
+}
 TEST_CASE("gradcheck whole model: sinusoidal") { check_model(tiny_config("sinusoidal")); }
 TEST_CASE("gradcheck whole model: learned") { check_model(tiny_config("learned")); }
 TEST_CASE("gradcheck whole model: none") { check_model(tiny_config("none")); }

@@ -148,3 +148,35 @@ TEST_CASE("within one seed every scheme starts from the same encoder weights") {
     CHECK(a == b);
     CHECK(a == c);
 }
+
+TEST_CASE("position.layer_schemes: a `none` layer attends without positions, the others rotate") {
+    const std::vector<int> ids = {5, 9, 7, 5, 12, 30, 8, 5, 9, 41};
+    auto logits = [&](const std::string& scheme, const std::string& layers) {
+        PositionConfig p = position(scheme);
+        p.layer_schemes = layers;
+        RoFormer model(small_config(), p, 11);
+        const Tensor l = model.logits_all(ids, 1, ids.size());
+        return std::vector<Real>(l.data(), l.data() + l.numel());
+    };
+    // Every layer named: the same model as the plain scheme, bit for bit.
+    CHECK(logits("rope", "rope,rope") == logits("rope", ""));
+    CHECK(logits("rope", "none, none") == logits("none", ""));
+    CHECK(logits("alibi", "none,none") == logits("none", ""));
+    // A hybrid is neither.
+    const std::vector<Real> hybrid = logits("rope", "rope,none");
+    CHECK(hybrid != logits("rope", ""));
+    CHECK(hybrid != logits("none", ""));
+    CHECK(hybrid != logits("rope", "none,rope"));
+    // The one reader of the key refuses what cannot mean anything, naming it.
+    PositionConfig p = position("rope");
+    for (const char* bad : {"rope", "rope,none,rope", "rope,alibi", "rope,", "rope,ROPE"}) {
+        CAPTURE(bad);
+        p.layer_schemes = bad;
+        CHECK_THROWS_WITH_AS(RoFormer(small_config(), p, 1),
+                             doctest::Contains("position.layer_schemes"), std::invalid_argument);
+    }
+    PositionConfig learned = position("learned");
+    learned.layer_schemes = "learned,none";
+    CHECK_THROWS_WITH_AS(RoFormer(small_config(), learned, 1), doctest::Contains("embedding"),
+                         std::invalid_argument);
+}

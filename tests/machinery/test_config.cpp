@@ -172,6 +172,12 @@ TEST_CASE("config: inconsistent values are errors naming the key") {
     CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=64"}));  // rope
     CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=128",
                                                  "position.scheme=learned"}));  // = hidden
+    // a scheme per layer: one entry per layer, softmax attention only
+    CHECK(contains(validate_error({"position.layer_schemes=rope,none"}), "model.num_layers"));
+    CHECK(contains(validate_error({"position.layer_schemes=rope,rope,rope,none",
+                                   "model.attention=linear"}),
+                   "position.layer_schemes"));
+    CHECK_NOTHROW(rf::load_config(std::nullopt, {"position.layer_schemes=rope,rope,rope,none"}));
     // non-positive sizes
     CHECK(contains(validate_error({"model.type_vocab_size=0"}), "model.type_vocab_size"));
     for (const char* key : {"model.hidden", "model.num_heads", "model.num_layers", "model.ffn",
@@ -263,14 +269,15 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
     // The RoPE variants' keys cannot all leave their defaults in one valid config (scaling is
     // refused with a learned table and with interpolation_factor, xpos with linear attention,
     // every RoPE scaling knob on a scheme without RoPE,
-    // xpos with learned_frequencies): they round-trip in rope configs of their own.
+    // xpos with learned_frequencies, per-layer schemes with a learned table): they round-trip
+    // in rope configs of their own.
     const std::vector<std::vector<std::string>> variant_overrides = {
         {"train.objective=clm", "position.scaling=yarn", "position.scaling_factor=3.5",
          "position.original_max_positions=48", "position.yarn_beta_fast=16",
          "position.yarn_beta_slow=2", "position.yarn_attention_factor=1.1",
          "position.low_freq_factor=0.5", "position.high_freq_factor=3", "position.xpos=true",
          "position.xpos_gamma=0.3", "position.xpos_scale_base=256"},
-        {"position.learned_frequencies=true"},
+        {"position.learned_frequencies=true", "position.layer_schemes=rope, none,rope,rope"},
         {"position.interpolation_factor=2.5", "position.ntk_factor=1.25"}};  // RoPE's, not learned's
     CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() +
               variant_overrides[2].size() ==

@@ -114,13 +114,14 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         std::string scheme, pairing;
         bool rotate_values, causal;
         size_t embedding_size = 0;
+        std::string layer_schemes;
     };
     const std::vector<Case> cases{
         {"rope", "interleaved", false, false},       {"rope", "half", false, false},
         {"rope", "interleaved", true, false},        {"rope", "interleaved", false, true},
         {"none", "interleaved", false, false},       {"learned", "interleaved", false, false},
         {"sinusoidal", "interleaved", false, false}, {"alibi", "interleaved", false, false},
-        {"rope", "interleaved", false, false, 8}};
+        {"rope", "interleaved", false, false, 8},     {"rope", "half", false, true, 0, "none,rope"}};
     const size_t B = 3, T = 12, V = 40;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 11) % (V - 5));
@@ -131,9 +132,11 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         CAPTURE(c.rotate_values);
         CAPTURE(c.causal);
         CAPTURE(c.embedding_size);
+        CAPTURE(c.layer_schemes);
         PositionConfig position = testing::tiny_position_config(c.scheme);
         position.pairing = parse_enum<RopePairing>(c.pairing, "position.pairing");
         position.rotate_values = c.rotate_values;
+        position.layer_schemes = c.layer_schemes;
         ModelConfig config = testing::tiny_model_config(V);
         config.causal = c.causal;
         config.embedding_size = c.embedding_size;
