@@ -39,9 +39,10 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
         throw std::invalid_argument("give either --run or --tokenizer, not both");
     if (!o.tokenizer_file.empty()) {
         if (fs::is_directory(o.tokenizer_file)) return o.tokenizer_file;  // an HF directory
-        rf::require_regular_file(o.tokenizer_file, "tokenizer file",
-                                 "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json, "
-                                 "or a Hugging Face directory holding vocab.txt");
+        rf::require_regular_file(
+            o.tokenizer_file, "tokenizer file",
+            "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json, "
+            "or a Hugging Face directory holding vocab.txt");
         return o.tokenizer_file;
     }
     if (o.run_dir.empty())
@@ -94,8 +95,9 @@ void run_tokenize(const TokenizeOptions& o) {
         if (hf_directory)
             std::printf("ids are vocab.txt line numbers (0-based), as Hugging Face's input_ids\n");
         if (both)
-            std::printf("id: the model's; vocab.txt: the line in the imported vocab.txt (Hugging "
-                        "Face's input_ids)\n");
+            std::printf(
+                "id: the model's; vocab.txt: the line in the imported vocab.txt (Hugging "
+                "Face's input_ids)\n");
         std::printf(both ? "%5s  %6s  %8s  %s\n" : "%5s  %6s  %s\n", "pos", "id",
                     both ? "vocab.txt" : "token", "token");
         for (size_t pos = 0; pos < ids.size(); ++pos) {

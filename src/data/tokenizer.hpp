@@ -7,6 +7,8 @@
 //                  alphabet is the code points seen in training, merges are learned on
 //                  word counts (see bpe.cpp). A space belongs to the word after it, so
 //                  " heaven" is one token and decode is plain concatenation.
+// A third kind is imported, not trained: BERT's WordPiece on a Hugging Face vocab.txt
+// (WordPieceTokenizer, wordpiece.hpp: its own text rules, and decode joins with spaces).
 // Whitespace: token strings hold real spaces and newlines (display_token shows ' ' as '▁'
 // and '\n' as '↵'), so decode(encode(text)) == text for any valid UTF-8 text whose
 // characters were all seen in training. Invalid UTF-8 bytes decode to U+FFFD (→ [UNK]

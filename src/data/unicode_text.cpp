@@ -20,9 +20,14 @@ bool is_dropped_by_bert(char32_t cp) {
     if (cp == '\t' || cp == '\n' || cp == '\r') return false;
     if (cp == 0 || cp == kReplacementChar) return true;
     switch (category_of(cp)) {
-        case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CS:
-        case UTF8PROC_CATEGORY_CO: case UTF8PROC_CATEGORY_CN: return true;
-        default: return false;
+        case UTF8PROC_CATEGORY_CC:
+        case UTF8PROC_CATEGORY_CF:
+        case UTF8PROC_CATEGORY_CS:
+        case UTF8PROC_CATEGORY_CO:
+        case UTF8PROC_CATEGORY_CN:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -38,10 +43,16 @@ bool is_bert_punctuation(char32_t cp) {
         (cp >= 123 && cp <= 126))
         return true;
     switch (category_of(cp)) {
-        case UTF8PROC_CATEGORY_PC: case UTF8PROC_CATEGORY_PD: case UTF8PROC_CATEGORY_PS:
-        case UTF8PROC_CATEGORY_PE: case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF:
-        case UTF8PROC_CATEGORY_PO: return true;
-        default: return false;
+        case UTF8PROC_CATEGORY_PC:
+        case UTF8PROC_CATEGORY_PD:
+        case UTF8PROC_CATEGORY_PS:
+        case UTF8PROC_CATEGORY_PE:
+        case UTF8PROC_CATEGORY_PI:
+        case UTF8PROC_CATEGORY_PF:
+        case UTF8PROC_CATEGORY_PO:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -65,13 +76,13 @@ std::u32string strip_accents(const std::u32string& text) {
     const auto* input = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
     const auto options = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_STABLE);
     std::vector<utf8proc_int32_t> decomposed(text.size() * 2 + 4);
-    utf8proc_ssize_t count = utf8proc_decompose(input, utf8proc_ssize_t(bytes.size()),
-                                                decomposed.data(),
-                                                utf8proc_ssize_t(decomposed.size()), options);
+    utf8proc_ssize_t count =
+        utf8proc_decompose(input, utf8proc_ssize_t(bytes.size()), decomposed.data(),
+                           utf8proc_ssize_t(decomposed.size()), options);
     if (count > utf8proc_ssize_t(decomposed.size())) {
         decomposed.resize(size_t(count));
-        count = utf8proc_decompose(input, utf8proc_ssize_t(bytes.size()), decomposed.data(),
-                                   count, options);
+        count = utf8proc_decompose(input, utf8proc_ssize_t(bytes.size()), decomposed.data(), count,
+                                   options);
     }
     if (count < 0)  // append_utf8 wrote valid UTF-8, so this is utf8proc out of memory
         throw std::runtime_error(std::string("cannot decompose text: ") + utf8proc_errmsg(count));

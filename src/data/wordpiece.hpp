@@ -51,8 +51,8 @@ public:
     std::string kind() const override { return "wordpiece"; }
     bool do_lower_case() const { return do_lower_case_; }
 
-    int file_id(int id) const;                // throws std::out_of_range for a bad id
-    int id_of_file_id(int file_id) const;     // throws std::out_of_range for a bad line number
+    int file_id(int id) const;             // throws std::out_of_range for a bad id
+    int id_of_file_id(int file_id) const;  // throws std::out_of_range for a bad line number
     bool file_order_is_identity() const { return identity_; }
     std::vector<int> to_file_ids(const std::vector<int>& ids) const;
     std::vector<std::string> file_order_vocab() const;  // vocab.txt's lines, in order
@@ -71,8 +71,8 @@ private:
     std::string json_extra_fields() const override;
 
     bool do_lower_case_;
-    std::vector<int> file_ids_;     // our id → vocab.txt line
-    std::vector<int> id_of_file_;   // vocab.txt line → our id
+    std::vector<int> file_ids_;    // our id → vocab.txt line
+    std::vector<int> id_of_file_;  // vocab.txt line → our id
     bool identity_ = true;
     size_t longest_entry_chars_ = 0;  // code points of the longest entry ("##" included)
 };

@@ -81,15 +81,16 @@ bool lower_case_setting(const nlohmann::json& config) {
                                     : config["tokenizer_class"].dump();
         if (cls.rfind("RoFormerTokenizer", 0) == 0)
             refuse("tokenizer_class",
-                   "= " + cls + " first segments Chinese words with jieba, which is not "
-                   "implemented; for a character vocabulary set it to BertTokenizer (the same "
-                   "tokens once jieba's words not in the vocabulary are split)");
+                   "= " + cls +
+                       " first segments Chinese words with jieba, which is not "
+                       "implemented; for a character-level vocabulary set it to BertTokenizer to "
+                       "tokenize without jieba");
         if (cls != "BertTokenizer" && cls != "BertTokenizerFast")
             refuse("tokenizer_class",
                    "= " + cls + " is not supported; only BertTokenizer's WordPiece is");
     }
-    const char* const keys[kNumSpecialTokens] = {"pad_token", "unk_token", "cls_token",
-                                                 "sep_token", "mask_token"};
+    const char* const keys[kNumSpecialTokens] = {"pad_token", "unk_token", "cls_token", "sep_token",
+                                                 "mask_token"};
     for (int id = 0; id < kNumSpecialTokens; ++id)
         check_special(config, keys[id], kSpecialTokens[id]);
     if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object())
@@ -142,9 +143,8 @@ std::unique_ptr<WordPieceTokenizer> load_wordpiece_directory(const std::string& 
         throw std::runtime_error("tokenizer directory '" + dir +
                                  "' has no vocab.txt; give a Hugging Face BERT / RoFormer "
                                  "tokenizer directory, or a tokenizer.json file");
-    const std::string vocab = read_regular_file(vocab_path, "vocab file",
-                                                "give the vocab.txt of a BERT tokenizer",
-                                                kMaxTokenizerBytes);
+    const std::string vocab = read_regular_file(
+        vocab_path, "vocab file", "give the vocab.txt of a BERT tokenizer", kMaxTokenizerBytes);
     const std::string config_path = (fs::path(dir) / "tokenizer_config.json").string();
     const std::string config =
         fs::exists(config_path)

@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string bytes(reinterpret_cast<const char*>(data), size);
     // the bytes as text, on a small fixed vocabulary, both casings
     static const std::vector<std::string> fixed = {
-        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b", "##b", "ab", "é",
-        "##é", "中", "the", "##s", ",", "'", "$", "[", "]"};
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b", "##b", "ab",
+        "é",     "##é",   "中",    "the",   "##s",    ",", "'",   "$", "[",   "]"};
     for (const bool lower : {true, false})
         exercise(*rf::data::WordPieceTokenizer::from_file_order(fixed, lower), bytes);
     // the bytes as vocab.txt; a tokenizer that loads tokenizes its own file, saves and loads

@@ -35,8 +35,7 @@ std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
-std::unique_ptr<WordPieceTokenizer> from_lines(const std::vector<std::string>& lines,
-                                               bool lower) {
+std::unique_ptr<WordPieceTokenizer> from_lines(const std::vector<std::string>& lines, bool lower) {
     return WordPieceTokenizer::from_file_order(lines, lower);
 }
 
@@ -57,9 +56,9 @@ std::string error_of(const std::function<void()>& f) {
     return "(no error)";
 }
 
-const std::vector<std::string> kSmall = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a",
-                                         "##a", "un", "##able", "able", "cafe", "café", "n",
-                                         "é", "##é", "[", "]", "mask", "hello"};
+const std::vector<std::string> kSmall = {"[PAD]", "[UNK]",  "[CLS]", "[SEP]", "[MASK]", "a", "##a",
+                                         "un",    "##able", "able",  "cafe",  "café",   "n", "é",
+                                         "##é",   "[",      "]",     "mask",  "hello"};
 
 }  // namespace
 
@@ -106,8 +105,8 @@ TEST_CASE("wordpiece: CJK ideographs become words of their own, kana and Hangul 
 TEST_CASE("wordpiece: punctuation splits, the ASCII symbols BERT counts included") {
     const auto t = from_lines(kSmall, false);
     CHECK(words(*t, "a$b+c<d=e>f^g`h|i~j") ==
-          std::vector<std::u32string>{U"a", U"$", U"b", U"+", U"c", U"<", U"d", U"=", U"e",
-                                      U">", U"f", U"^", U"g", U"`", U"h", U"|", U"i", U"~", U"j"});
+          std::vector<std::u32string>{U"a", U"$", U"b", U"+", U"c", U"<", U"d", U"=", U"e", U">",
+                                      U"f", U"^", U"g", U"`", U"h", U"|", U"i", U"~", U"j"});
     CHECK(words(*t, "don't—so") == std::vector<std::u32string>{U"don", U"'", U"t", U"—", U"so"});
     CHECK(words(*t, "a©b±c") == std::vector<std::u32string>{U"a©b±c"});  // symbols (S*) stay
 }
@@ -116,7 +115,9 @@ TEST_CASE("wordpiece: control and format characters dropped, whitespace of any k
     const auto t = from_lines(kSmall, false);
     const char raw[] = "co\0n\x07t\u200Br\uFEFFo\uFFFDl";  // NUL BEL ZWSP BOM U+FFFD
     CHECK(words(*t, std::string(raw, sizeof raw - 1)) == std::vector<std::u32string>{U"control"});
-    CHECK(words(*t, "a\xFF" "b") == std::vector<std::u32string>{U"ab"});  // a stray byte
+    CHECK(words(*t,
+                "a\xFF"
+                "b") == std::vector<std::u32string>{U"ab"});  // a stray byte
     CHECK(words(*t, "a\tb\nc\rd\u3000e\u00A0f\u2028g") ==
           std::vector<std::u32string>{U"a", U"b", U"c", U"d", U"e", U"f", U"g"});
     CHECK(words(*t, " \t\n ").empty());
@@ -221,7 +222,8 @@ TEST_CASE("wordpiece: tokenizer_config.json settings we do not implement are ref
         return error_of([&] { parse_wordpiece_files(vocab, config, "d"); });
     };
     CHECK_FALSE(parse_wordpiece_files(vocab, R"({"do_lower_case": false, "strip_accents":
-        null, "tokenizer_class": "BertTokenizer", "mask_token": "[MASK]"})", "d")
+        null, "tokenizer_class": "BertTokenizer", "mask_token": "[MASK]"})",
+                                      "d")
                     ->do_lower_case());
     CHECK(refusal(R"({"tokenize_chinese_chars": false})").find("tokenize_chinese_chars") !=
           std::string::npos);
@@ -234,10 +236,11 @@ TEST_CASE("wordpiece: tokenizer_config.json settings we do not implement are ref
     CHECK(refusal(R"({"do_lower_case": "yes"})").find("do_lower_case must be true or false") !=
           std::string::npos);
     CHECK(refusal(R"({"mask_token": "<mask>"})").find("mask_token") != std::string::npos);
-    CHECK(refusal(R"({"added_tokens_decoder": {"6": {"content": "<extra>"}}})")
-              .find("'<extra>'") != std::string::npos);
+    CHECK(refusal(R"({"added_tokens_decoder": {"6": {"content": "<extra>"}}})").find("'<extra>'") !=
+          std::string::npos);
     CHECK(refusal("{not json").find("tokenizer_config.json is not valid JSON") !=
           std::string::npos);
-    CHECK(error_of([] { load_wordpiece_directory(std::string(RF_SOURCE_DIR) + "/src"); })
-              .find("has no vocab.txt") != std::string::npos);
+    CHECK(error_of([] {
+              load_wordpiece_directory(std::string(RF_SOURCE_DIR) + "/src");
+          }).find("has no vocab.txt") != std::string::npos);
 }
