@@ -142,6 +142,10 @@ ImportedModel read_hf_directory(const std::string& dir) {
         read_source(dir, "config.json", "an HF model directory holds config.json", kMaxJsonBytes);
     const Json hf = parse_json(config_file, dir);
     ImportedModel imported;
+    auto record = [&](const std::string& name, const std::string& bytes) {
+        imported.files[name] = {bytes.size(), sha256_hex(bytes)};
+    };
+    record(config_file.name, config_file.bytes);
     imported.config = config_from_hf(hf, dir + "/config.json");
     if (hf.contains("transformers_version") && hf["transformers_version"].is_string())
         imported.transformers_version = hf["transformers_version"].get<std::string>();
@@ -156,11 +160,14 @@ ImportedModel read_hf_directory(const std::string& dir) {
     std::string tokenizer_class;
     const std::string tc_path = (fs::path(dir) / "tokenizer_config.json").string();
     if (fs::exists(tc_path)) {
-        const Json tc = parse_json(read_source(dir, "tokenizer_config.json", "", kMaxJsonBytes), dir);
+        const SourceFile tc_file = read_source(dir, "tokenizer_config.json", "", kMaxJsonBytes);
+        record(tc_file.name, tc_file.bytes);
+        const Json tc = parse_json(tc_file, dir);
         if (tc.is_object() && tc.contains("tokenizer_class") && tc["tokenizer_class"].is_string())
             tokenizer_class = tc["tokenizer_class"].get<std::string>();
     }
     imported.tokenizer = data::load_wordpiece_directory(dir);
+    record("vocab.txt", read_file_bytes(vocab_path));
     if (tokenizer_class.rfind("RoFormerTokenizer", 0) == 0) {
         refuse_word_level(*imported.tokenizer, dir);
         imported.notes.push_back(
@@ -185,12 +192,15 @@ ImportedModel read_hf_directory(const std::string& dir) {
     if (!fs::exists(st_path) && fs::exists(fs::path(dir) / "pytorch_model.bin"))
         throw std::runtime_error(dir + " has pytorch_model.bin but no model.safetensors; convert "
                                  "it first: /usr/bin/python3 scripts/hf_to_safetensors.py " + dir);
-    const std::string bytes = read_regular_file(st_path, "HF checkpoint",
+    std::string bytes = read_regular_file(st_path, "HF checkpoint",
                                                 "save it with safe_serialization=True or "
                                                 "convert it with scripts/hf_to_safetensors.py",
                                                 kMaxReadBytes);
     const SafetensorsFile file = parse_safetensors(bytes, st_path);
+    record("model.safetensors", bytes);
     imported.dtype = dtype_in(bytes, kWordEmbeddings);
+    const std::string table_dtype = dtype_in(bytes, kPositionTable);
+    std::string().swap(bytes);  // parsed: the file's bytes need not stay beside the weights
     imported.model = std::make_unique<RoFormer>(resolved_model_config(imported.config, V),
                                                 imported.config.position,
                                                 imported.config.train.seed);
@@ -234,7 +244,7 @@ ImportedModel read_hf_directory(const std::string& dir) {
         throw std::runtime_error(st_path + " has no " + kPositionTable +
                                  ", the sinusoidal table every RoFormer checkpoint holds");
     imported.position_table_error =
-        check_position_table(*table, dtype_in(bytes, kPositionTable), imported.config, st_path);
+        check_position_table(*table, table_dtype, imported.config, st_path);
     used.insert(kPositionTable);
     for (const NamedTensor& t : file.tensors)
         if (!used.count(t.name))
@@ -252,13 +262,8 @@ ImportedModel import_hf(const std::string& dir, const std::string& out) {
     source["dtype"] = imported.dtype;
     source["position_table_max_error"] = imported.position_table_error;
     Json files = Json::object();
-    for (const char* name : {"config.json", "model.safetensors", "vocab.txt",
-                             "tokenizer_config.json"}) {
-        const std::string path = (fs::path(dir) / name).string();
-        if (!fs::exists(path)) continue;
-        const std::string bytes = read_file_bytes(path);
-        files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
-    }
+    for (const auto& [name, size_and_hash] : imported.files)
+        files[name] = {{"bytes", size_and_hash.first}, {"sha256", size_and_hash.second}};
     source["files"] = files;
 
     RunDirectory run = RunDirectory::fresh(out);

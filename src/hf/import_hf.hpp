@@ -15,7 +15,10 @@
 // or a failure part way leaves nothing behind, and an existing non-empty RUN is refused.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -36,6 +39,9 @@ struct ImportedModel {
     std::string transformers_version;     // from config.json ("" when absent)
     double position_table_error = 0;      // max |HF's table − ours|
     std::vector<std::string> notes;       // what a user should know (printed by the command)
+    // The source files read (config.json, model.safetensors, vocab.txt, tokenizer_config.json
+    // when present): name → {bytes, SHA-256}, for the run's hf_source.json.
+    std::map<std::string, std::pair<size_t, std::string>> files;
 };
 
 // Reads and checks DIR (every refusal: std::invalid_argument or std::runtime_error, one line
