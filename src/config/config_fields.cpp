@@ -46,6 +46,7 @@ std::vector<ConfigField> config_fields(Config& c) {
         {"position", "rope_placement", false, enum_field(&p.rope_placement)},
         {"position", "base", false, &p.base},
         {"position", "rotary_fraction", false, &p.rotary_fraction},
+        {"position", "rope_p", false, &p.rope_p},
         {"position", "rotate_values", false, &p.rotate_values},
         {"position", "interpolation_factor", true, &p.interpolation_factor},
         {"position", "ntk_factor", true, &p.ntk_factor},

@@ -144,6 +144,9 @@ void require_hf_expressible(const Config& c) {
     if (p.rotary_fraction != 1.0)
         refuse("position.rotary_fraction", std::to_string(p.rotary_fraction),
                "HF's RoFormer rotates the whole head");
+    if (p.rope_p != 1.0)
+        refuse("position.rope_p", std::to_string(p.rope_p),
+               "HF's RoFormer rotates every frequency pair (p-RoPE leaves some unrotated)");
     if (p.base != 10000.0)
         refuse("position.base", std::to_string(p.base), "HF's RoFormer's base is 10000");
     if (p.scaling != RopeScaling::none)

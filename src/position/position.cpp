@@ -25,6 +25,23 @@ size_t attention_head_size(size_t hidden, size_t num_heads) {
     return hidden / num_heads;
 }
 
+// p-RoPE (position.rope_p) on a RoPE scheme: the whole head's ladder, fixed θ_i, and a
+// whole number of rotated pairs. It composes with the scaling keys (they rescale the pairs
+// that still turn) and with rotate_values (v turns by the same table).
+static void validate_rope_p(const PositionConfig& c) {
+    if (c.rope_p == 1.0) return;
+    const std::string p = "position.rope_p = " + format_printf("%g", c.rope_p);
+    if (c.rotary_fraction != 1.0)
+        fail(p + " keeps the whole head's ladder base^(-2i/D), but position.rotary_fraction = " +
+             format_printf("%g", c.rotary_fraction) +
+             " re-spaces it over fewer dims; use one of the two (docs/rope.md §8)");
+    if (c.learned_frequencies || c.xpos)
+        fail(p + " fixes the slow pairs at theta = 0, which position." +
+             (c.xpos ? "xpos would still decay" : "learned_frequencies would train away") +
+             "; set position." + (c.xpos ? "xpos" : "learned_frequencies") +
+             " = false or position.rope_p = 1");
+}
+
 // position.scaling, xpos and learned_frequencies: only on RoPE, and not with each other where
 // they cannot mean anything. The scaling's own knobs are checked in validate_rope_scaling.
 static void validate_rope_variants(const PositionConfig& c) {
@@ -57,8 +74,13 @@ static void validate_rope_variants(const PositionConfig& c) {
             fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
                  " = true is a RoPE variant, but position.scheme = " + scheme +
                  "; use position.scheme = rope");
+        if (c.rope_p != 1.0)
+            fail("position.rope_p = " + format_printf("%g", c.rope_p) +
+                 " chooses which RoPE pairs turn, but position.scheme = " + scheme +
+                 " has none; use position.scheme = rope or leave position.rope_p out");
         return;
     }
+    validate_rope_p(c);
     if (c.xpos && c.learned_frequencies)
         fail("position.xpos and position.learned_frequencies are both true; choose one");
     if ((c.xpos || c.learned_frequencies) && c.rotate_values)
@@ -85,6 +107,9 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
         fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) +
              " must be in (0, 1]; 1 rotates the whole head");
+    if (!(c.rope_p >= 0.0 && c.rope_p <= 1.0))
+        fail("position.rope_p = " + format_printf("%g", c.rope_p) +
+             " must be in [0, 1]: the fraction of RoPE's pairs that turn (1 = all, 0 = none)");
     if (!(c.sinusoidal_scale >= 0.0))
         fail("position.sinusoidal_scale = " + format_printf("%g", c.sinusoidal_scale) +
              " must be >= 0 (0 = 1/sqrt(hidden), 1 = the raw sin/cos table)");
@@ -101,6 +126,13 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
              format_printf("%g", exact) + " rotary dims for head size " + std::to_string(D) +
              "; it must give an even whole number from 2 to " + std::to_string(D) +
              " (e.g. 0.5 → " + std::to_string(D / 2) + ", 1 → " + std::to_string(D) + ")");
+    const double pairs = c.rope_p * static_cast<double>(D / 2);
+    if (D % 2 == 0 && std::abs(pairs - std::round(pairs)) > 1e-9)
+        fail("position.rope_p = " + format_printf("%g", c.rope_p) + " turns " +
+             format_printf("%g", pairs) + " of the " + std::to_string(D / 2) +
+             " pairs of head size " + std::to_string(D) +
+             "; it must turn a whole number of pairs: the nearest is position.rope_p = " +
+             format_printf("%g", std::round(pairs) / static_cast<double>(D / 2)));
     validate_rope_options(rope_options_from_config(c, D));
 }
 

@@ -84,6 +84,10 @@ struct RopeConfig {
     double base = 10000.0;              // θ_i = base^(−2i/d) (rope; sinusoidal's base too)
     double interpolation_factor = 1.0;  // position interpolation, m → m / factor
     double ntk_factor = 1.0;            // NTK-aware base scaling, base·factor^(r/(r−2))
+    // p-RoPE (Barbero et al. 2025): keep the head's ladder θ_i = base^(−2i/D) but turn only
+    // the round(p·D/2) fastest pairs (i small); the slower ones get θ_i = 0 (not rotated).
+    // 1 = plain RoPE, 0 = no rotation at all (NoPE scores). Not rotary_fraction (rope.cpp).
+    double rope_p = 1.0;
     // Scaling a trained RoPE model (evaluation-time keys; rope_scaling.hpp):
     RopeScaling scaling = RopeScaling::none;  // none | linear | ntk | dynamic_ntk | yarn | llama3
     double scaling_factor = 1.0;              // s: the context is stretched s times
@@ -134,6 +138,10 @@ RopePairing parse_rope_pairing(const std::string& name);
 const char* rope_pairing_name(RopePairing pairing);
 // r = rotary_fraction · D, rounded; validate_position_config guarantees it is exact and even.
 size_t rope_rotary_dims(double rotary_fraction, size_t head_dim);
+// p-RoPE's rotated pairs: round(p·pairs) to the nearest whole number, halves up (std::llround).
+// For softmax attention validate_position_config insists that p·D/2 is already whole, so only
+// linear attention's feature table (its own r_F/2 pairs) ever rounds.
+size_t rope_p_rotated_pairs(double rope_p, size_t pairs);
 // The config's RoPE knobs (its RopeConfig part) with this head's geometry.
 RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim);
 // The rules for RoPE's knobs, each written once; messages name the position.* key.

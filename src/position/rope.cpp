@@ -22,6 +22,10 @@ RopeFrequencies rope_frequencies(const RopeOptions& o, size_t length) {
     for (size_t i = 0; i < f.theta.size(); ++i)
         f.theta[i] = std::pow(f.base, -2.0 * static_cast<double>(i) / r);
     rescale_rope_frequencies(o, f);  // divisor, per-pair θ_i, a: rope_scaling.cpp
+    // p-RoPE: the slowest pairs stop turning (θ_i = 0: cos 1, sin 0, the identity), after any
+    // scaling, so a scaled p-RoPE model rescales only the pairs it rotates. p = 1 changes nothing.
+    for (size_t i = rope_p_rotated_pairs(o.rope_p, f.theta.size()); i < f.theta.size(); ++i)
+        f.theta[i] = 0.0;
     return f;
 }
 

@@ -24,6 +24,10 @@ size_t rope_rotary_dims(double rotary_fraction, size_t head_dim) {
     return static_cast<size_t>(std::llround(rotary_fraction * static_cast<double>(head_dim)));
 }
 
+size_t rope_p_rotated_pairs(double rope_p, size_t pairs) {
+    return static_cast<size_t>(std::llround(rope_p * static_cast<double>(pairs)));
+}
+
 RopeOptions rope_options_from_config(const PositionConfig& config, size_t head_dim) {
     RopeOptions o;
     static_cast<RopeConfig&>(o) = config;  // the knobs, all at once

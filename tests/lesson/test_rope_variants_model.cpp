@@ -83,6 +83,9 @@ TEST_CASE("every RoPE variant: the same logits with model.fused = true and false
     p = testing::tiny_position_config();
     p.learned_frequencies = true;
     variants.push_back(p);
+    p = testing::tiny_position_config();
+    p.rope_p = 0.5;  // p-RoPE: half the pairs turn
+    variants.push_back(p);
     for (RopeScaling scaling : {RopeScaling::dynamic_ntk, RopeScaling::yarn, RopeScaling::llama3}) {
         p = testing::tiny_position_config();
         p.scaling = scaling;

@@ -30,6 +30,7 @@ for k in a: assert a[k] == b[k], k
 PY
 }
 
+$PY -c "import random; random.seed(0); print(' '.join('w%d' % random.randrange(5, 60) for _ in range(3000)))" >"$WORK/corpus.txt"
 for fx in hf_roformer_tiny hf_roformer_tiny_project; do
   mkdir -p "$WORK/$fx" && cp "$REF/$fx/config.json" "$REF/$fx/model.safetensors" "$WORK/$fx/" && vocab "$WORK/$fx"
   chmod u+w "$WORK/$fx"/*
@@ -50,6 +51,7 @@ PY
   "$BIN" fill-mask --run "$WORK/run_$fx" "w7 w9 [MASK] w11" >"$WORK/fill_$fx.txt" 2>"$WORK/fill_$fx.err" || fail "fill-mask $fx"
   [ -s "$WORK/fill_$fx.err" ] && fail "fill-mask warns on an imported run: $(cat "$WORK/fill_$fx.err")"
   "$BIN" attention --run "$WORK/run_$fx" "w7 w9 w11" --layer 1 --head 1 >/dev/null || fail "attention $fx"
+  out=$("$BIN" eval --run "$WORK/run_$fx" --set data.path="$WORK/corpus.txt" --set data.seq_len=32 2>&1) || fail "eval $fx: $out"
   "$BIN" tokenize --run "$WORK/run_$fx" "w7 w9 [MASK]" --ids-only | grep -q "^2 7 9 4 3$" || fail "tokenize $fx"
   # export → the fixture's own tensors; import of the export → the same run, the same output
   out=$("$BIN" export-hf "$WORK/run_$fx" --out "$WORK/exp_$fx") || fail "export-hf $fx: $out"
@@ -72,6 +74,38 @@ mkdir -p "$WORK/notes" && echo mine >"$WORK/notes/a.txt"
   --quiet --out "$WORK/half" >/dev/null || fail "training the half-pairing run"
 "$BIN" export-hf "$WORK/half" --out "$WORK/exp_half" >/dev/null 2>"$WORK/err"; rc=$?
 [ $rc = 2 ] && grep -q "position.pairing = half" "$WORK/err" && [ ! -e "$WORK/exp_half" ] || fail "export of a half-pairing run: rc $rc $(cat "$WORK/err")"
+
+# A run trained here, with its char tokenizer: the export holds the run's tensors unchanged and
+# HF's table made from HF's own formula (numpy, float64: row m = sin(m·θ_i) then cos(m·θ_i),
+# θ_i = 10000^(−2i/D)), a tokenizer.json of the run's vocabulary; import-hf wants a vocab.txt.
+"$BIN" train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 --set data.tokenizer=char \
+  --quiet --out "$WORK/char" >/dev/null || fail "training the char run"
+"$BIN" export-hf "$WORK/char" --out "$WORK/exp_char" >"$WORK/out" || fail "export-hf of a char run: $(cat "$WORK/out")"
+$PY - "$WORK/char" "$WORK/exp_char" "$REF/hf_roformer_tiny/config.json" <<'PY' || fail "the char run's export"
+import json, struct, sys, numpy as np
+run, exp, fixture = sys.argv[1:]
+def tensors(path):
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+    return h.get("__metadata__", {}), {k: np.frombuffer(b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], "<f4").reshape(v["shape"])
+                                       for k, v in h.items() if k != "__metadata__"}
+_, ours = tensors(f"{run}/model.safetensors")
+meta, theirs = tensors(f"{exp}/model.safetensors")
+assert meta == {"format": "pt"}, meta
+table = theirs.pop("roformer.encoder.embed_positions.weight")
+assert ours.keys() == theirs.keys(), sorted(set(ours) ^ set(theirs))
+for k in ours: assert np.array_equal(ours[k], theirs[k]), k
+config = json.load(open(f"{exp}/config.json"))
+assert set(config) == set(json.load(open(fixture))) - {"transformers_version"}, set(config)
+P, D = config["max_position_embeddings"], config["hidden_size"] // config["num_attention_heads"]
+angles = np.arange(P)[:, None] * 10000.0 ** (-2 * np.arange(D // 2) / D)
+assert table.shape == (P, D) and np.abs(table - np.concatenate([np.sin(angles), np.cos(angles)], 1)).max() < 1e-6
+vocab = json.load(open(f"{run}/tokenizer.json"))["vocab"]
+tok = json.load(open(f"{exp}/tokenizer.json"))
+assert tok["model"]["vocab"] == {t: i for i, t in enumerate(vocab)} and config["vocab_size"] == len(vocab)
+assert [a["content"] for a in tok["added_tokens"]] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+PY
+"$BIN" import-hf "$WORK/exp_char" --out "$WORK/back_char" >/dev/null 2>"$WORK/err"; rc=$?
+[ $rc = 2 ] && grep -q "has no vocab.txt" "$WORK/err" && [ ! -e "$WORK/back_char" ] || fail "import of a char export: rc $rc $(cat "$WORK/err")"
 
 # finetune --from an imported checkpoint, then classify with it.
 out=$("$BIN" finetune --from "$WORK/run_hf_roformer_tiny_project" --task kjv-testament --out "$WORK/ft" --quiet \

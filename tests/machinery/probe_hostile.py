@@ -203,6 +203,10 @@ BASES = {
     "extrapolate": lambda: ["extrapolate", "--runs", CMP, "--factors", "1", "--max-tokens", "256",
                             "--no-plot"],
     "rope-decay": lambda: ["rope-decay", "--max-distance", "8"],
+    "base-bound": lambda: ["base-bound", "--head-dim", "16", "--length", "32",
+                           "--steps-per-decade", "50"],
+    "frequencies": lambda: ["frequencies", "--run", RUN, "--batches", "1",
+                            "--out", fresh("freq") + ".csv"],
     "graph": lambda: ["graph", "--config", "configs/tiny.toml", "--out", fresh("graph") + ".dot"],
     "gradcheck": lambda: ["gradcheck", "--op", "rope"],
 }
@@ -213,7 +217,7 @@ SET_VALUES = ["", "nokey", "train.nosuchkey=1", "train.lr=", "train.lr=nan", "tr
 # What each path option reads or writes, by its name.
 READ_DIRS = {"--run", "--from", "--runs"}
 READ_FILES = {"--config", "--tokenizer", "--plot-script"}
-WRITE_PATHS = {"--out", "--confusion"}
+WRITE_PATHS = {"--out", "--confusion", "--csv"}
 
 
 def options_of(cmd):

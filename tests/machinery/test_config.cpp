@@ -278,7 +278,8 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
          "position.low_freq_factor=0.5", "position.high_freq_factor=3", "position.xpos=true",
          "position.xpos_gamma=0.3", "position.xpos_scale_base=256"},
         {"position.learned_frequencies=true", "position.layer_schemes=rope, none,rope,rope"},
-        {"position.interpolation_factor=2.5", "position.ntk_factor=1.25"}};  // RoPE's, not learned's
+        {"position.interpolation_factor=2.5", "position.ntk_factor=1.25",
+         "position.rope_p=0.5"}};  // RoPE's, not learned's
     CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() +
               variant_overrides[2].size() ==
           rf::config_keys().size());  // the lists cover every key

@@ -87,6 +87,10 @@ TEST_CASE("fused attention equals the composed ops: values and gradients, every 
                 check_op_against_composed(3, 17, 24, 3, &full, causal, 1);
                 RopeTable partial(testing::rope_options(pairing, 8, 4, 100.0));
                 check_op_against_composed(2, 9, 16, 2, &partial, causal, 2);
+                RopeOptions p_rope = testing::rope_options(pairing, 8, 8, 100.0);
+                p_rope.rope_p = 0.5;  // p-RoPE: pairs 2, 3 of 4 with θ = 0
+                RopeTable half_turning(p_rope);
+                check_op_against_composed(2, 9, 16, 2, &half_turning, causal, 9);
             }
         }
         check_op_against_composed(2, 11, 16, 4, nullptr, false, 3);

@@ -72,6 +72,7 @@ TEST_CASE("export-hf refuses what HF's RoFormer cannot express, naming the key")
     CHECK(contains(refusal("position.pairing=\"half\""), "position.pairing = half"));
     CHECK(contains(refusal("position.rotary_fraction=0.5"), "position.rotary_fraction"));
     CHECK(contains(refusal("position.base=500000"), "position.base"));
+    CHECK(contains(refusal("position.rope_p=0.75"), "position.rope_p"));
     CHECK(contains(refusal("position.scaling=\"yarn\""), "position.scaling = yarn"));
     CHECK(contains(refusal("position.interpolation_factor=2"), "position.interpolation_factor"));
     CHECK(contains(refusal("position.xpos=true"), "position.xpos"));
