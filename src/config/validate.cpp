@@ -114,7 +114,7 @@ void validate(const Config& c) {
 
     const DataConfig& d = c.data;
     if (d.path.empty()) invalid("data.path", "must name a UTF-8 text file, got an empty string");
-    require_one_of("data.tokenizer", d.tokenizer, {"bpe", "char", "wordpiece"});
+    require_one_of("data.tokenizer", d.tokenizer, {"bpe", "char"});
     if (d.vocab_size <= 5)
         invalid("data.vocab_size",
                 "must be larger than the 5 special tokens, got " + std::to_string(d.vocab_size));
