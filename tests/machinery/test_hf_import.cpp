@@ -56,6 +56,24 @@ TEST_CASE("import-hf: both checkpoints transformers wrote give HF's logits on ev
         CHECK(largest > 1.0);  // the logits are not all near zero
         CHECK(worst <= 1e-5 * largest);
     }
+    // The composed path (model.fused = false, the ops a student reads) agrees with HF too.
+    for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
+        CAPTURE(fixture);
+        hf::ImportedModel imported = hf::read_hf_directory(rf::testing::hf_directory(fixture, "composed").string());
+        ModelConfig unfused = imported.model->config();
+        unfused.fused = false;
+        auto composed = std::make_unique<RoFormer>(unfused, imported.config.position, 1);
+        const auto from = imported.model->parameters();
+        const auto to = composed->parameters();
+        REQUIRE(from.size() == to.size());
+        for (size_t i = 0; i < from.size(); ++i) {
+            Tensor target = to[i].tensor;
+            copy_into(to_named_tensor(from[i].tensor), target);
+        }
+        imported.model = std::move(composed);
+        const auto [worst, largest] = logits_error(imported, fixture);
+        CHECK(worst <= 1e-5 * largest);
+    }
     // The projected fixture really has E ≠ C, and a second segment is among the inputs.
     hf::ImportedModel projected = hf::read_hf_directory(
         rf::testing::hf_directory("hf_roformer_tiny_project", "e16").string());
