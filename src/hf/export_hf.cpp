@@ -122,9 +122,9 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
                                           {{"format", "pt"}}));
     const size_t max_length = std::max(run.config.position.max_positions, run.config.data.seq_len);
     if (tokenizer.kind() == "wordpiece") {
-        std::string vocab;
-        for (int id : our_id) vocab += tokenizer.token(id) + "\n";
         const auto& wordpiece = dynamic_cast<const data::WordPieceTokenizer&>(tokenizer);
+        std::string vocab;
+        for (const std::string& line : wordpiece.file_order_vocab()) vocab += line + "\n";
         files.emplace_back("vocab.txt", vocab);
         files.emplace_back("tokenizer_config.json",
                            special_tokens_config({{"tokenizer_class", "BertTokenizer"},

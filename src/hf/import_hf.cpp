@@ -65,9 +65,22 @@ std::string shape_text(const std::vector<size_t>& shape) {
     return s + "]";
 }
 
+// vocab.txt's entries, one a line (HF's load_vocab: the line without its line break).
+std::vector<std::string> vocab_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
 // A word-level Chinese vocabulary (entries of two or more CJK characters) needs jieba.
-void refuse_word_level(const data::Tokenizer& tokenizer, const std::string& dir) {
-    for (const std::string& token : tokenizer.vocab()) {
+void refuse_word_level(const std::string& vocab_txt, const std::string& dir) {
+    for (const std::string& token : vocab_lines(vocab_txt)) {
         size_t cjk = 0;
         for (char32_t cp : data::decode_utf8(token))
             cjk += (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
@@ -130,7 +143,7 @@ std::vector<int> our_ids_of_hf_lines(const data::Tokenizer& tokenizer) {
         throw std::invalid_argument("an HF vocabulary needs a wordpiece tokenizer, not " +
                                     tokenizer.kind());
     std::vector<int> ids(tokenizer.vocab_size());
-    for (size_t line = 0; line < ids.size(); ++line) ids[line] = wordpiece->id_of_line(line);
+    for (size_t line = 0; line < ids.size(); ++line) ids[line] = wordpiece->id_of_file_id(int(line));
     return ids;
 }
 
@@ -157,28 +170,34 @@ ImportedModel read_hf_directory(const std::string& dir) {
         throw std::runtime_error(
             dir + " has no vocab.txt: roformer-cpp imports BERT WordPiece vocabularies (vocab.txt); "
                   "a tokenizer.json-only or SentencePiece tokenizer would need its own reader");
-    std::string tokenizer_class;
-    const std::string tc_path = (fs::path(dir) / "tokenizer_config.json").string();
-    if (fs::exists(tc_path)) {
+    const SourceFile vocab_file =
+        read_source(dir, "vocab.txt", "an HF model directory holds vocab.txt", kMaxReadBytes);
+    record(vocab_file.name, vocab_file.bytes);
+    std::string tokenizer_config;
+    if (fs::exists(fs::path(dir) / "tokenizer_config.json")) {
         const SourceFile tc_file = read_source(dir, "tokenizer_config.json", "", kMaxJsonBytes);
         record(tc_file.name, tc_file.bytes);
-        const Json tc = parse_json(tc_file, dir);
-        if (tc.is_object() && tc.contains("tokenizer_class") && tc["tokenizer_class"].is_string())
-            tokenizer_class = tc["tokenizer_class"].get<std::string>();
+        tokenizer_config = tc_file.bytes;
+        Json tc = parse_json(tc_file, dir);
+        const bool roformer_tokenizer = tc.is_object() && tc.contains("tokenizer_class") &&
+                                        tc["tokenizer_class"].is_string() &&
+                                        tc["tokenizer_class"].get<std::string>().rfind(
+                                            "RoFormerTokenizer", 0) == 0;
+        if (roformer_tokenizer) {
+            // RoFormerTokenizer: jieba splits the text into words, a word in vocab.txt stays
+            // whole, any other goes through BertTokenizer. With no word of two or more Chinese
+            // characters in the vocabulary, that is BertTokenizer on Chinese text.
+            refuse_word_level(vocab_file.bytes, dir);
+            imported.notes.push_back(
+                "tokenizer_class " + tc["tokenizer_class"].get<std::string>() +
+                ": a character vocabulary, so BERT's WordPiece gives its tokens for Chinese text "
+                "(jieba's step would only keep whole words of the vocabulary, and it has none "
+                "of two or more characters)");
+            tc.erase("tokenizer_class");
+            tokenizer_config = tc.dump();
+        }
     }
-    imported.tokenizer = data::load_wordpiece_directory(dir);
-    record("vocab.txt", read_file_bytes(vocab_path));
-    if (tokenizer_class.rfind("RoFormerTokenizer", 0) == 0) {
-        refuse_word_level(*imported.tokenizer, dir);
-        imported.notes.push_back(
-            "tokenizer_class " + tokenizer_class + ": its jieba step only keeps whole words "
-            "that are in vocab.txt, and this vocabulary has none of two or more Chinese "
-            "characters, so BERT's WordPiece alone gives the same tokens");
-    } else if (!tokenizer_class.empty() && tokenizer_class.rfind("BertTokenizer", 0) != 0) {
-        throw std::invalid_argument(dir + "/tokenizer_config.json: \"tokenizer_class\" is \"" +
-                                    tokenizer_class + "\"; roformer-cpp reads BertTokenizer (and "
-                                    "character-level RoFormerTokenizer) vocabularies only");
-    }
+    imported.tokenizer = data::parse_wordpiece_files(vocab_file.bytes, tokenizer_config, dir);
     const size_t V = imported.config.model.vocab_size;
     if (imported.tokenizer->vocab_size() != V)
         throw std::runtime_error(vocab_path + " gives " +
