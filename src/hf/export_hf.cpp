@@ -11,6 +11,7 @@
 #include "data/wordpiece.hpp"
 #include "hf/hf_mapping.hpp"
 #include "hf/import_hf.hpp"
+#include "hf/tokenizer_json.hpp"
 #include "io/durable_file.hpp"
 #include "io/output_file.hpp"
 #include "run/checkpoint.hpp"
@@ -28,42 +29,6 @@ std::vector<int> our_id_of_each_hf_id(const data::Tokenizer& tokenizer) {
     std::vector<int> ids(tokenizer.vocab_size());
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(i);
     return ids;
-}
-
-Json special_token_entry(int id, const std::string& content) {
-    return {{"id", id},          {"content", content}, {"single_word", false},
-            {"lstrip", false},   {"rstrip", false},    {"normalized", false},
-            {"special", true}};
-}
-
-// A character tokenizer in the tokenizers library's format: BPE with no merges over the whole
-// text (no normalizer, no pre-tokenizer) is one token per code point, [UNK] for each unknown
-// one; added special tokens are matched whole first; decoding concatenates (Fuse).
-std::string char_tokenizer_json(const data::Tokenizer& t) {
-    Json vocab = Json::object(), added = Json::array();
-    for (size_t id = 0; id < t.vocab_size(); ++id) {
-        vocab[t.token(int(id))] = id;
-        if (data::Tokenizer::is_special(int(id))) added.push_back(special_token_entry(int(id), t.token(int(id))));
-    }
-    auto special = [](const char* name, int type) { return Json{{"SpecialToken", {{"id", name}, {"type_id", type}}}}; };
-    auto sequence = [](const char* name, int type) { return Json{{"Sequence", {{"id", name}, {"type_id", type}}}}; };
-    Json post = {
-        {"type", "TemplateProcessing"},
-        {"single", {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)}},
-        {"pair", {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0), sequence("B", 1),
-                  special("[SEP]", 1)}},
-        {"special_tokens",
-         {{"[CLS]", {{"id", "[CLS]"}, {"ids", {data::kClsId}}, {"tokens", {"[CLS]"}}}},
-          {"[SEP]", {{"id", "[SEP]"}, {"ids", {data::kSepId}}, {"tokens", {"[SEP]"}}}}}}};
-    Json model = {{"type", "BPE"},           {"dropout", nullptr},
-                  {"unk_token", "[UNK]"},    {"continuing_subword_prefix", nullptr},
-                  {"end_of_word_suffix", nullptr}, {"fuse_unk", false},
-                  {"byte_fallback", false},  {"ignore_merges", false},
-                  {"vocab", vocab},          {"merges", Json::array()}};
-    Json doc = {{"version", "1.0"},        {"truncation", nullptr}, {"padding", nullptr},
-                {"added_tokens", added},   {"normalizer", nullptr}, {"pre_tokenizer", nullptr},
-                {"post_processor", post},  {"decoder", {{"type", "Fuse"}}}, {"model", model}};
-    return doc.dump(2) + "\n";
 }
 
 Json special_tokens_config(Json tc) {
@@ -132,22 +97,13 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
                                                   {"model_max_length", max_length}})
                                    .dump(2) +
                                "\n");
-    } else if (tokenizer.kind() == "char") {
-        files.emplace_back("tokenizer.json", char_tokenizer_json(tokenizer));
+    } else {
+        files.emplace_back("tokenizer.json", tokenizer_json(tokenizer, result.notes));
         files.emplace_back("tokenizer_config.json",
                            special_tokens_config({{"tokenizer_class", "PreTrainedTokenizerFast"},
                                                   {"model_max_length", max_length}})
                                    .dump(2) +
                                "\n");
-        result.notes.push_back(
-            "tokenizer.json decodes by concatenation; special tokens are dropped with "
-            "skip_special_tokens=True and written as their literals otherwise, as ours are");
-    } else {
-        result.notes.push_back(
-            "the " + tokenizer.kind() + " tokenizer is not exported: its pre-tokenizer "
-            "(word runs, a space joined to the word after it) has no exact equivalent in the "
-            "tokenizers library; feed ids from `roformer tokenize --run " + run_dir +
-            " --ids-only TEXT` to the model");
     }
 
     // The directory: new or empty, then each file as every command writes its outputs.

@@ -8,11 +8,9 @@
 //   the tokenizer:
 //     wordpiece  DIR/vocab.txt + DIR/tokenizer_config.json (BertTokenizer), lines in the
 //                order the imported vocab.txt had them
-//     char       DIR/tokenizer.json (the tokenizers library's format: one token per code
-//                point, unknown → [UNK], the specials matched whole, [CLS] … [SEP] added)
-//                + tokenizer_config.json (PreTrainedTokenizerFast)
-//     bpe        not written (notes say why): our pre-tokenizer (data/tokenizer.hpp,
-//                pretokenize) has no exact equivalent among the library's pre-tokenizers
+//     char, bpe  DIR/tokenizer.json (the tokenizers library's format: tokenizer_json.hpp; its
+//                notes say what it cannot express exactly) + tokenizer_config.json
+//                (PreTrainedTokenizerFast)
 // so that RoFormerForMaskedLM.from_pretrained(DIR) loads it with no code.
 //
 // Only what HF's RoFormer can express is exported (require_hf_expressible names the key of
