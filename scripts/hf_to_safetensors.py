@@ -46,21 +46,34 @@ def source_file(src):
             raise Refusal(f"{src} has no pytorch_model.bin; give the folder of an HF RoFormer "
                           "checkpoint or the .bin file itself")
         return path
+    if not os.path.lexists(src):
+        raise Refusal(f"{src!r} does not exist; give a model folder or a pytorch_model.bin")
     if not os.path.isfile(src):
-        raise Refusal(f"{src} does not exist; give a model folder or a pytorch_model.bin")
+        raise Refusal(f"{src} is not a regular file (a FIFO or a device?); give a model folder "
+                      "or a pytorch_model.bin")
     if src.endswith((".h5", ".msgpack")):
         raise Refusal(f"{src} is a TensorFlow/Flax checkpoint; only PyTorch state dicts (.bin) "
                       "are converted")
     return src
 
 
+def torch_module():
+    try:
+        import torch
+    except ImportError:
+        raise Refusal("reading a pytorch_model.bin needs PyTorch for /usr/bin/python3: "
+                      "sudo apt install python3-torch") from None
+    return torch
+
+
 def load_state_dict(path):
-    import torch
+    torch = torch_module()
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a pickle with code, a damaged or a non-torch file
-        raise Refusal(f"{path} is not a PyTorch state dict torch can load safely "
-                      f"({type(e).__name__}: {str(e).splitlines()[0][:160]})") from None
+        raise Refusal(f"{path} is not a state dict torch.load(weights_only=True) reads "
+                      f"({type(e).__name__}): a damaged download, another format, or a pickle "
+                      "that runs code, which this script never loads") from None
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise Refusal(f"{path} does not hold a state dict (name → tensor)")
     if not any(k.startswith("roformer.") for k in state):
@@ -71,7 +84,7 @@ def load_state_dict(path):
 
 def encode(state):
     """The safetensors bytes of STATE, tensors in name order."""
-    import torch
+    torch = torch_module()
     header, chunks, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name in sorted(state):
         tensor = state[name]
