@@ -274,6 +274,12 @@ ImportedModel read_hf_directory(const std::string& dir) {
 }
 
 ImportedModel import_hf(const std::string& dir, const std::string& out) {
+    // Refused before reading a checkpoint of hundreds of MB; RunDirectory::fresh checks it again
+    // under the directory's lock.
+    std::error_code ec;
+    if (!out.empty() && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
+        throw std::runtime_error("--out '" + out + "' already exists and is not empty; pick a new "
+                                 "--out (import-hf writes a new run directory, never into one)");
     ImportedModel imported = read_hf_directory(dir);
     Json source = Json::object();
     source["imported_from"] = fs::absolute(dir).lexically_normal().string();
