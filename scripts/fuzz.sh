@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every loader (issue 14): safetensors, tokenizer.json, config TOML, corpus text. Builds
+# Fuzzes every loader (issue 14): safetensors, tokenizer.json, config TOML, corpus text, and
+# BERT's WordPiece tokenizer (text and vocab.txt). Builds
 # the libFuzzer targets of tests/fuzz with clang, AddressSanitizer and UBSan into build-fuzz/
 # (FUZZ_BUILD_DIR), then runs each for FUZZ_SECONDS (default 20) from the seed corpus in
 # tests/fuzz/corpus/. A crash, a sanitizer report, a leak or an input slower than 10 s fails
@@ -17,7 +18,7 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DRF_SANITIZE=ON -DRF_FUZZ=ON -DRF_BUILD_TESTS=OFF \
     > "$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
 fi
-LOADERS=(safetensors tokenizer config corpus)
+LOADERS=(safetensors tokenizer config corpus wordpiece)
 cmake --build "$BUILD" -j "$JOBS" --target "${LOADERS[@]/#/fuzz_}"
 
 mkdir -p "$BUILD/fuzz-artifacts"

@@ -10,6 +10,7 @@ PACKAGES=(cmake g++ make pkg-config
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
+          libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
           libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)

@@ -2,9 +2,13 @@
 //
 //   roformer tokenize --run runs/NAME "In the beginning God created the [MASK] and the earth."
 //   roformer tokenize --tokenizer FILE "any text" [--ids-only]
+//   roformer tokenize --tokenizer HF_DIR "any text"     (a Hugging Face vocab.txt directory)
 // prints one row per token, exactly as the model receives the sentence — [CLS] … [SEP] for
 // an MLM run or a bare tokenizer file, the plain tokens for a causal LM run — with '▁' for a
-// space and '↵' for a newline inside a token, then the ids on one line.
+// space and '↵' for a newline inside a token, then the ids on one line. A WordPiece tokenizer
+// (data/wordpiece.hpp) numbers its tokens in two ways: an HF directory prints the vocab.txt
+// line numbers (HF's input_ids); a run prints the model's ids, and the vocab.txt ones too
+// where the two differ.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
+#include "data/wordpiece.hpp"
 #include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
 
@@ -33,8 +38,11 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
     if (!o.run_dir.empty() && !o.tokenizer_file.empty())
         throw std::invalid_argument("give either --run or --tokenizer, not both");
     if (!o.tokenizer_file.empty()) {
-        rf::require_regular_file(o.tokenizer_file, "tokenizer file",
-                                 "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json");
+        if (fs::is_directory(o.tokenizer_file)) return o.tokenizer_file;  // an HF directory
+        rf::require_regular_file(
+            o.tokenizer_file, "tokenizer file",
+            "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json, "
+            "or a Hugging Face directory holding vocab.txt");
         return o.tokenizer_file;
     }
     if (o.run_dir.empty())
@@ -59,24 +67,49 @@ bool run_is_causal(const TokenizeOptions& o) {
            rf::load_config(config).train.objective == rf::data::Objective::clm;
 }
 
+void print_ids(const char* label, const std::vector<int>& ids, bool ids_only) {
+    if (!ids_only) std::printf("%s", label);
+    for (size_t pos = 0; pos < ids.size(); ++pos)
+        std::printf(pos == 0 && ids_only ? "%d" : " %d", ids[pos]);
+    std::printf("\n");
+}
+
 void run_tokenize(const TokenizeOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the text");
-    const auto tokenizer = rf::data::load_tokenizer(resolve_tokenizer_path(o));
+    const std::string path = resolve_tokenizer_path(o);
+    const bool hf_directory = std::filesystem::is_directory(path);
+    const std::unique_ptr<rf::data::Tokenizer> tokenizer =
+        hf_directory ? rf::data::load_wordpiece_directory(path) : rf::data::load_tokenizer(path);
     const bool causal = run_is_causal(o);
     const auto ids = causal ? tokenizer->encode(o.text) : tokenizer->encode_for_model(o.text);
+    // WordPiece: the vocab.txt line numbers too; printed instead of our ids for an HF
+    // directory (there is no model), beside them for a run whose order is not vocab.txt's
+    const auto* wordpiece = dynamic_cast<const rf::data::WordPieceTokenizer*>(tokenizer.get());
+    const std::vector<int> file_ids = wordpiece ? wordpiece->to_file_ids(ids) : ids;
+    const bool both = !hf_directory && file_ids != ids;
+    const std::vector<int>& shown = hf_directory ? file_ids : ids;
     if (!o.ids_only) {
         std::printf("%s tokenizer, vocab %zu, %zu tokens (%s; \u2581 = space, \u21B5 = newline)\n",
                     tokenizer->kind().c_str(), tokenizer->vocab_size(), ids.size(),
                     causal ? "a causal LM run: no [CLS] / [SEP]" : "[CLS] and [SEP] included");
-        std::printf("%5s  %6s  %s\n", "pos", "id", "token");
-        for (size_t pos = 0; pos < ids.size(); ++pos)
-            std::printf("%5zu  %6d  %s\n", pos, ids[pos],
-                        tokenizer->display_token(ids[pos]).c_str());
-        std::printf("ids:");
+        if (hf_directory)
+            std::printf("ids are vocab.txt line numbers (0-based), as Hugging Face's input_ids\n");
+        if (both)
+            std::printf(
+                "id: the model's; vocab.txt: the line in the imported vocab.txt (Hugging "
+                "Face's input_ids)\n");
+        std::printf(both ? "%5s  %6s  %8s  %s\n" : "%5s  %6s  %s\n", "pos", "id",
+                    both ? "vocab.txt" : "token", "token");
+        for (size_t pos = 0; pos < ids.size(); ++pos) {
+            const std::string token = tokenizer->display_token(ids[pos]);
+            if (both)
+                std::printf("%5zu  %6d  %8d  %s\n", pos, ids[pos], file_ids[pos], token.c_str());
+            else
+                std::printf("%5zu  %6d  %s\n", pos, shown[pos], token.c_str());
+        }
     }
-    for (size_t pos = 0; pos < ids.size(); ++pos)
-        std::printf(pos == 0 && o.ids_only ? "%d" : " %d", ids[pos]);
-    std::printf("\n");
+    print_ids("ids:", shown, o.ids_only);
+    if (both && !o.ids_only) print_ids("vocab.txt ids:", file_ids, false);
 }
 
 void add_tokenize(CLI::App& app) {
@@ -86,8 +119,10 @@ void add_tokenize(CLI::App& app) {
     cmd->add_option("--run", options->run_dir,
                     "Run directory holding tokenizer.json (from `roformer train`)")
         ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
-    cmd->add_option("--tokenizer", options->tokenizer_file, "A tokenizer file instead of --run")
-        ->check(rf::cli::non_empty("name a tokenizer.json file, or use --run"));
+    cmd->add_option("--tokenizer", options->tokenizer_file,
+                    "A tokenizer.json, or a Hugging Face tokenizer directory (vocab.txt), "
+                    "instead of --run")
+        ->check(rf::cli::non_empty("name a tokenizer.json file or an HF directory, or use --run"));
     cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")
         ->required();
     cmd->add_flag("--ids-only", options->ids_only, "Print only the ids, space-separated");

@@ -15,6 +15,7 @@
 
 #include "io/read_file.hpp"
 #include "data/utf8.hpp"
+#include "data/wordpiece.hpp"
 
 namespace rf::data {
 
@@ -241,8 +242,8 @@ std::string Tokenizer::to_json() const {
     // valid JSON written by hand with one token / merge per line, so the file reads well
     std::ostringstream out;
     out << "{\n  \"format\": \"roformer-cpp tokenizer\",\n  \"version\": 1,\n  \"type\": "
-        << json(kind()).dump() << ",\n  \"special_tokens\": " << json(special_vocab()).dump()
-        << ",\n  \"vocab\": [\n";
+        << json(kind()).dump() << ",\n  \"special_tokens\": " << json(special_vocab()).dump() << ",\n"
+        << json_extra_fields() << "  \"vocab\": [\n";
     for (size_t id = 0; id < vocab_.size(); ++id)
         out << "    " << json(vocab_[id]).dump() << (id + 1 < vocab_.size() ? ",\n" : "\n");
     out << "  ],\n  \"merges\": [\n";
@@ -298,7 +299,12 @@ std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::s
             auto merges = file.at("merges").get<std::vector<std::pair<std::string, std::string>>>();
             return std::make_unique<BpeTokenizer>(std::move(vocab), std::move(merges));
         }
-        throw std::invalid_argument("unknown type \"" + type + "\" (expected \"char\" or \"bpe\")");
+        if (type == "wordpiece")
+            return std::make_unique<WordPieceTokenizer>(
+                std::move(vocab), file.at("file_ids").get<std::vector<int>>(),
+                file.at("do_lower_case").get<bool>());
+        throw std::invalid_argument("unknown type \"" + type +
+                                    "\" (expected \"char\", \"bpe\" or \"wordpiece\")");
     } catch (const nlohmann::json::exception& e) {
         std::string what = e.what();  // "[json.exception.parse_error.101] parse error at …"
         if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)

@@ -7,6 +7,8 @@
 //                  alphabet is the code points seen in training, merges are learned on
 //                  word counts (see bpe.cpp). A space belongs to the word after it, so
 //                  " heaven" is one token and decode is plain concatenation.
+// A third kind is imported, not trained: BERT's WordPiece on a Hugging Face vocab.txt
+// (WordPieceTokenizer, wordpiece.hpp: its own text rules, and decode joins with spaces).
 // Whitespace: token strings hold real spaces and newlines (display_token shows ' ' as '▁'
 // and '\n' as '↵'), so decode(encode(text)) == text for any valid UTF-8 text whose
 // characters were all seen in training. Invalid UTF-8 bytes decode to U+FFFD (→ [UNK]
@@ -39,7 +41,7 @@ inline const char* const kSpecialTokens[kNumSpecialTokens] = {"[PAD]", "[UNK]", 
 class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
-    virtual std::string kind() const = 0;  // "char" or "bpe"
+    virtual std::string kind() const = 0;  // "char", "bpe" or "wordpiece" (wordpiece.hpp)
 
     // Ids of `text`, no framing added; special-token literals become their ids.
     std::vector<int> encode(const std::string& text) const;
@@ -47,7 +49,8 @@ public:
     std::vector<int> encode_for_model(const std::string& text) const;
     // Concatenated token strings; special tokens are written as their literals, or dropped
     // for [PAD] [CLS] [SEP] when skip_framing. Ids outside the vocabulary throw.
-    std::string decode(const std::vector<int>& ids, bool skip_framing = false) const;
+    // (WordPiece joins its tokens with spaces instead: wordpiece.hpp.)
+    virtual std::string decode(const std::vector<int>& ids, bool skip_framing = false) const;
 
     size_t vocab_size() const { return vocab_.size(); }
     const std::vector<std::string>& vocab() const { return vocab_; }
@@ -66,6 +69,8 @@ protected:
     virtual void encode_plain(const std::string& text, std::vector<int>& out) const = 0;
     virtual bool special_absorbs_space() const = 0;
     virtual std::vector<std::pair<std::string, std::string>> merge_list() const { return {}; }
+    // Lines that to_json() writes before "vocab", each `  "key": value,\n` (WordPiece's).
+    virtual std::string json_extra_fields() const { return ""; }
 
     std::vector<std::string> vocab_;
     std::unordered_map<std::string, int> index_;
@@ -130,14 +135,14 @@ std::vector<std::string> special_vocab();
 // code point: the alphabet of both tokenizers.
 std::vector<char32_t> frequent_code_points(const std::string& text, size_t limit);
 
-// kind "char" or "bpe"; vocab_size is the target size for BPE and an upper bound for char.
+// kind "char" or "bpe" (a WordPiece vocabulary is imported, never trained); vocab_size is the target size for BPE and an upper bound for char.
 std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text,
                                            size_t vocab_size);
 
 // A tokenizer file larger than this is refused before it is read (BPE 2000 is ~40 kB).
 inline constexpr uint64_t kMaxTokenizerBytes = uint64_t(256) << 20;
 
-// Reads a file written by Tokenizer::save; one-line errors name the file and the problem
+// Reads a file written by Tokenizer::save (any kind, "wordpiece" included); one-line errors name the file and the problem
 // (missing, a directory or FIFO, too large, malformed JSON, an inconsistent vocabulary).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 // The same from the file's text; `path` only names it in messages (tests/fuzz use it).

@@ -97,6 +97,7 @@ void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t ba
     Rng unused(0);                                 // dropout is off: training = false
     for (size_t l = 0; l < usage.layers; ++l) {
         const EncoderLayer& layer = model.layers()[l];
+        PositionScheme& layer_position = model.layer_position(l);  // `none` in a NoPE layer
         SelfAttention::Heads heads = layer.attention.project(h);  // q, k:[B,H,T,D], unrotated
         for (size_t b = 0; b < batch; ++b)
             for (size_t head = 0; head < H; ++head) {
@@ -105,7 +106,7 @@ void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t ba
                                   position.pairing, causal,
                                   usage.product_sum.data() + (l * H + head) * usage.pairs);
             }
-        const Tensor p = layer.attention.softmax_probabilities(heads, model.position());
+        const Tensor p = layer.attention.softmax_probabilities(heads, layer_position);
         for (size_t b = 0; b < batch; ++b)  // p:[B,H,T,T] → mass by δ = n − m
             for (size_t head = 0; head < H; ++head) {
                 const Real* rows = p.data() + (b * H + head) * T * T;
@@ -113,7 +114,7 @@ void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t ba
                 for (size_t m = 0; m < T; ++m)
                     for (size_t n = 0; n < T; ++n) mass[n + T - 1 - m] += rows[m * T + n];
             }
-        h = layer.forward(h, model.position(), false, Real(0), unused);
+        h = layer.forward(h, layer_position, false, Real(0), unused);
     }
     usage.windows += batch;
 }

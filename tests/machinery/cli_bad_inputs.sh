@@ -25,6 +25,8 @@ setup train $SMALL --set train.steps=2 --out "$RUN"
 setup train $SMALL --set train.steps=4 --stop-after 1 --out "$CUT"
 mkfifo "$W/fifo"
 mkdir -p "$W/a_directory"
+mkdir -p "$W/hf_roformer" && cp tests/reference/hf/vocab.txt "$W/hf_roformer/" &&
+    echo '{"tokenizer_class": "RoFormerTokenizer"}' > "$W/hf_roformer/tokenizer_config.json"
 mkdir -p "$W/cmp" && echo "# my own notes" > "$W/cmp/summary.md"
 
 # $NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
@@ -177,7 +179,10 @@ TABLE=$(cat <<'ROWS'
 2 | --set data.vocab_size has no effect on eval                        | eval --run $RUN --set data.vocab_size=50
 2 | --set train.eval_batches has no effect on eval                     | eval --run $RUN --set train.eval_batches=1
 2 | --set train.lr has no effect on eval                               | eval --run $RUN --set train.lr=0.5
-2 | tokenizer file '$W/a_directory' is a directory; give a file         | tokenize --tokenizer $W/a_directory hello
+2 | tokenizer directory '$W/a_directory' has no vocab.txt               | tokenize --tokenizer $W/a_directory hello
+0 | ids are vocab.txt line numbers (0-based), as Hugging Face's input_ids | tokenize --tokenizer tests/reference/hf 'In the beginning 中文'
+0 | ids: 2 971 966 1640 139 429 3                                     | tokenize --tokenizer tests/reference/hf 'In the beginning 中文'
+2 | tokenizer_class = RoFormerTokenizer first segments Chinese words with jieba | tokenize --tokenizer $W/hf_roformer hello
 2 | run directory '$RUN/tokenizer.json' is a file, not a directory      | tokenize --run $RUN/tokenizer.json hello
 2 | run directory '$RUN/config.toml' is a file, not a directory         | eval --run $RUN/config.toml
 2 | run directory '$RUN/model.safetensors' is a file, not a directory   | attention --run $RUN/model.safetensors hello
