@@ -114,8 +114,9 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     p.max_positions = keys.size("max_position_embeddings", 1536);
 
     c.train.objective = data::Objective::mlm;
-    c.data.tokenizer = "wordpiece";
-    c.data.vocab_size = m.vocab_size;
+    // data.tokenizer / data.vocab_size say what `train` would learn (bpe | char); an imported
+    // run's tokenizer is its tokenizer.json (kind wordpiece, from vocab.txt), which every
+    // command that reads the run loads. They keep their defaults.
     // Evaluation windows: the longest input the model takes, capped so that eval's memory stays
     // small (data.seq_len may be changed at evaluation, --set data.seq_len=…).
     c.data.seq_len = std::min<size_t>(p.max_positions, 512);
