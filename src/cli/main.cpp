@@ -41,8 +41,8 @@ static std::string library_context(const std::string& what, const std::string& c
 // Each cmd_*.cpp registers itself; a registered command missing here is listed after these.
 static const char* const kCommandOrder[] = {
     "train",    "eval",    "fill-mask",   "generate",   "finetune", "classify",  "attention",
-    "tokenize", "compare", "extrapolate", "frequencies", "rope-decay", "base-bound", "graph",
-    "gradcheck",
+    "tokenize", "import-hf", "export-hf", "compare", "extrapolate", "frequencies", "rope-decay",
+    "base-bound", "graph", "gradcheck",
 };
 
 static std::vector<std::pair<const char*, CommandAdder>>& registry() {
