@@ -16,14 +16,13 @@ rule forbids (scripts/script_outputs.py: an existing file is replaced only when 
 wrote it and it has not changed since).
 """
 import argparse
-import hashlib
 import json
 import os
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_outputs import Refusal, atomic_write, check_text_replaceable, sidecar  # one rule
+from script_outputs import Refusal, check_text_replaceable, write_bytes  # one rule
 
 OWNER = "roformer-cpp scripts/hf_to_safetensors.py"  # the name in OUT.written-by
 DTYPES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
@@ -117,9 +116,7 @@ def main(argv=None):
         check_text_replaceable(out, OWNER)
         state = load_state_dict(path)
         data = encode(state)
-        atomic_write(out, data)
-        line = f"{OWNER} wrote {os.path.basename(out)}; sha256 {hashlib.sha256(data).hexdigest()}\n"
-        atomic_write(sidecar(out), line.encode("utf-8"))
+        write_bytes(out, data, OWNER)
     except Refusal as e:
         print(f"hf_to_safetensors: {e}", file=sys.stderr)
         return 2

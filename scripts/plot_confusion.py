@@ -18,7 +18,7 @@ one line naming it; 3 matplotlib missing.
 import csv
 import sys
 
-from script_outputs import Refusal, check_replaceable, number, read_csv, save  # one rule
+from script_outputs import Refusal, check_replaceable, number, plotting, read_csv, save  # one rule
 
 HEADER = "true\\predicted"
 SOFTWARE = "roformer-cpp scripts/plot_confusion.py"  # the PNG's Software text chunk: ours
@@ -95,15 +95,10 @@ def main(argv):
     except Refusal as e:
         print(f"plot_confusion: {e}", file=sys.stderr)
         return 2
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_confusion: matplotlib is missing (apt-get install python3-matplotlib)",
-              file=sys.stderr)
+    libs = plotting("plot_confusion")
+    if libs is None:
         return 3
+    _, matplotlib, plt = libs
     try:
         draw(labels, counts, argv[2], argv[3] if len(argv) == 4 else "", matplotlib, plt)
     except Refusal as e:

@@ -22,7 +22,7 @@ import os
 import sys
 from collections import defaultdict
 
-from script_outputs import Refusal, check_replaceable, number, read_csv, save  # one rule
+from script_outputs import Refusal, check_replaceable, number, plotting, read_csv, save  # one rule
 
 ORDER = ["rope_interleaved", "rope_half", "sinusoidal", "learned", "none", "alibi"]
 COLORS = {
@@ -173,14 +173,10 @@ def main(argv):
     except Refusal as e:
         print(f"plot_curves: {e}", file=sys.stderr)
         return 2
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_curves: matplotlib is missing (Debian: apt install python3-matplotlib)", file=sys.stderr)
+    libs = plotting("plot_curves")
+    if libs is None:
         return 3
+    plt = libs[2]
     try:
         for name, data, out in jobs:
             JOBS[name][1](data, out, plt)

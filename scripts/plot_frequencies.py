@@ -25,7 +25,7 @@ import argparse
 import os
 import sys
 
-from script_outputs import Refusal, check_replaceable, number, read_csv, save
+from script_outputs import Refusal, check_replaceable, number, plotting, read_csv, save
 
 SOFTWARE = "roformer-cpp scripts/plot_frequencies.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["layer", "head", "pair", "theta", "mean_norm_product", "share", "top_offset",
@@ -116,16 +116,10 @@ def parse(argv):
 
 def main(argv):
     args = parse(argv)
-    try:
-        import numpy as np
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        print(f"plot_frequencies: this python ({sys.executable}) lacks numpy or matplotlib ({e}); "
-              "run the script with Debian's /usr/bin/python3, whose python3-numpy and "
-              "python3-matplotlib scripts/setup.sh installs", file=sys.stderr)
+    libs = plotting("plot_frequencies", numpy=True)
+    if libs is None:
         return 3
+    np, _, plt = libs
     try:
         check_replaceable(args.out, SOFTWARE, "plot_frequencies.py")
         share, theta, offset, mass = load(np, args.csv)

@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 
-from script_outputs import Refusal, check_replaceable, save  # the pictures' one rule
+from script_outputs import Refusal, check_replaceable, plotting, save  # the pictures' one rule
 
 SOFTWARE = "roformer-cpp scripts/plot_rope.py"  # the PNG's Software text chunk: ours
 FIGURES = ["turn", "clocks", "scores", "decay"]
@@ -285,16 +285,10 @@ def parse(argv):
 
 def main(argv):
     args, figures = parse(argv)
-    try:
-        import numpy as np
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        print(f"plot_rope: this python ({sys.executable}) lacks numpy or matplotlib ({e}); run the "
-              "script with Debian's /usr/bin/python3, whose python3-numpy and python3-matplotlib "
-              "scripts/setup.sh installs", file=sys.stderr)
+    libs = plotting("plot_rope", numpy=True)
+    if libs is None:
         return 3
+    np, _, plt = libs
     try:
         for name in figures:
             check_replaceable(os.path.join(args.out, f"rope_{name}.png"), SOFTWARE, "plot_rope.py")

@@ -27,7 +27,7 @@ import re
 import subprocess
 import sys
 
-from script_outputs import Refusal, check_replaceable, save  # the pictures' one rule
+from script_outputs import Refusal, check_replaceable, plotting, save  # the pictures' one rule
 
 SOFTWARE = "roformer-cpp scripts/plot_run.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["step", "train_loss", "val_loss", "val_accuracy"]
@@ -137,14 +137,10 @@ def parse(argv):
 
 def main(argv):
     args = parse(argv)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        print(f"plot_run: this python ({sys.executable}) has no matplotlib ({e}); run the script with "
-              "Debian's /usr/bin/python3, whose python3-matplotlib scripts/setup.sh installs", file=sys.stderr)
+    libs = plotting("plot_run")
+    if libs is None:
         return 3
+    plt = libs[2]
     try:
         series = read_metrics(args.run)  # first: a missing run is named as such
         check_replaceable(args.out, SOFTWARE, "plot_run.py", force=args.force)

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import struct
+import sys
 
 
 class Refusal(Exception):
@@ -179,13 +180,18 @@ def check_text_replaceable(path, owner, force=False):
                       "it with a new one, or move it away")
 
 
-def write_text(path, text, owner):
-    """TEXT to PATH (atomic), then its sidecar naming OWNER and the bytes' SHA-256. Call
-    check_text_replaceable first (for every output, before writing any)."""
-    data = text.encode("utf-8")
+def write_bytes(path, data, owner):
+    """DATA to PATH (atomic), then its sidecar naming OWNER and the bytes' SHA-256 (the one
+    place the mark is written). Call check_text_replaceable first (for every output, before
+    writing any)."""
     atomic_write(path, data)
     line = f"{owner} wrote {os.path.basename(path)}; sha256 {hashlib.sha256(data).hexdigest()}\n"
     atomic_write(sidecar(path), line.encode("utf-8"))
+
+
+def write_text(path, text, owner):
+    """TEXT to PATH as UTF-8, with its sidecar (write_bytes)."""
+    write_bytes(path, text.encode("utf-8"), owner)
 
 
 # ---- reading a run's CSV: a bad cell is one line naming it ----------------------------------------
@@ -232,3 +238,21 @@ def number(path, line, row, column, kind=float, empty=False):
         raise Refusal(f"{path}:{line}: the {column} cell is {text}, not a finite number (a run "
                       "that diverged?); leave that run out or train it again")
     return value
+
+
+def plotting(script, numpy=False):
+    """(numpy or None, matplotlib, matplotlib.pyplot) with the Agg backend; None after one line on
+    stderr naming what this python lacks (the scripts then exit 3)."""
+    try:
+        np = __import__("numpy") if numpy else None
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        need = "numpy or matplotlib" if numpy else "matplotlib"
+        print(f"{script}: this python ({sys.executable}) lacks {need} ({e}); run the script with "
+              "Debian's /usr/bin/python3, whose python3-numpy and python3-matplotlib "
+              "scripts/setup.sh installs", file=sys.stderr)
+        return None
+    return np, matplotlib, plt
+

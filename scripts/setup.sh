@@ -11,6 +11,7 @@ PACKAGES=(cmake g++ make pkg-config
           libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
+          python3-torch  # scripts/hf_to_safetensors.py reads a pytorch_model.bin (docs/huggingface.md)
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
           libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)

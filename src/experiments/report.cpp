@@ -96,7 +96,9 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
     const std::string temp = temporary_name(png) + ".png";
     const std::string command = shell_command({python, script, dir, what, temp});
     log.flush();
-    const int status = std::system(command.c_str());
+    // The script's own "wrote <temporary name>" is not what the user keeps: silence stdout
+    // (its errors still reach stderr) and say where the picture went.
+    const int status = std::system((command + " > /dev/null").c_str());
     if (status != 0 || !fs::exists(temp)) {
         std::remove(temp.c_str());
         log << "warning: `" << command << "` failed (exit " << status << "); no " << what
@@ -104,6 +106,7 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
         return false;
     }
     install_output_file(temp, png, rule);
+    log << "wrote " << png << "\n";
     return true;
 }
 

@@ -119,6 +119,15 @@ setup(["finetune", "--from", RUN, "--out", FT, "--task", "kjv-testament", "--qui
 setup(["compare", "--config", "configs/compare_smoke.toml", "--seeds", "1", "--schemes", "none",
        "--set", "train.steps=2", "--set", "train.eval_every=0", "--no-plot", "--jobs", "1", "--out", CMP])
 
+# HF: a transformers-made checkpoint (tests/reference/hf/) with a 60-line vocab.txt, for import-hf.
+HF = os.path.join(W, "hf")
+os.makedirs(HF)
+for name in ("config.json", "model.safetensors"):
+    shutil.copy(os.path.join(REPO, "tests", "reference", "hf", "hf_roformer_tiny", name), HF)
+with open(os.path.join(HF, "vocab.txt"), "w") as f:
+    f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] +
+                      [f"w{i}" for i in range(5, 60)]) + "\n")
+
 # NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
 NAN = os.path.join(W, "nan")
 shutil.copytree(RUN, NAN)
@@ -129,7 +138,7 @@ subprocess.run([PY, os.path.join(REPO, "tests", "machinery", "set_tensor.py"), N
 def snapshot():
     """Every byte of the user's files and the runs, and the repository's git status."""
     digest = {}
-    for top in (USER, RUN, CLM, FT, NAN, CMP):
+    for top in (USER, RUN, CLM, FT, NAN, CMP, HF):
         for root, dirs, files in os.walk(top):
             for name in files:
                 path = os.path.join(root, name)
@@ -207,6 +216,8 @@ BASES = {
                            "--steps-per-decade", "50"],
     "frequencies": lambda: ["frequencies", "--run", RUN, "--batches", "1",
                             "--out", fresh("freq") + ".csv"],
+    "import-hf": lambda: ["import-hf", HF, "--out", fresh("imp")],
+    "export-hf": lambda: ["export-hf", RUN, "--out", fresh("exp")],
     "graph": lambda: ["graph", "--config", "configs/tiny.toml", "--out", fresh("graph") + ".dot"],
     "gradcheck": lambda: ["gradcheck", "--op", "rope"],
 }
@@ -302,9 +313,17 @@ for cmd, text_values in {
         argv = [a.encode("utf-8", "surrogateescape") if isinstance(a, str) else a for a in argv]
         check(f"{cmd} text {value[:20]!r}", [BIN.encode()] + argv)
 
+# The positional directories of import-hf and export-hf: missing, a file, a FIFO, empty, "".
+for cmd, at in (("import-hf", 1), ("export-hf", 1)):
+    for value in ["", MISSING, NOTES, FIFO, EMPTY_DIR, USER_DIR]:
+        argv = BASES[cmd]()
+        argv[at] = value
+        check(f"{cmd} directory {value!r}", [BIN] + argv)
+
 # The read commands on a model whose weights hold a NaN.
 for argv in (["eval", "--run", NAN, "--max-tokens", "256"], ["fill-mask", "--run", NAN, "In the [MASK]"],
              ["attention", "--run", NAN, "In the beginning"], ["tokenize", "--run", NAN, "x"],
+             ["export-hf", NAN, "--out", fresh("expnan")],
              ["finetune", "--from", NAN, "--out", fresh("ftnan"), "--quiet", "--set", "epochs=1",
               "--set", "max_train_examples=60"]):
     must_refuse = argv[0] != "tokenize"  # tokenize never reads the weights
