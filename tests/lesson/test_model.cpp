@@ -170,7 +170,7 @@ TEST_CASE("position.layer_schemes: a `none` layer attends without positions, the
     // The one reader of the key refuses what cannot mean anything, naming it.
     PositionConfig p = position("rope");
     for (const char* bad : {"rope", "rope,none,rope", "rope,alibi", "rope,", "rope,ROPE"}) {
-        CAPTURE(bad);
+        CAPTURE(std::string(bad));
         p.layer_schemes = bad;
         CHECK_THROWS_WITH_AS(RoFormer(small_config(), p, 1),
                              doctest::Contains("position.layer_schemes"), std::invalid_argument);

@@ -170,7 +170,7 @@ TEST_CASE("position.rope_p: the rules, each naming the key") {
     for (const char* scheme : {"none", "learned", "sinusoidal", "alibi"}) {
         PositionConfig other = testing::tiny_position_config(scheme);
         other.rope_p = 0.5;
-        CAPTURE(scheme);
+        CAPTURE(std::string(scheme));
         CHECK(contains(message(other), "position.rope_p"));
     }
     // composes with a scaling (it rescales the pairs that still turn) and with rotate_values

@@ -20,7 +20,7 @@ using rf::testing::error_of;
 TEST_CASE("export-hf: the imported fixtures' tensors come back as HF wrote them, bit for bit") {
     for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
         for (const bool permuted : {false, true}) {
-            CAPTURE(fixture);
+            CAPTURE(std::string(fixture));
             CAPTURE(permuted);
             const std::string vocab = permuted ? rf::testing::vocab_text(60, {33, 1, 59, 3, 20}) : "";
             const hf::ImportedModel imported = hf::read_hf_directory(
@@ -43,7 +43,7 @@ TEST_CASE("export-hf: the imported fixtures' tensors come back as HF wrote them,
 
 TEST_CASE("export-hf: config.json has RoFormerForMaskedLM's keys and the fixture's values") {
     for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
-        CAPTURE(fixture);
+        CAPTURE(std::string(fixture));
         const nlohmann::json theirs =
             rf::testing::read_json(rf::testing::hf_reference(fixture) / "config.json");
         const Config config = hf::config_from_hf(theirs, "config.json");

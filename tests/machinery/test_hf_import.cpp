@@ -48,7 +48,7 @@ std::pair<double, double> logits_error(hf::ImportedModel& imported, const std::s
 
 TEST_CASE("import-hf: both checkpoints transformers wrote give HF's logits on every input") {
     for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
-        CAPTURE(fixture);
+        CAPTURE(std::string(fixture));
         hf::ImportedModel imported = hf::read_hf_directory(rf::testing::hf_directory(fixture, "logits").string());
         CHECK(imported.dtype == "F32");
         CHECK(imported.position_table_error <= 1e-6);
@@ -58,7 +58,7 @@ TEST_CASE("import-hf: both checkpoints transformers wrote give HF's logits on ev
     }
     // The composed path (model.fused = false, the ops a student reads) agrees with HF too.
     for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
-        CAPTURE(fixture);
+        CAPTURE(std::string(fixture));
         hf::ImportedModel imported = hf::read_hf_directory(rf::testing::hf_directory(fixture, "composed").string());
         ModelConfig unfused = imported.model->config();
         unfused.fused = false;

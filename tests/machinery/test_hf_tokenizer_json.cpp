@@ -64,7 +64,7 @@ TEST_CASE("export-hf tokenizer.json: the vocabulary, the merges and the specials
     text << kjv.rdbuf();
     const std::string corpus = text.str().substr(0, 200000);
     for (const char* kind : {"bpe", "char"}) {
-        CAPTURE(kind);
+        CAPTURE(std::string(kind));
         const auto tokenizer = data::train_tokenizer(kind, corpus, 300);
         std::vector<std::string> notes;
         const auto doc = nlohmann::json::parse(hf::tokenizer_json(*tokenizer, notes));
