@@ -41,8 +41,8 @@ std::string csv_rows(const std::vector<rf::BaseBound>& bounds) {
     char line[256];
     for (const rf::BaseBound& b : bounds) {
         const auto row = [&](const char* what, double from, double to) {
-            std::snprintf(line, sizeof line, "%zu,%zu,%s,%.10g,%.10g\n", b.head_dim, b.length,
-                          what, from, to);
+            std::snprintf(line, sizeof line, "%zu,%zu,%s,%.10g,%.10g\n", b.head_dim, b.length, what,
+                          from, to);
             out << line;
         };
         row("smallest", b.smallest, b.smallest);
@@ -61,12 +61,14 @@ void run_base_bound(const BaseBoundOptions& o) {
     for (size_t length : o.lengths)
         bounds.push_back(rf::rope_base_bound(o.head_dim, length, o.steps_per_decade));
 
-    std::printf("RoPE base bound (Men et al. 2024): B(m) = sum_i cos(m * base^(-2i/D)) >= 0 "
-                "for every m <= L, D = %zu\n",
-                o.head_dim);
-    std::printf("scan: %zu points a decade of the base, from %.4f to a certified end; edges "
-                "refined by bisection\n\n",
-                o.steps_per_decade, bounds.front().scan_from);
+    std::printf(
+        "RoPE base bound (Men et al. 2024): B(m) = sum_i cos(m * base^(-2i/D)) >= 0 "
+        "for every m <= L, D = %zu\n",
+        o.head_dim);
+    std::printf(
+        "scan: %zu points a decade of the base, from %.4f to a certified end; edges "
+        "refined by bisection\n\n",
+        o.steps_per_decade, bounds.front().scan_from);
     std::printf("%10s  %14s  %18s  %5s  %12s\n", "length", "smallest base", "holds for all above",
                 "gaps", "proved from");
     for (const rf::BaseBound& b : bounds)
@@ -83,8 +85,9 @@ void run_base_bound(const BaseBoundOptions& o) {
                         o.csv.empty() ? " (--csv FILE lists them all)" : "");
         std::printf("\n");
     }
-    std::printf("\nA gap narrower than one scan step can hide; raise --steps-per-decade to look "
-                "closer.\n");
+    std::printf(
+        "\nA gap narrower than one scan step can hide; raise --steps-per-decade to look "
+        "closer.\n");
     if (!o.csv.empty()) rf::write_output_file(o.csv, csv_rows(bounds), rule);
 }
 

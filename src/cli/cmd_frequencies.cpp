@@ -71,9 +71,9 @@ std::string csv(const rf::FrequencyUsage& u, const std::vector<double>& theta) {
             const auto [offset, mass] = u.top_offset(l, h);
             const bool local = offset >= -1 && offset <= 1;
             for (size_t i = 0; i < u.pairs; ++i) {
-                std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%ld,%.6f,%d\n", l,
-                              h, i, theta[i], u.mean_product(l, h, i), u.share(l, h, i), offset,
-                              mass, local ? 1 : 0);
+                std::snprintf(line, sizeof line, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%ld,%.6f,%d\n", l, h,
+                              i, theta[i], u.mean_product(l, h, i), u.share(l, h, i), offset, mass,
+                              local ? 1 : 0);
                 out << line;
             }
         }
@@ -93,8 +93,7 @@ void print_summary(const rf::FrequencyUsage& u) {
                 slow += u.share(l, h, u.pairs - 1 - i);
             }
             const auto [offset, mass] = u.top_offset(l, h);
-            std::printf("%5zu %4zu  %+10ld %8.3f  %18.3f %18.3f\n", l, h, offset, mass, fast,
-                        slow);
+            std::printf("%5zu %4zu  %+10ld %8.3f  %18.3f %18.3f\n", l, h, offset, mass, fast, slow);
         }
 }
 
@@ -108,10 +107,10 @@ void run_frequencies(const FrequenciesOptions& o) {
     rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
     const rf::Config& c = run.config;
     if (c.position.scheme != rf::PositionKind::rope)
-        throw std::invalid_argument(o.run_dir + " was trained with position.scheme = " +
-                                    rf::enum_name(c.position.scheme) +
-                                    ", which has no RoPE frequencies; give a run trained with "
-                                    "position.scheme = rope");
+        throw std::invalid_argument(
+            o.run_dir + " was trained with position.scheme = " + rf::enum_name(c.position.scheme) +
+            ", which has no RoPE frequencies; give a run trained with "
+            "position.scheme = rope");
     if (c.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(o.run_dir +
                                     " was trained with model.attention = linear, which never "
@@ -141,10 +140,11 @@ void run_frequencies(const FrequenciesOptions& o) {
         return;
     }
     rf::write_output_file(o.out, table, rule);
-    std::printf("%s (step %zu): %zu validation windows of %zu tokens, %zu layer(s) × %zu "
-                "head(s) × %zu pairs → wrote %s\n",
-                o.run_dir.c_str(), run.step, usage.windows, usage.length, usage.layers,
-                usage.heads, usage.pairs, o.out.c_str());
+    std::printf(
+        "%s (step %zu): %zu validation windows of %zu tokens, %zu layer(s) × %zu "
+        "head(s) × %zu pairs → wrote %s\n",
+        o.run_dir.c_str(), run.step, usage.windows, usage.length, usage.layers, usage.heads,
+        usage.pairs, o.out.c_str());
     print_summary(usage);
 }
 

@@ -22,13 +22,12 @@ struct ImportOptions {
 void run_import(const ImportOptions& o) {
     const rf::hf::ImportedModel imported = rf::hf::import_hf(o.hf_dir, o.out);
     const rf::ModelConfig& m = imported.model->config();
-    std::printf("imported %s (%s, transformers %s): %zu parameters, vocab %zu, %zu layers, "
-                "hidden %zu, %zu heads\n",
-                o.hf_dir.c_str(), imported.dtype.c_str(),
-                imported.transformers_version.empty() ? "unknown"
-                                                      : imported.transformers_version.c_str(),
-                imported.model->num_parameters(), m.vocab_size, m.num_layers, m.hidden,
-                m.num_heads);
+    std::printf(
+        "imported %s (%s, transformers %s): %zu parameters, vocab %zu, %zu layers, "
+        "hidden %zu, %zu heads\n",
+        o.hf_dir.c_str(), imported.dtype.c_str(),
+        imported.transformers_version.empty() ? "unknown" : imported.transformers_version.c_str(),
+        imported.model->num_parameters(), m.vocab_size, m.num_layers, m.hidden, m.num_heads);
     std::printf("its sinusoidal table agrees with our RoPE angles (max |difference| %.2g)\n",
                 imported.position_table_error);
     for (const std::string& note : imported.notes) std::printf("note: %s\n", note.c_str());
@@ -43,8 +42,7 @@ void add_import_hf(CLI::App& app) {
     cmd->add_option("dir", options->hf_dir,
                     "HF model directory: config.json, model.safetensors, vocab.txt")
         ->required();
-    cmd->add_option("--out", options->out, "The run directory to write (new or empty)")
-        ->required();
+    cmd->add_option("--out", options->out, "The run directory to write (new or empty)")->required();
     cmd->callback([options] { run_import(*options); });
 }
 

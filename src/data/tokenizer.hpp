@@ -135,15 +135,17 @@ std::vector<std::string> special_vocab();
 // code point: the alphabet of both tokenizers.
 std::vector<char32_t> frequent_code_points(const std::string& text, size_t limit);
 
-// kind "char" or "bpe" (a WordPiece vocabulary is imported, never trained); vocab_size is the target size for BPE and an upper bound for char.
+// kind "char" or "bpe" (a WordPiece vocabulary is imported, never trained); vocab_size is
+// the target size for BPE and an upper bound for char.
 std::unique_ptr<Tokenizer> train_tokenizer(const std::string& kind, const std::string& text,
                                            size_t vocab_size);
 
 // A tokenizer file larger than this is refused before it is read (BPE 2000 is ~40 kB).
 inline constexpr uint64_t kMaxTokenizerBytes = uint64_t(256) << 20;
 
-// Reads a file written by Tokenizer::save (any kind, "wordpiece" included); one-line errors name the file and the problem
-// (missing, a directory or FIFO, too large, malformed JSON, an inconsistent vocabulary).
+// Reads a file written by Tokenizer::save (any kind, "wordpiece" included); one-line errors
+// name the file and the problem (missing, a directory or FIFO, too large, malformed JSON, an
+// inconsistent vocabulary).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 // The same from the file's text; `path` only names it in messages (tests/fuzz use it).
 std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::string& path);

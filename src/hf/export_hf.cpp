@@ -69,22 +69,24 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
     const LoadedRun run = load_run(run_dir);
     require_hf_expressible(run.config);
     if (!run.model->buffers().empty())
-        throw std::invalid_argument(run_dir + " holds fixed buffers HF's RoFormer has no place "
-                                              "for; it cannot be exported");
+        throw std::invalid_argument(run_dir +
+                                    " holds fixed buffers HF's RoFormer has no place "
+                                    "for; it cannot be exported");
     const data::Tokenizer& tokenizer = *run.tokenizer;
     const std::vector<int> our_id = our_id_of_each_hf_id(tokenizer);
-    const int pad_line = int(std::find(our_id.begin(), our_id.end(), data::kPadId) - our_id.begin());
+    const int pad_line =
+        int(std::find(our_id.begin(), our_id.end(), data::kPadId) - our_id.begin());
 
     // Every file's bytes first: nothing is written for a run that cannot be exported.
     std::vector<std::pair<std::string, std::string>> files;
     ExportedFiles result;
-    files.emplace_back("config.json",
-                       hf_config_from(run.config, run.model->config().vocab_size, pad_line).dump(2) +
-                           "\n");
-    files.emplace_back("model.safetensors",
-                       encode_safetensors(out_dir + "/model.safetensors",
-                                          hf_tensors(*run.model, run.config, tokenizer),
-                                          {{"format", "pt"}}));
+    files.emplace_back(
+        "config.json",
+        hf_config_from(run.config, run.model->config().vocab_size, pad_line).dump(2) + "\n");
+    files.emplace_back(
+        "model.safetensors",
+        encode_safetensors(out_dir + "/model.safetensors",
+                           hf_tensors(*run.model, run.config, tokenizer), {{"format", "pt"}}));
     const size_t max_length = std::max(run.config.position.max_positions, run.config.data.seq_len);
     if (tokenizer.kind() == "wordpiece") {
         const auto& wordpiece = dynamic_cast<const data::WordPieceTokenizer&>(tokenizer);
@@ -109,10 +111,12 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
     // The directory: new or empty, then each file as every command writes its outputs.
     std::error_code ec;
     if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
-        throw std::runtime_error("--out '" + out_dir + "' is a file, not a directory; pick a new --out");
+        throw std::runtime_error("--out '" + out_dir +
+                                 "' is a file, not a directory; pick a new --out");
     const bool created = !fs::exists(out_dir, ec);
     if (!created && !fs::is_empty(out_dir, ec))
-        throw std::runtime_error("--out '" + out_dir + "' already exists and is not empty; pick a "
+        throw std::runtime_error("--out '" + out_dir +
+                                 "' already exists and is not empty; pick a "
                                  "new --out (an export never mixes with other files)");
     if (created && !fs::create_directories(out_dir, ec))
         throw std::runtime_error("cannot create --out '" + out_dir + "': " + ec.message());

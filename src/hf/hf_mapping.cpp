@@ -34,8 +34,9 @@ struct HfKeys {
         if (!present(key)) return fallback;
         const Json& v = hf.at(key);
         if (!v.is_number_unsigned() || v.get<uint64_t>() == 0)
-            refuse(key, "is " + v.dump() + ", not a positive integer; the file is not a valid "
-                                           "RoFormer config");
+            refuse(key, "is " + v.dump() +
+                            ", not a positive integer; the file is not a valid "
+                            "RoFormer config");
         return v.get<size_t>();
     }
     double number(const char* key, double fallback) const {
@@ -67,19 +68,21 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     const std::string type = keys.text("model_type", "");
     if (type != "roformer")
         keys.refuse("model_type", "is \"" + type +
-                                      "\": only RoFormer checkpoints can be imported (a \"" +
-                                      type + "\" model needs its own architecture)");
+                                      "\": only RoFormer checkpoints can be imported (a \"" + type +
+                                      "\" model needs its own architecture)");
     if (keys.flag("is_decoder", false))
-        keys.refuse("is_decoder", "is true: a RoFormer decoder (causal, with a cache) is not "
-                                  "supported; import an encoder (RoFormerForMaskedLM) checkpoint");
+        keys.refuse("is_decoder",
+                    "is true: a RoFormer decoder (causal, with a cache) is not "
+                    "supported; import an encoder (RoFormerForMaskedLM) checkpoint");
     if (keys.flag("add_cross_attention", false))
         keys.refuse("add_cross_attention",
                     "is true: cross-attention to an encoder's output needs an encoder-decoder, "
                     "which roformer-cpp does not have");
     const std::string act = keys.text("hidden_act", "gelu");
     if (act != "gelu")
-        keys.refuse("hidden_act", "is \"" + act + "\": roformer-cpp's feed-forward uses the exact "
-                                  "GELU (\"gelu\") only; another activation needs its own op");
+        keys.refuse("hidden_act", "is \"" + act +
+                                      "\": roformer-cpp's feed-forward uses the exact "
+                                      "GELU (\"gelu\") only; another activation needs its own op");
     if (!keys.flag("tie_word_embeddings", true))
         keys.refuse("tie_word_embeddings",
                     "is false: roformer-cpp's decoder is the word-embedding matrix (tied); an "
@@ -102,8 +105,9 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     m.attention = AttentionKind::softmax;
     if (m.num_heads == 0 || m.hidden % m.num_heads != 0 || (m.hidden / m.num_heads) % 2 != 0)
         keys.refuse("num_attention_heads",
-                    "= " + std::to_string(m.num_heads) + " does not split hidden_size = " +
-                        std::to_string(m.hidden) + " into heads of an even size (RoPE turns pairs)");
+                    "= " + std::to_string(m.num_heads) +
+                        " does not split hidden_size = " + std::to_string(m.hidden) +
+                        " into heads of an even size (RoPE turns pairs)");
 
     PositionConfig& p = c.position;
     p.scheme = PositionKind::rope;

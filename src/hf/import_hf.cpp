@@ -54,8 +54,7 @@ std::string dtype_in(const std::string& bytes, const std::string& name) {
     for (int i = 7; i >= 0; --i) n = n << 8 | uint8_t(bytes[size_t(i)]);
     if (n > bytes.size() - 8) return "";
     const Json header = Json::parse(bytes.substr(8, n), nullptr, false);
-    if (!header.is_object() || !header.contains(name) || !header[name].contains("dtype"))
-        return "";
+    if (!header.is_object() || !header.contains(name) || !header[name].contains("dtype")) return "";
     return header[name]["dtype"].get<std::string>();
 }
 
@@ -87,8 +86,11 @@ void refuse_word_level(const std::string& vocab_txt, const std::string& dir) {
                    (cp >= 0x20000 && cp <= 0x2FA1F) || (cp >= 0xF900 && cp <= 0xFAFF);
         if (cjk >= 2)
             throw std::invalid_argument(
-                dir + "/tokenizer_config.json: \"tokenizer_class\" is RoFormerTokenizer and "
-                "vocab.txt holds Chinese words (e.g. '" + token + "'): a word-level vocabulary "
+                dir +
+                "/tokenizer_config.json: \"tokenizer_class\" is RoFormerTokenizer and "
+                "vocab.txt holds Chinese words (e.g. '" +
+                token +
+                "'): a word-level vocabulary "
                 "needs jieba segmentation, which roformer-cpp does not have; use a "
                 "character-level checkpoint (e.g. junnyu/roformer_chinese_char_base)");
     }
@@ -99,8 +101,8 @@ std::vector<float> rows_in_our_order(const NamedTensor& t, const std::vector<int
     const size_t rows = t.shape[0], width = t.data.size() / rows;
     std::vector<float> out(t.data.size());
     for (size_t line = 0; line < rows; ++line)
-        std::memcpy(out.data() + size_t(our_id_of_line[line]) * width,
-                    t.data.data() + line * width, width * sizeof(float));
+        std::memcpy(out.data() + size_t(our_id_of_line[line]) * width, t.data.data() + line * width,
+                    width * sizeof(float));
     return out;
 }
 
@@ -143,7 +145,8 @@ std::vector<int> our_ids_of_hf_lines(const data::Tokenizer& tokenizer) {
         throw std::invalid_argument("an HF vocabulary needs a wordpiece tokenizer, not " +
                                     tokenizer.kind());
     std::vector<int> ids(tokenizer.vocab_size());
-    for (size_t line = 0; line < ids.size(); ++line) ids[line] = wordpiece->id_of_file_id(int(line));
+    for (size_t line = 0; line < ids.size(); ++line)
+        ids[line] = wordpiece->id_of_file_id(int(line));
     return ids;
 }
 
@@ -168,8 +171,9 @@ ImportedModel read_hf_directory(const std::string& dir) {
     const std::string vocab_path = (fs::path(dir) / "vocab.txt").string();
     if (!fs::exists(vocab_path))
         throw std::runtime_error(
-            dir + " has no vocab.txt: roformer-cpp imports BERT WordPiece vocabularies (vocab.txt); "
-                  "a tokenizer.json-only or SentencePiece tokenizer would need its own reader");
+            dir +
+            " has no vocab.txt: roformer-cpp imports BERT WordPiece vocabularies (vocab.txt); "
+            "a tokenizer.json-only or SentencePiece tokenizer would need its own reader");
     const SourceFile vocab_file =
         read_source(dir, "vocab.txt", "an HF model directory holds vocab.txt", kMaxReadBytes);
     record(vocab_file.name, vocab_file.bytes);
@@ -179,10 +183,9 @@ ImportedModel read_hf_directory(const std::string& dir) {
         record(tc_file.name, tc_file.bytes);
         tokenizer_config = tc_file.bytes;
         Json tc = parse_json(tc_file, dir);
-        const bool roformer_tokenizer = tc.is_object() && tc.contains("tokenizer_class") &&
-                                        tc["tokenizer_class"].is_string() &&
-                                        tc["tokenizer_class"].get<std::string>().rfind(
-                                            "RoFormerTokenizer", 0) == 0;
+        const bool roformer_tokenizer =
+            tc.is_object() && tc.contains("tokenizer_class") && tc["tokenizer_class"].is_string() &&
+            tc["tokenizer_class"].get<std::string>().rfind("RoFormerTokenizer", 0) == 0;
         if (roformer_tokenizer) {
             // RoFormerTokenizer: jieba splits the text into words, a word in vocab.txt stays
             // whole, any other goes through BertTokenizer. With no word of two or more Chinese
@@ -200,29 +203,31 @@ ImportedModel read_hf_directory(const std::string& dir) {
     imported.tokenizer = data::parse_wordpiece_files(vocab_file.bytes, tokenizer_config, dir);
     const size_t V = imported.config.model.vocab_size;
     if (imported.tokenizer->vocab_size() != V)
-        throw std::runtime_error(vocab_path + " gives " +
-                                 std::to_string(imported.tokenizer->vocab_size()) +
-                                 " tokens but config.json says \"vocab_size\": " +
-                                 std::to_string(V) + "; use the vocab.txt of this checkpoint");
+        throw std::runtime_error(
+            vocab_path + " gives " + std::to_string(imported.tokenizer->vocab_size()) +
+            " tokens but config.json says \"vocab_size\": " + std::to_string(V) +
+            "; use the vocab.txt of this checkpoint");
     const std::vector<int> our_id_of_line = our_ids_of_hf_lines(*imported.tokenizer);
 
     // The weights.
     const std::string st_path = (fs::path(dir) / "model.safetensors").string();
     if (!fs::exists(st_path) && fs::exists(fs::path(dir) / "pytorch_model.bin"))
-        throw std::runtime_error(dir + " has pytorch_model.bin but no model.safetensors; convert "
-                                 "it first: /usr/bin/python3 scripts/hf_to_safetensors.py " + dir);
+        throw std::runtime_error(dir +
+                                 " has pytorch_model.bin but no model.safetensors; convert "
+                                 "it first: /usr/bin/python3 scripts/hf_to_safetensors.py " +
+                                 dir);
     std::string bytes = read_regular_file(st_path, "HF checkpoint",
-                                                "save it with safe_serialization=True or "
-                                                "convert it with scripts/hf_to_safetensors.py",
-                                                kMaxReadBytes);
+                                          "save it with safe_serialization=True or "
+                                          "convert it with scripts/hf_to_safetensors.py",
+                                          kMaxReadBytes);
     const SafetensorsFile file = parse_safetensors(bytes, st_path);
     record("model.safetensors", bytes);
     imported.dtype = dtype_in(bytes, kWordEmbeddings);
     const std::string table_dtype = dtype_in(bytes, kPositionTable);
     std::string().swap(bytes);  // parsed: the file's bytes need not stay beside the weights
-    imported.model = std::make_unique<RoFormer>(resolved_model_config(imported.config, V),
-                                                imported.config.position,
-                                                imported.config.train.seed);
+    imported.model =
+        std::make_unique<RoFormer>(resolved_model_config(imported.config, V),
+                                   imported.config.position, imported.config.train.seed);
     std::set<std::string> used;
     for (const NamedParameter& p : imported.model->parameters()) {
         Tensor target = p.tensor;
@@ -234,8 +239,9 @@ ImportedModel read_hf_directory(const std::string& dir) {
         if (saved->shape != target.shape())
             throw std::runtime_error(st_path + ": " + target.name() + " has shape " +
                                      shape_text(saved->shape) + " but config.json gives " +
-                                     shape_text(target.shape()) + "; the files do not belong "
-                                                                  "together");
+                                     shape_text(target.shape()) +
+                                     "; the files do not belong "
+                                     "together");
         for (size_t i = 0; i < saved->data.size(); ++i)
             if (!std::isfinite(saved->data[i]))
                 throw std::runtime_error(st_path + ": " + target.name() +
@@ -267,7 +273,8 @@ ImportedModel read_hf_directory(const std::string& dir) {
     used.insert(kPositionTable);
     for (const NamedTensor& t : file.tensors)
         if (!used.count(t.name))
-            throw std::runtime_error(st_path + " holds " + t.name + ", which RoFormerForMaskedLM "
+            throw std::runtime_error(st_path + " holds " + t.name +
+                                     ", which RoFormerForMaskedLM "
                                      "with this config.json does not have; a checkpoint of "
                                      "another head or architecture cannot be imported");
     return imported;
@@ -278,7 +285,8 @@ ImportedModel import_hf(const std::string& dir, const std::string& out) {
     // under the directory's lock.
     std::error_code ec;
     if (!out.empty() && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
-        throw std::runtime_error("--out '" + out + "' already exists and is not empty; pick a new "
+        throw std::runtime_error("--out '" + out +
+                                 "' already exists and is not empty; pick a new "
                                  "--out (import-hf writes a new run directory, never into one)");
     ImportedModel imported = read_hf_directory(dir);
     Json source = Json::object();

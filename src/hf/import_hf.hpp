@@ -35,10 +35,10 @@ struct ImportedModel {
     Config config;
     std::unique_ptr<data::Tokenizer> tokenizer;
     std::unique_ptr<RoFormer> model;
-    std::string dtype;                    // the file's dtype: "F32", "F16" or "BF16"
-    std::string transformers_version;     // from config.json ("" when absent)
-    double position_table_error = 0;      // max |HF's table − ours|
-    std::vector<std::string> notes;       // what a user should know (printed by the command)
+    std::string dtype;                 // the file's dtype: "F32", "F16" or "BF16"
+    std::string transformers_version;  // from config.json ("" when absent)
+    double position_table_error = 0;   // max |HF's table − ours|
+    std::vector<std::string> notes;    // what a user should know (printed by the command)
     // The source files read (config.json, model.safetensors, vocab.txt, tokenizer_config.json
     // when present): name → {bytes, SHA-256}, for the run's hf_source.json.
     std::map<std::string, std::pair<size_t, std::string>> files;

@@ -16,8 +16,8 @@ using Json = nlohmann::json;
 std::string pretokenizer_regex() {
     const std::string non_ascii_punctuation =
         "\\x7B-\\xBF\\xD7\\xF7\\u2000-\\u2BFF\\u3000-\\u303F\\uFF00-\\uFF0F\\uFFFD";
-    const std::string punctuation = "[\\x00-\\x08\\x0E-\\x1F\\x21-\\x2F\\x3A-\\x40\\x5B-\\x60" +
-                                    non_ascii_punctuation + "]";
+    const std::string punctuation =
+        "[\\x00-\\x08\\x0E-\\x1F\\x21-\\x2F\\x3A-\\x40\\x5B-\\x60" + non_ascii_punctuation + "]";
     const std::string word = "[^\\x00-\\x2F\\x3A-\\x40\\x5B-\\x60" + non_ascii_punctuation + "]";
     return " ?" + word + "+| ?" + punctuation + "|[\\s\\S]";
 }
@@ -32,9 +32,12 @@ std::string tokenizer_json(const data::Tokenizer& t, std::vector<std::string>& n
         if (!data::Tokenizer::is_special(int(id))) continue;
         // BPE: a literal other than [UNK] takes the space before it (data/tokenizer.hpp).
         const bool lstrip = bpe && int(id) != data::kUnkId;
-        added.push_back({{"id", id},         {"content", t.token(int(id))},
-                         {"single_word", false}, {"lstrip", lstrip},
-                         {"rstrip", false},  {"normalized", false},
+        added.push_back({{"id", id},
+                         {"content", t.token(int(id))},
+                         {"single_word", false},
+                         {"lstrip", lstrip},
+                         {"rstrip", false},
+                         {"normalized", false},
                          {"special", true}});
     }
     auto special = [](const char* name, int type) {
@@ -46,8 +49,9 @@ std::string tokenizer_json(const data::Tokenizer& t, std::vector<std::string>& n
     const Json post = {
         {"type", "TemplateProcessing"},
         {"single", {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)}},
-        {"pair", {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0), sequence("B", 1),
-                  special("[SEP]", 1)}},
+        {"pair",
+         {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0), sequence("B", 1),
+          special("[SEP]", 1)}},
         {"special_tokens",
          {{"[CLS]", {{"id", "[CLS]"}, {"ids", {data::kClsId}}, {"tokens", {"[CLS]"}}}},
           {"[SEP]", {{"id", "[SEP]"}, {"ids", {data::kSepId}}, {"tokens", {"[SEP]"}}}}}}};
@@ -68,17 +72,18 @@ std::string tokenizer_json(const data::Tokenizer& t, std::vector<std::string>& n
                                 {"behavior", "Isolated"},
                                 {"invert", false}}
                          : Json(nullptr);
-    const Json doc = {{"version", "1.0"},         {"truncation", nullptr},
-                      {"padding", nullptr},       {"added_tokens", added},
-                      {"normalizer", nullptr},    {"pre_tokenizer", pre},
-                      {"post_processor", post},   {"decoder", {{"type", "Fuse"}}},
-                      {"model", model}};
+    const Json doc = {
+        {"version", "1.0"},       {"truncation", nullptr},         {"padding", nullptr},
+        {"added_tokens", added},  {"normalizer", nullptr},         {"pre_tokenizer", pre},
+        {"post_processor", post}, {"decoder", {{"type", "Fuse"}}}, {"model", model}};
     if (bpe)
-        notes.push_back("tokenizer.json: before a special literal such as [MASK] ours takes one "
-                        "space into it and the library all the whitespace there (the same for a "
-                        "single space)");
-    notes.push_back("tokenizer.json decodes by concatenation; ours also writes a space before a "
-                    "special token that follows a word");
+        notes.push_back(
+            "tokenizer.json: before a special literal such as [MASK] ours takes one "
+            "space into it and the library all the whitespace there (the same for a "
+            "single space)");
+    notes.push_back(
+        "tokenizer.json decodes by concatenation; ours also writes a space before a "
+        "special token that follows a word");
     return doc.dump(2) + "\n";
 }
 

@@ -73,17 +73,17 @@ FrequencyUsage empty_frequency_usage(const RoFormer& model, size_t length) {
     return u;
 }
 
-void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t batch,
-                         size_t length, FrequencyUsage& usage) {
+void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t batch, size_t length,
+                         FrequencyUsage& usage) {
     if (model.config().attention == AttentionKind::linear)
         throw std::invalid_argument(
             "model.attention = linear forms no attention weights p_mn; the frequency usage "
             "needs a softmax-attention run");
     const PositionConfig& position = model.position_config();
     if (position.scheme != PositionKind::rope)
-        throw std::invalid_argument(std::string("position.scheme = ") +
-                                    enum_name(position.scheme) +
-                                    " has no RoPE frequencies; use a run with position.scheme = rope");
+        throw std::invalid_argument(
+            std::string("position.scheme = ") + enum_name(position.scheme) +
+            " has no RoPE frequencies; use a run with position.scheme = rope");
     if (length != usage.length || length == 0 || ids.size() != batch * length)
         throw std::invalid_argument("frequency usage: " + std::to_string(ids.size()) +
                                     " ids for windows of " + std::to_string(length) +
@@ -98,7 +98,7 @@ void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t ba
     for (size_t l = 0; l < usage.layers; ++l) {
         const EncoderLayer& layer = model.layers()[l];
         PositionScheme& layer_position = model.layer_position(l);  // `none` in a NoPE layer
-        SelfAttention::Heads heads = layer.attention.project(h);  // q, k:[B,H,T,D], unrotated
+        SelfAttention::Heads heads = layer.attention.project(h);   // q, k:[B,H,T,D], unrotated
         for (size_t b = 0; b < batch; ++b)
             for (size_t head = 0; head < H; ++head) {
                 const size_t at = (b * H + head) * T * D;

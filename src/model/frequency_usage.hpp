@@ -28,10 +28,10 @@ namespace rf {
 
 struct FrequencyUsage {
     size_t layers = 0, heads = 0, pairs = 0, length = 0;
-    size_t windows = 0;                // B summed over every batch added
-    std::vector<double> product_sum;   // [L, H, P]: Σ |q_i(m)|·|k_i(n)| over allowed (m, n)
-    std::vector<double> offset_sum;    // [L, H, 2T−1]: Σ p_{m, m+δ}, index δ + T − 1
-    double allowed_pairs = 0;          // the (m, n) counted per window and head
+    size_t windows = 0;               // B summed over every batch added
+    std::vector<double> product_sum;  // [L, H, P]: Σ |q_i(m)|·|k_i(n)| over allowed (m, n)
+    std::vector<double> offset_sum;   // [L, H, 2T−1]: Σ p_{m, m+δ}, index δ + T − 1
+    double allowed_pairs = 0;         // the (m, n) counted per window and head
 
     double mean_product(size_t layer, size_t head, size_t pair) const;  // usage_i
     double share(size_t layer, size_t head, size_t pair) const;         // share_i
@@ -57,7 +57,7 @@ FrequencyUsage empty_frequency_usage(const RoFormer& model, size_t length);
 // Runs the encoder on one batch ids:[B, T] (no gradients, no dropout) and adds its windows to
 // `usage`. Throws std::invalid_argument for linear attention (it forms no p_mn), a scheme
 // other than rope, or a length other than usage.length.
-void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t batch,
-                         size_t length, FrequencyUsage& usage);
+void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t batch, size_t length,
+                         FrequencyUsage& usage);
 
 }  // namespace rf

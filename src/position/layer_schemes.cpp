@@ -30,8 +30,8 @@ std::vector<bool> layers_with_position(const PositionConfig& config, size_t num_
             with_position.push_back(false);
         else
             fail("has \"" + name + "\" for layer " + std::to_string(with_position.size()) +
-                 "; each entry must be " + scheme + " (position.scheme) or none, e.g. \"" +
-                 scheme + "," + scheme + "," + scheme + ",none\"");
+                 "; each entry must be " + scheme + " (position.scheme) or none, e.g. \"" + scheme +
+                 "," + scheme + "," + scheme + ",none\"");
         if (comma == std::string::npos) break;
         start = comma + 1;
     }

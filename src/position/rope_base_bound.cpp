@@ -13,8 +13,8 @@ namespace rf {
 
 namespace {
 
-constexpr size_t kAnchorEvery = 64;   // positions between exact std::cos anchors
-constexpr double kScanFrom = 1.0001;  // the scan's first base (base 1 turns every pair alike)
+constexpr size_t kAnchorEvery = 64;      // positions between exact std::cos anchors
+constexpr double kScanFrom = 1.0001;     // the scan's first base (base 1 turns every pair alike)
 constexpr double kEdgeTolerance = 1e-9;  // edges refined to this relative width in base
 
 std::vector<double> ladder(double base, size_t head_dim) {
@@ -120,12 +120,12 @@ void validate_base_bound(size_t head_dim, size_t length, size_t steps_per_decade
             " must be an even number from 6 to 4096 (RoPE turns pairs of dims; with fewer "
             "than 3 pairs the fastest pair, θ_0 = 1, keeps the sum below 0 for any base)");
     if (length == 0)
-        throw std::invalid_argument("--length 0 asks nothing (B(0) = D/2 > 0 for every base); "
-                                    "give the context length, e.g. --length 1024");
+        throw std::invalid_argument(
+            "--length 0 asks nothing (B(0) = D/2 > 0 for every base); "
+            "give the context length, e.g. --length 1024");
     if (length > (size_t(1) << 27) / (head_dim / 2))
         throw std::invalid_argument(
-            "--length " + std::to_string(length) + " with --head-dim " +
-            std::to_string(head_dim) +
+            "--length " + std::to_string(length) + " with --head-dim " + std::to_string(head_dim) +
             " sums more than 2^27 cosines per base tried (L·D/2); lower --length or --head-dim");
     if (steps_per_decade < 10 || steps_per_decade > 100000)
         throw std::invalid_argument("--steps-per-decade " + std::to_string(steps_per_decade) +

@@ -51,8 +51,8 @@ struct BaseRange {
 
 struct BaseBound {
     size_t head_dim = 0, length = 0;
-    double smallest = 0;     // the smallest base that supports L (a gap may follow it)
-    double all_above = 0;    // every scanned base above this one supports L
+    double smallest = 0;          // the smallest base that supports L (a gap may follow it)
+    double all_above = 0;         // every scanned base above this one supports L
     std::vector<BaseRange> gaps;  // bases in (smallest, all_above) that do not support L
     double scan_from = 0, proved_from = 0;  // the scan's ends; proved_from: step 1's certificate
     size_t scan_points = 0;
