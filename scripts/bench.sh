@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # Training throughput, ours vs PyTorch, on the same model and the same batches' shape.
 #
-#   scripts/bench.sh [configs/bench.toml …]    default: configs/bench.toml configs/bench_long.toml
+#   scripts/bench.sh [--cores LIST] [--torch-modes eager,sdpa,compile] [configs/bench.toml …]
+#       presets default: configs/bench.toml configs/bench_long.toml
 #   REPEATS=3 STEPS=30 scripts/bench.sh        (the defaults: rounds per row, steps per run;
 #                                              PYTHON=/usr/bin/python3 runs the PyTorch side)
+#   --cores LIST        every timed program (ours, PyTorch, the sgemm peak) under
+#                       `taskset -c LIST`: both sides on the same cores, e.g. --cores 0,1
+#   --torch-modes LIST  PyTorch's modes (tests/bench/bench_torch.py --mode): eager (attention
+#                       composed of q·kᵀ, softmax, ·v), sdpa (scaled_dot_product_attention),
+#                       compile (torch.compile); default: every mode the installed torch has.
+#                       A mode it lacks prints one line saying why, and is left out.
 #
 # Per preset, with 1 and then 2 threads, REPEATS rounds, interleaved — ours 1t, composed 1t,
-# PyTorch 1t, ours 2t, …, then the next round — so a busy moment of the machine hits every side.
+# PyTorch eager 1t, PyTorch sdpa 1t, …, ours 2t, …, then the next round — so a busy moment of
+# the machine hits every side.
 #   ours     build/roformer train --config P --set train.steps=STEPS --set train.threads=T
 #            --set train.eval_batches=1 (the final evaluation, after the timed steps, kept short);
 #            its `throughput:` line: tokens/s over the training steps, every step counted
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
 #   PyTorch  tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
 #            RoFormer), random batches of the same shape and masking, AdamW + clipping; the
-#            first 2 steps untimed (warm-up), then STEPS timed
+#            first 2 steps untimed (warm-up), then STEPS timed; a row per mode. Above its rows:
+#            the torch version, its BLAS, oneDNN and thread backend (bench_torch.py --probe);
+#            after each row, the attention path that row ran
 # Each table shows medians; GFLOP/s = 3 × forward FLOPs per token × tokens/s (training ≈ 3 ×
 # the forward), with the FLOP count ours prints — PyTorch's model is checked to have the same
 # parameters and FLOPs. Peak RSS is the whole process's (PyTorch's includes the interpreter
@@ -30,11 +40,34 @@
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
+usage() { echo "bench: $*" >&2; echo "usage: scripts/bench.sh [--cores LIST]" \
+    "[--torch-modes eager,sdpa,compile] [config.toml …]" >&2; exit 2; }
+
 presets=()   # as given, relative to where you are; then everything runs from the repository
-for preset in "$@"; do
-    [ -f "$preset" ] || fail "no such config file: $preset"
-    presets+=("$(realpath "$preset")")
+cores="" torch_modes=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cores) [ $# -ge 2 ] || usage "--cores needs a CPU list, e.g. --cores 0,1"
+                 cores="$2"; shift 2 ;;
+        --torch-modes) [ $# -ge 2 ] || usage "--torch-modes needs a list, e.g. --torch-modes eager,sdpa"
+                 torch_modes="$2"; shift 2 ;;
+        -*) usage "unknown option $1" ;;
+        *) [ -f "$1" ] || usage "no such config file: $1"
+           presets+=("$(realpath "$1")"); shift ;;
+    esac
 done
+for mode in ${torch_modes//,/ }; do
+    case "$mode" in eager|sdpa|compile) ;; *) usage "no PyTorch mode '$mode': eager, sdpa or compile" ;; esac
+done
+pin=()   # the prefix of every timed command
+if [ -n "$cores" ]; then
+    command -v taskset > /dev/null || fail "taskset is missing: apt-get install util-linux"
+    pinned_cpus="$(taskset -c "$cores" nproc 2> /dev/null)" ||
+        usage "--cores $cores is not a CPU list this machine has (taskset -c $cores fails); e.g. --cores 0,1"
+    pin=(taskset -c "$cores")
+    [ "$pinned_cpus" -ge 2 ] ||
+        echo "bench: --cores $cores gives $pinned_cpus CPU: the 2-thread rows share it" >&2
+fi
 cd "$(dirname "$0")/.."
 [ ${#presets[@]} -gt 0 ] || presets=(configs/bench.toml configs/bench_long.toml)
 
@@ -49,7 +82,20 @@ PYTHON="${PYTHON:-/usr/bin/python3}"  # Debian's python, where apt's python3-tor
     fail "build/tests/bench_matmul is missing and would not build: cmake --build build --target bench_matmul"
 [ -x /usr/bin/time ] || fail "/usr/bin/time is missing: apt-get install time (scripts/setup.sh does)"
 have_torch=yes
-torch_version="$("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)" || have_torch=no
+probe="$("$PYTHON" tests/bench/bench_torch.py --probe 2> /dev/null)" || have_torch=no
+modes=()          # the PyTorch modes that run; probe_skipped: a line each for the others
+probe_skipped=""
+if [ "$have_torch" = yes ]; then
+    torch_facts="$(head -n 1 <<< "$probe" | sed 's/^bench_torch: //')"
+    for mode in ${torch_modes//,/ }; do grep -q "^bench_torch: mode=$mode " <<< "$probe" ||
+        fail "bench_torch.py --probe says nothing of mode $mode"; done
+    while read -r line; do
+        mode="$(grep -o 'mode=[a-z]*' <<< "$line" | cut -d '=' -f 2)"
+        [ -z "$torch_modes" ] || [[ ",$torch_modes," == *",$mode,"* ]] || continue
+        if [[ "$line" == *" available" ]]; then modes+=("$mode")
+        else probe_skipped+="PyTorch $mode: ${line#*skipped: }"$'\n'; fi
+    done < <(grep '^bench_torch: mode=' <<< "$probe")
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -58,6 +104,7 @@ trap 'rm -rf "$work"' EXIT
 field_before() { grep -o "[0-9.]* $2" <<< "$1" | head -n 1 | cut -d ' ' -f 1; }
 # key=value from bench_torch's line.
 field_equals() { grep -o "$2=[0-9.]*" <<< "$1" | cut -d '=' -f 2; }
+field_word() { grep -o " $2=[^ ]*" <<< "$1" | cut -d '=' -f 2; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
     END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
@@ -65,7 +112,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
 run_ours() {  # preset threads [more roformer train arguments]
     local out="$work/ours" preset="$1" threads="$2"
     shift 2
-    /usr/bin/time -f '%M' -o "$work/time" build/roformer train --config "$preset" \
+    "${pin[@]}" /usr/bin/time -f '%M' -o "$work/time" build/roformer train --config "$preset" \
         --set "train.steps=$STEPS" --set "train.threads=$threads" --set train.eval_batches=1 \
         --out "$out" "$@" > "$work/stdout" 2> "$work/stderr" ||
         fail "roformer train --config $preset failed: $(grep -v '^step ' "$work/stderr" | tail -n 1)"
@@ -84,14 +131,24 @@ run_ours() {  # preset threads [more roformer train arguments]
     rm -rf "$out"
 }
 
-# One PyTorch run on the config our run resolved: fills tokens_per_s, rss_kib.
-run_torch() {  # threads
-    /usr/bin/time -f '%M' -o "$work/time" "$PYTHON" tests/bench/bench_torch.py \
-        --config "$work/resolved.toml" --vocab "$vocab" --threads "$1" --steps "$STEPS" \
-        --warmup "$WARMUP" > "$work/stdout" 2> "$work/stderr" ||
-        fail "tests/bench/bench_torch.py failed: $(tail -n 1 "$work/stderr")"
+# One PyTorch run on the config our run resolved: fills tokens_per_s, rss_kib, attention[];
+# tokens_per_s empty when the mode was skipped (skipped_modes says why).
+run_torch() {  # mode threads
+    "${pin[@]}" /usr/bin/time -f '%M' -o "$work/time" "$PYTHON" tests/bench/bench_torch.py \
+        --config "$work/resolved.toml" --vocab "$vocab" --threads "$2" --steps "$STEPS" \
+        --warmup "$WARMUP" --mode "$1" > "$work/stdout" 2> "$work/stderr" ||
+        fail "tests/bench/bench_torch.py --mode $1 failed: $(tail -n 1 "$work/stderr")"
     local line
-    line="$(grep '^bench_torch:' "$work/stdout")" || fail "no result line from bench_torch.py"
+    tokens_per_s=""
+    if line="$(grep "^bench_torch: mode=$1 skipped: " "$work/stdout")"; then
+        skipped_modes+="PyTorch $1 ($name): ${line#*skipped: }"$'\n'
+        return
+    fi
+    line="$(grep '^bench_torch: mode=.* tokens_per_s=' "$work/stdout")" ||
+        fail "no result line from bench_torch.py --mode $1"
+    [ "$(field_word "$line" threads)" = "$2" ] ||
+        fail "PyTorch ran $(field_word "$line" threads) threads, not $2: $line"
+    attention[$1]="$(field_word "$line" attention)"
     [ "$(field_equals "$line" parameters)" = "$parameters" ] &&
         [ "$(field_equals "$line" mflop_per_token)" = "$mflop" ] ||
         fail "the two models differ: ours $parameters parameters, $mflop MFLOP/token; PyTorch: $line"
@@ -105,14 +162,17 @@ row() {  # label, then the tokens/s and peak RSS (KiB) of every round
     rss="$(median ${peak[$label]})"
     local gflops
     gflops="$(awk -v f="$mflop" -v t="$tps" 'BEGIN { print 3 * f * t / 1000 }')"
-    printf '%-18s %10.0f %9.1f %9.2f %8.0f %% %14.0f\n' "$label" "$tps" \
+    printf '%-24s %10.0f %9.1f %9.2f %8.0f %% %14.0f%s\n' "$label" "$tps" \
         "$(awk -v n="$tokens_per_step" -v t="$tps" 'BEGIN { print 1000 * n / t }')" \
         "$gflops" "$(awk -v g="$gflops" -v p="$sgemm_peak" 'BEGIN { print 100 * g / p }')" \
-        "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')"
+        "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "${2:+   $2}"
 }
 
-best() {  # side → its higher median tokens/s of 1 and 2 threads
-    { median ${tokens[$1 1 thread]}; median ${tokens[$1 2 threads]}; } | sort -g | tail -n 1
+best() {  # label prefix → "tokens/s label" of its highest median among the rows it begins
+    local label
+    for label in "${!tokens[@]}"; do
+        if [[ "$label" == "$1"* ]]; then echo "$(median ${tokens[$label]}) $label"; fi
+    done | sort -g | tail -n 1
 }
 
 # The machine: CPU, widest ISA, BLAS (bench_matmul --machine), then the sgemm peak.
@@ -130,25 +190,26 @@ cpu_line+=", $(nproc) cores; widest ISA $cpu_isa"
 machine_blas="$(build/tests/bench_matmul --machine 2>&1)" ||
     fail "build/tests/bench_matmul --machine failed: $(tail -n 1 <<< "$machine_blas")"
 echo "  measuring this machine's sgemm peak (build/tests/bench_matmul --peak) …" >&2
-peak_line="$(build/tests/bench_matmul --peak --reps 5 | grep '^sgemm peak:')" ||
+peak_line="$("${pin[@]}" build/tests/bench_matmul --peak --reps 5 | grep '^sgemm peak:')" ||
     fail "no 'sgemm peak:' line from build/tests/bench_matmul --peak"
 sgemm_peak="$(field_before "$peak_line" 'GFLOP/s')"
 load_start="$(cut -d ' ' -f 1-3 /proc/loadavg)"
 run_log_lines=""  # roformer train's lines naming its BLAS and ISA (first run of each preset)
 
 print_machine() {
-    echo "machine: $cpu_line"
+    echo "machine: $cpu_line${cores:+; every timed program pinned: taskset -c $cores}"
     grep -E '^blas' <<< "$machine_blas" | sed 's/^/  /'
     [ -z "$run_log_lines" ] || sed 's/^/  run log: /' <<< "$run_log_lines"
     echo "  $peak_line"
     echo "  load average: $load_start at the start, $(cut -d ' ' -f 1-3 /proc/loadavg) now"
 }
 
-sides=(ours composed)
-[ "$have_torch" = yes ] && sides+=(PyTorch)
 for preset in "${presets[@]}"; do
+    sides=(ours composed)
+    for mode in "${modes[@]}"; do sides+=("PyTorch $mode"); done
+    skipped_modes="$probe_skipped"
     name="${preset#"$PWD"/}"   # configs/bench.toml rather than the whole path
-    declare -A tokens=() peak=()
+    declare -A tokens=() peak=() attention=()
     for round in $(seq "$REPEATS"); do
         for threads in 1 2; do
             for side in "${sides[@]}"; do
@@ -156,8 +217,12 @@ for preset in "${presets[@]}"; do
                 case "$side" in
                     ours) run_ours "$preset" "$threads" ;;
                     composed) run_ours "$preset" "$threads" --set model.fused=false ;;
-                    PyTorch) run_torch "$threads" ;;
+                    PyTorch*) run_torch "${side#PyTorch }" "$threads" ;;
                 esac
+                if [ -z "$tokens_per_s" ]; then   # skipped (compile failed): not again
+                    for i in "${!sides[@]}"; do [ "${sides[$i]}" != "$side" ] || unset 'sides[i]'; done
+                    continue
+                fi
                 echo "  $name round $round/$REPEATS: $label  $tokens_per_s tokens/s" >&2
                 tokens[$label]+=" $tokens_per_s"
                 peak[$label]+=" $rss_kib"
@@ -169,26 +234,33 @@ for preset in "${presets[@]}"; do
     echo "$name: $parameters parameters, vocab $vocab, $tokens_per_step tokens/step," \
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
     print_machine
-    printf '%-18s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
+    printf '%-24s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
     for label in "ours 1 thread" "ours 2 threads" "composed 1 thread" "composed 2 threads"; do
         row "$label"
     done
+    read -r ours_best ours_label <<< "$(best ours)"
     if [ "$have_torch" = yes ]; then
-        for label in "PyTorch 1 thread" "PyTorch 2 threads"; do row "$label"; done
-        ours_best="$(best ours)"
-        torch_best="$(best PyTorch)"
-        echo "(PyTorch $torch_version, $PYTHON; its first $WARMUP steps untimed, ours times every step)"
-        echo "ratio ours best / PyTorch best = $(awk -v a="$ours_best" -v b="$torch_best" \
-            'BEGIN { printf "%.2f", a / b }')"
+        echo "PyTorch: $torch_facts; $PYTHON; its first $WARMUP steps untimed, ours times every step"
+        for mode in "${modes[@]}"; do
+            for label in "PyTorch $mode 1 thread" "PyTorch $mode 2 threads"; do
+                [ -z "${tokens[$label]:-}" ] || row "$label" "attention: ${attention[$mode]}"
+            done
+        done
+        [ -z "$skipped_modes" ] || printf '%s' "$skipped_modes" | sed 's/^/  skipped: /'
+        if [ -n "$(best PyTorch)" ]; then
+            read -r torch_best torch_label <<< "$(best PyTorch)"
+            echo "ours ÷ PyTorch's best = $(awk -v a="$ours_best" -v b="$torch_best" \
+                'BEGIN { printf "%.2f", a / b }') (medians: $ours_label ÷ $torch_label)"
+        fi
     else
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     fi
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
-    echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$(best ours)" \
+    echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$ours_best" \
         -v p="$sgemm_peak" 'BEGIN { printf "%.1f ÷ %.1f = %.0f %%", 3 * f * t / 1000, p, 300 * f * t / 1000 / p }')"
     run_ours "$preset" 2 --profile
     echo
     sed -n '/^profile:/,/^  (not in a row)/p' "$work/stderr"
-    unset tokens peak
+    unset tokens peak attention
     run_log_lines=""
 done

@@ -15,8 +15,23 @@ the work; their shape and the share of labelled rows do.
 
   tests/bench/bench_torch.py --config configs/bench.toml --threads 1 --steps 30 --warmup 2
 
-prints one line (the FLOP count is ours, src/model/roformer.cpp, for the same sizes):
-  bench_torch: threads=1 steps=30 tokens_per_s=11834.2 ms_per_step=346.1 mflop_per_token=1.92 parameters=1074560
+prints one line (the FLOP count is ours, src/model/roformer.cpp, for the same sizes; the
+torch facts as torch_facts() reads them; the numbers here only show the format):
+  bench_torch: mode=eager attention=composed threads=1 steps=30 tokens_per_s=11834.2
+      ms_per_step=346.1 mflop_per_token=1.92 parameters=1074560 torch=1.13.0 blas=OpenBLAS
+      onednn=2.6.3 parallel=OpenMP
+or, for a mode this torch or this config cannot run, one line saying why (exit status 0):
+  bench_torch: mode=compile skipped: not available in torch 1.13 (torch.compile needs torch ≥ 2)
+
+--mode picks how the model runs (one per process, so each has its own peak memory):
+  eager    the reference model as it is: attention composed of q·kᵀ, softmax and ·v
+  sdpa     the same model, its softmax attention through torch.nn.functional.
+           scaled_dot_product_attention (torch ≥ 2.0) on q and k already rotated by RoPE
+  compile  torch.compile of the sdpa model (of the eager one where SDPA is missing), torch ≥ 2
+--probe prints the torch facts and which modes this torch has, and exits.
+Before timing, a mode other than eager checks itself against eager on one batch
+(check_against_eager): the same loss and gradients, so it cannot be faster by computing
+something else.
 
 The config: a preset (configs/*.toml) holds only overrides of roformer's defaults. This script
 does not keep its own copy of those defaults: unless the file is fully resolved (a run
@@ -26,20 +41,27 @@ config.toml (every key) and the tokenizer's vocabulary size it wrote. scripts/be
 the config.toml of our own run and its vocabulary instead, so nothing is trained twice.
 """
 import argparse
+import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 import tomllib
+import types
 
+MODES = ("eager", "sdpa", "compile")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--config", required=True, help="a roformer config (preset or resolved)")
+    parser.add_argument("--config", help="a roformer config (preset or resolved)")
+    parser.add_argument("--mode", default="eager", choices=MODES, help="how the model runs")
+    parser.add_argument("--probe", action="store_true",
+                        help="print the torch facts and the modes this torch has, then exit")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
@@ -48,6 +70,8 @@ def parse_args():
     parser.add_argument("--roformer", default=os.path.join(REPO, "build", "roformer"),
                         help="the binary that resolves a preset's defaults")
     args = parser.parse_args()
+    if not args.probe and not args.config:
+        parser.error("--config is required (unless --probe)")
     if args.threads < 1 or args.steps < 1 or args.warmup < 0:
         parser.error("--threads and --steps must be ≥ 1, --warmup ≥ 0")
     return args
@@ -65,10 +89,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
 from make_reference import (IGNORE, MASK_ID, RoFormerForMaskedLM,  # noqa: E402
-                            clm_labels, config_from_toml, lr_at)
+                            SelfAttention, alibi_bias, causal_mask, clm_labels,
+                            config_from_toml, lr_at, rope_rotate)
 
 CLS_ID, SEP_ID, FIRST_TOKEN = 2, 3, 5   # src/data/tokenizer.hpp: ids 0…4 are the specials
 
@@ -147,7 +173,122 @@ def random_batch(B, T, V, mask_prob, clm, gen):
     return ids, labels
 
 
+def torch_facts():
+    """{torch, blas, onednn, parallel}: which torch, which library multiplies its float32
+    products (MKL when torch.backends.mkl has it, with the version torch.__config__.show()
+    names; else the BLAS library this process has mapped: Debian's torch says only
+    BLAS_INFO=generic), oneDNN's version (torch.backends.mkldnn), and ATen's thread backend."""
+    shown = torch.__config__.show()
+    torch.ones(64, 64) @ torch.ones(64, 64)      # loads the BLAS, if torch loads it lazily
+    if torch.backends.mkl.is_available():
+        version = re.search(r"Math Kernel Library Version ([0-9.]+)", shown)
+        blas = "MKL" + (f"-{version.group(1)}" if version else "")
+    else:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            mapped = f.read()
+        named = re.search(r"BLAS_INFO=(\w+)", shown)
+        blas = ("OpenBLAS" if "libopenblas" in mapped else "BLIS" if "libblis" in mapped
+                else named.group(1) if named else "unknown")
+    onednn = "no"
+    if torch.backends.mkldnn.is_available():
+        version = re.search(r"(?:oneDNN|MKL-DNN) v([0-9.]+)", shown)
+        onednn = version.group(1) if version else "yes"
+    backend = re.search(r"ATen parallel backend: (\w+)", torch.__config__.parallel_info())
+    return {"torch": torch.__version__.split("+")[0], "blas": blas, "onednn": onednn,
+            "parallel": backend.group(1) if backend else "unknown"}
+
+
+def mode_unavailable(mode, cfg=None):
+    """Why this torch (or, given cfg, this model) cannot run the mode; None when it can."""
+    version = ".".join(torch.__version__.split(".")[:2])
+    if mode in ("sdpa", "compile") and int(version.split(".")[0]) < 2:
+        what = ("no torch.nn.functional.scaled_dot_product_attention" if mode == "sdpa"
+                else "torch.compile needs torch ≥ 2")
+        return f"not available in torch {version} ({what})"
+    if mode == "sdpa" and not hasattr(F, "scaled_dot_product_attention"):
+        return f"not available in torch {version} (no scaled_dot_product_attention)"
+    if mode == "compile" and not hasattr(torch, "compile"):
+        return f"not available in torch {version} (no torch.compile)"
+    if mode == "sdpa" and cfg is not None and cfg.attention != "softmax":
+        return f"model.attention = {cfg.attention}: SDPA computes softmax attention only"
+    return None
+
+
+def sdpa_forward(self, h):
+    """SelfAttention.forward (make_reference.py) with its softmax attention as one
+    scaled_dot_product_attention call: RoPE on q and k first (and v when rotate_values), ALiBi
+    as an additive mask, the causal mask, attention dropout as its dropout_p. Same math."""
+    cfg = self.cfg
+    B, T, C = h.shape
+
+    def heads(x):   # [B, T, C] → [B, H, T, D]
+        return x.view(B, T, cfg.num_heads, cfg.head_dim).transpose(1, 2)
+    q, k, v = heads(self.query(h)), heads(self.key(h)), heads(self.value(h))
+    if cfg.scheme == "rope":
+        q, k = rope_rotate(q, cfg), rope_rotate(k, cfg)
+        if cfg.rotate_values:
+            v = rope_rotate(v, cfg)
+    mask = None
+    if cfg.scheme == "alibi":
+        mask = alibi_bias(T, cfg.num_heads, q.dtype)                            # [H, T, T]
+        if cfg.causal:
+            mask = mask.masked_fill(causal_mask(T), float("-inf"))
+    p = cfg.attention_dropout if self.training else 0.0
+    context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                             is_causal=cfg.causal and mask is None)
+    return context.transpose(1, 2).reshape(B, T, C)
+
+
+def use_sdpa(model):
+    for module in model.modules():
+        if isinstance(module, SelfAttention):
+            module.forward = types.MethodType(sdpa_forward, module)
+
+
+def loss_and_gradients(model, ids, labels):
+    model.zero_grad()
+    _, loss = model(ids, labels)
+    loss.backward()
+    gradients = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+    model.zero_grad()
+    return loss.item(), gradients
+
+
+def check_against_eager(model, runnable, mode, batch):
+    """The mode's loss and gradients on one batch against the eager model's, dropout off.
+    sdpa: both in float64 on copies (a different attention would differ far above 1e-9);
+    compile: float32, the compiled model itself (its compile happens here, untimed)."""
+    ids, labels = batch
+    model.eval()
+    if mode == "sdpa":
+        eager, candidate, tolerance = copy.deepcopy(model).double(), copy.deepcopy(model).double(), 1e-9
+        use_sdpa(candidate)
+    else:
+        eager, candidate, tolerance = copy.deepcopy(model), runnable, 1e-4
+        for module in eager.modules():          # the deep copy kept sdpa_forward: drop it
+            module.__dict__.pop("forward", None)
+    loss_eager, grad_eager = loss_and_gradients(eager, ids, labels)
+    loss_mode, grad_mode = loss_and_gradients(candidate, ids, labels)
+    model.train()
+    loss_gap = abs(loss_mode - loss_eager) / max(1.0, abs(loss_eager))
+    grad_gap = ((grad_mode - grad_eager).norm() / grad_eager.norm()).item()
+    if not (loss_gap <= tolerance and grad_gap <= 100 * tolerance):
+        sys.exit(f"bench_torch: mode={mode} computes something else than eager: loss "
+                 f"{loss_mode:.9g} vs {loss_eager:.9g}, gradients differ by {grad_gap:.2e} "
+                 f"(relative); fix sdpa_forward before timing it")
+
+
+def probe():
+    facts = torch_facts()
+    print("bench_torch: " + " ".join(f"{key}={value}" for key, value in facts.items()))
+    for mode in MODES:
+        why = mode_unavailable(mode)
+        print(f"bench_torch: mode={mode} " + (f"skipped: {why}" if why else "available"))
+
+
 def main(args):
+    if args.probe:
+        return probe()
     with open(args.config, "rb") as f:
         conf = tomllib.load(f)
     vocab = args.vocab or conf.get("model", {}).get("vocab_size", 0)
@@ -171,11 +312,36 @@ def main(args):
         lr=t["lr"], betas=(t["beta1"], t["beta2"]), eps=t["eps"])
     schedule = dict(t, steps=args.warmup + args.steps)   # the run is these steps long
 
+    why = mode_unavailable(args.mode, cfg)
+    if why:
+        print(f"bench_torch: mode={args.mode} skipped: {why}")
+        return
+    check_batch = random_batch(B, T, vocab, d["mask_prob"], clm,
+                               torch.Generator().manual_seed(t["seed"] + 1))
+    runnable, attention = model, "composed"
+    if args.mode == "sdpa":
+        check_against_eager(model, model, "sdpa", check_batch)
+        use_sdpa(model)
+        attention = "sdpa"
+    elif args.mode == "compile":
+        if mode_unavailable("sdpa", cfg) is None:
+            check_against_eager(model, model, "sdpa", check_batch)
+            use_sdpa(model)
+            attention = "sdpa"
+        try:
+            runnable = torch.compile(model)
+            check_against_eager(model, runnable, "compile", check_batch)
+        except Exception as error:   # no C compiler, an unsupported op, …: say so, time the rest
+            reason = " ".join(str(error).split())[:200] or type(error).__name__
+            print(f"bench_torch: mode=compile skipped: torch.compile failed: {reason}")
+            return
+        attention += "+compile"
+
     timed = 0.0
     for step in range(args.warmup + args.steps):
         start = time.perf_counter()
         ids, labels = random_batch(B, T, vocab, d["mask_prob"], clm, gen)
-        _, loss = model(ids, labels)
+        _, loss = runnable(ids, labels)
         if not torch.isfinite(loss):
             sys.exit(f"bench_torch: loss became {loss.item()} at step {step + 1}")
         optimizer.zero_grad()
@@ -190,9 +356,11 @@ def main(args):
 
     flops = forward_flops_per_token(cfg, T, 1.0 if clm else d["mask_prob"])
     parameters = sum(p.numel() for p in model.parameters())
-    print(f"bench_torch: threads={args.threads} steps={args.steps} "
+    facts = " ".join(f"{key}={value}" for key, value in torch_facts().items())
+    print(f"bench_torch: mode={args.mode} attention={attention} "
+          f"threads={torch.get_num_threads()} steps={args.steps} "
           f"tokens_per_s={args.steps * B * T / timed:.1f} ms_per_step={1e3 * timed / args.steps:.1f} "
-          f"mflop_per_token={flops / 1e6:.2f} parameters={parameters}")
+          f"mflop_per_token={flops / 1e6:.2f} parameters={parameters} {facts}")
 
 
 if __name__ == "__main__":
