@@ -22,6 +22,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
+#include "run/memory_reuse.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/data_parallel.hpp"
 
@@ -181,6 +182,8 @@ static void refuse_empty_values(CLI::App& app) {
 
 int main(int argc, char** argv) {
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
+    // Each training step frees what the next asks for again: keep it (run/memory_reuse.hpp).
+    rf::keep_freed_memory();
     // A file-size limit (ulimit -f) would kill us with SIGXFSZ in the middle of a write; ignored,
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.

@@ -15,6 +15,7 @@
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 #include "run/interrupt.hpp"
+#include "run/memory_reuse.hpp"
 #include "train/data_parallel.hpp"
 #include "train/metrics_log.hpp"
 #include "train/progress.hpp"
@@ -91,7 +92,8 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
         << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
         << blas_core_line() << "\n"
-        << fast_path_line(config.model) << "\n";
+        << fast_path_line(config.model) << "\n"
+        << memory_reuse_line() << "\n";
 }
 
 }  // namespace
