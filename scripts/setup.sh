@@ -10,6 +10,7 @@ PACKAGES=(cmake g++ make pkg-config
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
+          libdnnl-dev  # oneDNN: the fast path's products with model.products = onednn (src/fast/onednn_products.hpp)
           libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
           python3-torch  # scripts/hf_to_safetensors.py reads a pytorch_model.bin (docs/huggingface.md)
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel

@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
 #include "position/layer_schemes.hpp"
+#include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
 #include "tensor/format.hpp"
 #include "tensor/real.hpp"
@@ -101,6 +102,13 @@ void validate(const Config& c) {
     require_positive_real("model.layer_norm_eps", m.layer_norm_eps);
     require_positive_real("model.init_std", m.init_std);
     resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
+    if (m.products == ProductLibrary::onednn) {
+        if (!m.fused)
+            throw std::invalid_argument(
+                "model.products = onednn needs model.fused = true (the composed path always "
+                "multiplies with OpenBLAS); set model.products = openblas or model.fused = true");
+        onednn_product();  // throws naming model.products when the build has no oneDNN
+    }
 
     ModelConfig resolved = m;  // causal is not a key: it follows train.objective
     resolved.causal = c.train.objective == data::Objective::clm;

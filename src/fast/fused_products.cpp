@@ -267,8 +267,8 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
                             row_loss_gradient(Z + (r0 + i) * V, (*lse)[r0 + i], t, scale, g, V);
                     }
                     if (gx)
-                        gemm(false, false, rows, C, V, G, V, W, C, Real(1), gx->data() + r0 * C, C);
-                    if (dw) gemm(true, false, V, C, rows, G, V, X + r0 * C, C, Real(1), dw, C);
+                        block_gemm(false, false, rows, C, V, G, V, W, C, Real(1), gx->data() + r0 * C, C);
+                    if (dw) block_gemm(true, false, V, C, rows, G, V, X + r0 * C, C, Real(1), dw, C);
                     if (db)
                         for (size_t i = 0; i < rows; ++i)
                             for (size_t j = 0; j < V; ++j) db[j] += G[i * V + j];

@@ -18,6 +18,14 @@ constexpr std::array<NamedValue<SimdIsa>, 4> named_values(SimdIsa) {
              {SimdIsa::avx512, "avx512"}}};
 }
 
+// model.products: the library behind the fast path's large products (linear layers, q, k, v,
+// the decoder): openblas (the default; the composed path always uses it) | onednn (Debian's
+// libdnnl, when the build found it; src/fast/onednn_products.hpp)
+enum class ProductLibrary { openblas, onednn };
+constexpr std::array<NamedValue<ProductLibrary>, 2> named_values(ProductLibrary) {
+    return {{{ProductLibrary::openblas, "openblas"}, {ProductLibrary::onednn, "onednn"}}};
+}
+
 // model.attention: softmax — p = softmax(q·kᵀ/√D), T×T weights; linear — kernelised,
 // φ(q)ᵀ(Σ φ(k) vᵀ) / φ(q)ᵀ(Σ φ(k)), O(T) (docs/linear_attention.md)
 enum class AttentionKind { softmax, linear };
@@ -59,6 +67,8 @@ struct ModelConfig {
                                        // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
                                        // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)
+    ProductLibrary products = ProductLibrary::openblas;  // the fast path's sgemm: openblas |
+                                                         // onednn (model.fused = true only)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

@@ -15,7 +15,7 @@
 namespace rf {
 
 // BLAS requires every leading dimension to be ≥ 1 even when a dim is 0 (an empty product).
-inline int gemm_ld(size_t leading) { return int(std::max<size_t>(leading, 1)); }
+inline int gemm_ld(size_t leading) { return int(gemm_leading(leading)); }
 
 // C[M,N] = op(A)·op(B) + beta·C, row-major, op(X) = Xᵀ when its flag is set (never copied);
 // lda, ldb, ldc are the row strides, so a head's [T, D] block inside a [B, T, C] tensor is
@@ -31,6 +31,21 @@ inline void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A, gemm_ld(lda),
                 B, gemm_ld(ldb), beta, C, gemm_ld(ldc));
+}
+
+// The fast path's product of one block: gemm(), or the float product the fast room installed
+// (Threading::block_product; model.products). Double is always gemm().
+inline void block_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
+                       size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+    if (const FloatProduct product = threading().block_product)
+        product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else
+        gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+inline void block_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A,
+                       size_t lda, const double* B, size_t ldb, double beta, double* C,
+                       size_t ldc) {
+    gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
 // Runs body(i) for i in [0, count): in parallel over OpenMP threads when there is more than
@@ -68,9 +83,12 @@ template <class Real>
 void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const Real* A,
                         size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
     const size_t threads = size_t(std::max(1, omp_get_max_threads()));
-    if (!threading().split_products || threads == 1 || M < 2 * threads ||
-        2 * M * N * K < (size_t(1) << 22)) {
+    if (!threading().split_products) {  // the composed path: OpenBLAS threads it
         gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (threads == 1 || M < 2 * threads || 2 * M * N * K < (size_t(1) << 22)) {
+        block_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     const size_t block = (M + threads - 1) / threads;
@@ -79,7 +97,7 @@ void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K
         if (rows == 0) return;
         // A's row m0 is at A + m0·lda, or column m0 when A is stored transposed ([K, M]).
         const Real* a = trans_a ? A + m0 : A + m0 * lda;
-        gemm(trans_a, trans_b, rows, N, K, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
+        block_gemm(trans_a, trans_b, rows, N, K, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
     });
 }
 

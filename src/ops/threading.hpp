@@ -7,6 +7,14 @@
 
 namespace rf {
 
+// One float product C[M,N] = op(A)·op(B) + beta·C, row-major, with gemm()'s arguments
+// (ops/gemm.hpp): the fast path's block product when a fast room installs one.
+using FloatProduct = void (*)(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
+                              const float* A, size_t lda, const float* B, size_t ldb, float beta,
+                              float* C, size_t ldc);
+// BLAS requires every leading dimension to be ≥ 1 even when a dim is 0 (an empty product).
+inline size_t gemm_leading(size_t leading) { return leading > 0 ? leading : 1; }
+
 // How many threads our OpenMP loops and OpenBLAS use, and how one large product (linear, a
 // matmul whose B is shared by the batch) uses them. Process-wide, as OpenMP's and OpenBLAS's
 // pools are; model.fused (run/threads.cpp) says which setting a
@@ -19,6 +27,9 @@ struct Threading {
     // threads each product itself — the composed path's choice, so model.fused = false
     // reproduces its numbers bit for bit.
     bool split_products = true;
+    // With split_products: the float product each block runs. nullptr: gemm() (OpenBLAS); the
+    // fast room may install another library's (model.products, src/fast/onednn_products.hpp).
+    FloatProduct block_product = nullptr;
 };
 // Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split;
 // returns the setting now in force (threads resolved to a count).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "ops/ops.hpp"
+#include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
 
 namespace rf {
@@ -16,7 +17,9 @@ size_t apply_threading(const Config& config) {
 
 size_t apply_threading(const Config& config, size_t threads) {
     set_simd_isa(config.model.isa);
-    return set_threading({threads, config.model.fused}).threads;  // ops/threading.hpp, Threading
+    const bool onednn = config.model.fused && config.model.products == ProductLibrary::onednn;
+    return set_threading({threads, config.model.fused, onednn ? onednn_product() : nullptr})
+        .threads;  // ops/threading.hpp, Threading
 }
 
 std::string fast_path_line(const ModelConfig& model) {
@@ -26,7 +29,9 @@ std::string fast_path_line(const ModelConfig& model) {
     return std::string("fast path: ") + kernels.name + " kernels, " +
            std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
-           ")";
+           "); products: " +
+           (model.products == ProductLibrary::onednn ? onednn_description() : "OpenBLAS") +
+           " (model.products = " + enum_name(model.products) + ")";
 }
 
 std::string openmp_wait_policy() {

@@ -1,0 +1,161 @@
+// model.products = onednn (src/fast/onednn_products.hpp): the fast path's block products in
+// oneDNN. Each product against OpenBLAS's (transposes, beta, strides, split over threads);
+// whole models trained a few steps with either library and with the composed ops; the same
+// setting twice gives the same bits; the default installs nothing; the refusals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "error_of.hpp"
+#include "fast/onednn_products.hpp"
+#include "model/roformer.hpp"
+#include "model_pairs.hpp"
+#include "nn/adamw.hpp"
+#include "ops/gemm.hpp"
+#include "ops/threading.hpp"
+#include "run/threads.hpp"
+#include "tensor/random.hpp"
+#include "tiny_model.hpp"
+
+using namespace rf;
+using rf::testing::contains;
+using rf::testing::error_of;
+
+namespace {
+
+// max |a − b| / (1 + max |b|)
+double gap(const std::vector<float>& a, const std::vector<float>& b) {
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+        scale = std::max(scale, double(std::fabs(b[i])));
+    }
+    return diff / (1 + scale);
+}
+double gap(const Array& a, const Array& b) {
+    return gap(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end()));
+}
+
+// Restores the process's threading setting when a test ends.
+struct KeepThreading {
+    Threading before = threading();
+    ~KeepThreading() { set_threading(before); }
+};
+
+std::vector<float> random_values(size_t n, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> v(n);
+    for (float& x : v) x = float(rng.normal());
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("model.products = onednn: every product form equals OpenBLAS's, split or not") {
+    if (!onednn_built()) {
+        CHECK(contains(error_of([] { onednn_product(); }), "libdnnl-dev"));
+        return;
+    }
+    const KeepThreading keep;
+    struct Case {
+        bool ta, tb;
+        size_t M, N, K, extra_ld;  // extra_ld: each leading dimension this much wider
+        float beta;
+    };
+    const std::vector<Case> cases = {
+        {false, true, 700, 96, 64, 0, 0.f}, {false, false, 700, 64, 96, 5, 0.f},
+        {true, false, 96, 64, 700, 3, 1.f}, {false, false, 9, 7, 5, 0, 1.f},
+        {true, true, 33, 17, 29, 2, 0.5f},  {false, true, 1, 1, 1, 0, 0.f}};
+    for (const size_t threads : {size_t(1), size_t(2)}) {
+        for (const Case& c : cases) {
+            CAPTURE(threads);
+            CAPTURE(c.M);
+            CAPTURE(c.ta);
+            CAPTURE(c.tb);
+            const size_t rows_a = c.ta ? c.K : c.M, cols_a = c.ta ? c.M : c.K;
+            const size_t rows_b = c.tb ? c.N : c.K, cols_b = c.tb ? c.K : c.N;
+            const size_t lda = cols_a + c.extra_ld, ldb = cols_b + c.extra_ld,
+                         ldc = c.N + c.extra_ld;
+            const std::vector<float> A = random_values(rows_a * lda, 1),
+                                     B = random_values(rows_b * ldb, 2),
+                                     C0 = random_values(c.M * ldc, 3);
+            std::vector<float> with_openblas = C0, with_onednn = C0;
+            set_threading({threads, true, nullptr});
+            gemm_rows_parallel(c.ta, c.tb, c.M, c.N, c.K, A.data(), lda, B.data(), ldb, c.beta,
+                               with_openblas.data(), ldc);
+            set_threading({threads, true, onednn_product()});
+            gemm_rows_parallel(c.ta, c.tb, c.M, c.N, c.K, A.data(), lda, B.data(), ldb, c.beta,
+                               with_onednn.data(), ldc);
+            CHECK(gap(with_onednn, with_openblas) < 1e-5);
+            for (size_t i = 0; i < c.M; ++i)  // the padding past N is never written
+                for (size_t j = c.N; j < ldc; ++j)
+                    CHECK(with_onednn[i * ldc + j] == C0[i * ldc + j]);
+        }
+    }
+}
+
+TEST_CASE("model.products: the default installs nothing; onednn installs oneDNN's product") {
+    const KeepThreading keep;
+    Config config = default_config();
+    apply_threading(config, 2);
+    CHECK((threading().block_product == nullptr));
+    if (!onednn_built()) return;
+    config.model.products = ProductLibrary::onednn;
+    apply_threading(config, 2);
+    CHECK((threading().block_product == onednn_product()));
+    CHECK(contains(fast_path_line(config.model), "oneDNN"));
+    config.model.fused = false;  // (refused by validation; here: the composed path stays OpenBLAS)
+    apply_threading(config, 2);
+    CHECK((threading().block_product == nullptr));
+}
+
+TEST_CASE("model.products = onednn trains like openblas and the composed ops; same bits twice") {
+    if (!onednn_built()) return;
+    const KeepThreading keep;
+    const size_t B = 3, T = 12, V = 40;
+    std::vector<int> ids(B * T), labels(B * T, -100);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 11) % (V - 5));
+    for (size_t i = 0; i < ids.size(); i += 3) labels[i] = int(5 + (i * 7) % (V - 5));
+    const PositionConfig position = testing::tiny_position_config("rope");
+    const ModelConfig config = testing::tiny_model_config(V);
+    ModelConfig composed_config = config;
+    composed_config.fused = false;
+    // Three losses and a final parameter vector per way of multiplying.
+    const auto train = [&](const ModelConfig& c, FloatProduct product) {
+        set_threading({2, c.fused, product});
+        RoFormer model(c, position, 21);
+        AdamW opt(model.parameters(), {});
+        std::vector<float> trace;
+        for (int step = 0; step < 3; ++step) {
+            ModelOutput out = model.forward(ids, labels, B, T, true);
+            trace.push_back(out.loss.item());
+            opt.zero_grad();
+            out.loss.backward();
+            opt.step(1e-3);
+        }
+        for (const NamedParameter& p : model.parameters())
+            trace.insert(trace.end(), p.tensor.value().begin(), p.tensor.value().end());
+        return trace;
+    };
+    const std::vector<float> onednn = train(config, onednn_product());
+    const std::vector<float> again = train(config, onednn_product());
+    const std::vector<float> openblas = train(config, nullptr);
+    const std::vector<float> composed = train(composed_config, nullptr);
+    CHECK(onednn == again);  // deterministic: same setting, same threads, same bits
+    CHECK(gap(onednn, openblas) < 1e-4);
+    CHECK(gap(onednn, composed) < 1e-4);
+}
+
+TEST_CASE("model.products = onednn is refused with model.fused = false, naming both keys") {
+    const std::string error = error_of([] {
+        load_config(std::nullopt, {"model.products=onednn", "model.fused=false"});
+    });
+    CHECK(contains(error, "model.products"));
+    CHECK(contains(error, onednn_built() ? "model.fused" : "libdnnl-dev"));
+    CHECK(contains(error_of([] { load_config(std::nullopt, {"model.products=mkl"}); }),
+                   "openblas, onednn"));
+}
