@@ -4,7 +4,8 @@
 //   build/tests/bench_matmul             every table below (~2 minutes on 2 idle cores)
 //   build/tests/bench_matmul --machine   the CPU and the BLAS library, one line each
 //   build/tests/bench_matmul --peak      this machine's sgemm peak on 2 threads: the best
-//                                        GFLOP/s of the wide products below (scripts/bench.sh)
+//                                        GFLOP/s of the wide products below, over OpenBLAS
+//                                        and (in a build with it) oneDNN (scripts/bench.sh)
 //   --reps N                             repetitions per median (default 7)
 //   --only TEXT                          only the table's rows whose name holds TEXT
 //
@@ -21,10 +22,20 @@
 //    Every cell is the median over N repetitions, and the repetitions are interleaved: one
 //    repetition of each cell of a row in turn, then the next, so a busy moment of a shared
 //    machine hits every cell alike.
+// 2. "sgemm, oneDNN" (a build that found libdnnl-dev): the same products, 2 threads, three
+//    ways: dnnl_sgemm threading itself ("own"), dnnl_sgemm under our split ("split": what
+//    model.products = onednn runs), and oneDNN's matmul primitive ("prim", created once per
+//    shape, outside the timing; transposes as strides), beside OpenBLAS under our split.
 // GFLOP/s = 2·M·N·K·batch / wall seconds. Run it on an otherwise idle machine, or say the
 // load beside the numbers (docs/performance.md, "What the fast path does", item 2).
 #include <cblas.h>
 #include <omp.h>
+
+#ifdef RF_HAVE_ONEDNN
+#include <dnnl.h>
+
+#include <dnnl.hpp>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +44,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -95,7 +107,9 @@ struct Product {  // C[M,N] (+)= op(A)·op(B), A stored [M,K] or [K,M], B [K,N] 
     double flops() const { return 2.0 * double(M) * N * K * batch; }
 };
 
-enum class Mode { one, own, split };  // 1 thread; 2 threads by OpenBLAS; 2 by our split
+// 1 thread; 2 threads by OpenBLAS; 2 by our split; oneDNN: dnnl_sgemm's own 2 threads, under
+// our split, its matmul primitive on 2 threads.
+enum class Mode { one, own, split, dnnl_own, dnnl_split, dnnl_primitive };
 
 struct Operands {
     std::vector<float> a, b, c;
@@ -116,8 +130,70 @@ void rows_gemm(const Product& p, size_t m0, size_t rows, const float* A, const f
                 int(p.N));
 }
 
+#ifdef RF_HAVE_ONEDNN
+void dnnl_rows(const Product& p, size_t m0, size_t rows, const float* A, const float* B, float* C) {
+    const size_t lda = p.ta ? p.M : p.K, ldb = p.tb ? p.K : p.N;
+    const float* a = p.ta ? A + m0 : A + m0 * lda;
+    dnnl_sgemm(p.ta ? 'T' : 'N', p.tb ? 'T' : 'N', dnnl_dim_t(rows), dnnl_dim_t(p.N),
+               dnnl_dim_t(p.K), 1.f, a, dnnl_dim_t(lda), B, dnnl_dim_t(ldb), 0.f, C + m0 * p.N,
+               dnnl_dim_t(p.N));
+}
+
+// oneDNN's matmul primitive for one product shape (a batch as its batch dimension), made once.
+struct DnnlPrimitive {
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    dnnl::memory::desc a, b, c;
+    dnnl::matmul matmul;
+    explicit DnnlPrimitive(const Product& p) {
+        using dims = dnnl::memory::dims;
+        const auto f32 = dnnl::memory::data_type::f32;
+        const dnnl::memory::dim batch = dnnl::memory::dim(p.batch), M = p.M, N = p.N, K = p.K;
+        // A stored [M, K], or [K, M] read transposed: its strides say which.
+        a = dnnl::memory::desc({batch, M, K}, f32, p.ta ? dims{M * K, 1, M} : dims{M * K, K, 1});
+        b = dnnl::memory::desc({batch, K, N}, f32, p.tb ? dims{K * N, 1, K} : dims{K * N, N, 1});
+        c = dnnl::memory::desc({batch, M, N}, f32, dims{M * N, N, 1});
+        matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine));
+    }
+    void run(Operands& o) {
+        dnnl::memory am(a, engine, o.a.data()), bm(b, engine, o.b.data()),
+            cm(c, engine, o.c.data());
+        matmul.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+        stream.wait();
+    }
+};
+std::unique_ptr<DnnlPrimitive> g_primitive;  // the current product's (time_cells makes it)
+#endif
+
 void run_product(Mode mode, const Product& p, Operands& o) {
     const size_t sa = p.M * p.K, sb = p.K * p.N, sc = p.M * p.N;
+#ifdef RF_HAVE_ONEDNN
+    if (mode == Mode::dnnl_primitive) {
+        g_primitive->run(o);
+        return;
+    }
+    if (mode == Mode::dnnl_own) {
+        omp_set_num_threads(2);
+        for (size_t i = 0; i < p.batch; ++i)
+            dnnl_rows(p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb, o.c.data() + i * sc);
+        return;
+    }
+    if (mode == Mode::dnnl_split) {
+        if (p.batch > 1) {
+#pragma omp parallel for num_threads(2) schedule(static)
+            for (long i = 0; i < long(p.batch); ++i)
+                dnnl_rows(p, 0, p.M, o.a.data() + i * sa, o.b.data() + i * sb, o.c.data() + i * sc);
+            return;
+        }
+        const size_t block = (p.M + 1) / 2;
+#pragma omp parallel for num_threads(2) schedule(static)
+        for (int t = 0; t < 2; ++t) {
+            const size_t m0 = std::min(p.M, t * block), rows = std::min(p.M, m0 + block) - m0;
+            if (rows) dnnl_rows(p, m0, rows, o.a.data(), o.b.data(), o.c.data());
+        }
+        return;
+    }
+#endif
     if (mode == Mode::own || mode == Mode::one) {
         const int threads = mode == Mode::own ? 2 : 1;
         openblas_set_num_threads(threads);
@@ -159,6 +235,10 @@ struct Rates {
 // Times every cell of one product, repetitions interleaved.
 Rates time_cells(const Product& p, std::vector<Cell> cells) {
     Operands o(p);
+#ifdef RF_HAVE_ONEDNN
+    omp_set_num_threads(2);  // the primitive takes its thread count when it is made
+    g_primitive = std::make_unique<DnnlPrimitive>(p);
+#endif
     const int calls = std::max(1, int(1.5e9 / p.flops()));  // ~20–40 ms a repetition
     for (auto& cell : cells) run_product(cell.mode, p, o);  // warm-up
     for (int r = 0; r < g_reps; ++r)
@@ -230,23 +310,60 @@ void bench_library() {
     }
 }
 
-// The peak scripts/bench.sh divides by: the best 2-thread GFLOP/s, either threading, over the
-// [4096×256]·[256×256] product and the wider ones.
+#ifdef RF_HAVE_ONEDNN
+// Section 2: oneDNN beside OpenBLAS under our split, 2 threads.
+void bench_onednn() {
+    std::printf(
+        "\nsgemm, oneDNN %d.%d.%d: GFLOP/s on 2 threads, medians of %d interleaved repetitions\n",
+        dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch, g_reps);
+    std::printf("%-34s %8s | %8s %8s %8s\n", "", "OpenBLAS", "dnnl", "dnnl", "matmul");
+    std::printf("%-34s %8s | %8s %8s %8s\n", "", "split", "own", "split", "prim");
+    for (const Product& p : model_products()) {
+        if (p.name.find(g_only) == std::string::npos) continue;
+        const std::vector<double> g = time_cells(p, {{Mode::split, {}, {}},
+                                                     {Mode::dnnl_own, {}, {}},
+                                                     {Mode::dnnl_split, {}, {}},
+                                                     {Mode::dnnl_primitive, {}, {}}})
+                                          .wall;
+        std::printf("%-34s %8.1f | %8.1f %8.1f %8.1f\n", p.name.c_str(), g[0], g[1], g[2], g[3]);
+        std::fflush(stdout);
+    }
+}
+#endif
+
+// The peak scripts/bench.sh divides by: the best 2-thread GFLOP/s, any library and threading,
+// over the [4096×256]·[256×256] product and the wider ones.
 void print_peak() {
     const std::vector<Product> wide = {{"[4096x256]*[256x256]", 4096, 256, 256, false, false},
                                        {"[4096x256]*[256x1024]", 4096, 1024, 256, false, false},
                                        {"[4096x1024]*[1024x256]", 4096, 256, 1024, false, false}};
-    const char* names[] = {"OpenBLAS own threads", "OpenBLAS under our split"};
-    double peak = 0;
+    std::vector<Cell> cells = {{Mode::own, {}, {}}, {Mode::split, {}, {}}};
+    std::vector<std::string> names = {"OpenBLAS own threads", "OpenBLAS under our split"};
+#ifdef RF_HAVE_ONEDNN
+    cells.push_back({Mode::dnnl_own, {}, {}});
+    cells.push_back({Mode::dnnl_split, {}, {}});
+    cells.push_back({Mode::dnnl_primitive, {}, {}});
+    names.insert(names.end(), {"oneDNN dnnl_sgemm own threads", "oneDNN dnnl_sgemm under our split",
+                               "oneDNN matmul primitive"});
+#endif
+    double peak = 0, openblas = 0;
     std::string where;
     for (const Product& p : wide) {
-        const std::vector<double> g =
-            time_cells(p, {{Mode::own, {}, {}}, {Mode::split, {}, {}}}).wall;
-        for (size_t i = 0; i < g.size(); ++i)
+        const std::vector<double> g = time_cells(p, cells).wall;
+        for (size_t i = 0; i < g.size(); ++i) {
             if (g[i] > peak) peak = g[i], where = p.name + ", " + names[i];
+            if (i < 2) openblas = std::max(openblas, g[i]);
+        }
     }
     std::printf("sgemm peak: %.1f GFLOP/s on 2 threads (%s; median of %d)\n", peak, where.c_str(),
                 g_reps);
+    std::printf("  (OpenBLAS alone: %.1f GFLOP/s; libraries tried: %s)\n", openblas,
+#ifdef RF_HAVE_ONEDNN
+                "OpenBLAS, oneDNN"
+#else
+                "OpenBLAS only: this build has no oneDNN"
+#endif
+    );
 }
 
 }  // namespace
@@ -280,6 +397,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         bench_library();
+#ifdef RF_HAVE_ONEDNN
+        bench_onednn();
+#endif
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_matmul: %s\n", e.what());
         return 1;
