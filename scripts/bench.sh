@@ -18,6 +18,8 @@
 #   ours     build/roformer train --config P --set train.steps=STEPS --set train.threads=T
 #            --set train.eval_batches=1 (the final evaluation, after the timed steps, kept short);
 #            its `throughput:` line: tokens/s over the training steps, every step counted
+#   ours onednn  the same with --set model.products=onednn: the fast path's products in
+#            oneDNN (in a build with libdnnl-dev; bench_matmul --peak says whether it has it)
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
 #   PyTorch  tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
 #            RoFormer), random batches of the same shape and masking, AdamW + clipping; the
@@ -35,7 +37,7 @@
 # chosen core), the lines of roformer train's run log that name its BLAS and ISA, and the
 # load. Before the first round, bench_matmul --peak measures this machine's sgemm peak: the
 # best 2-thread GFLOP/s of the [4096×256]·[256×256] product and the wider ones, either
-# threading; the "of peak" column is each row's GFLOP/s ÷ that peak — how close the whole
+# threading, over OpenBLAS and (in a build with it) oneDNN; the "of peak" column is each row's GFLOP/s ÷ that peak — how close the whole
 # step comes to the products' limit.
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
@@ -190,8 +192,14 @@ cpu_line+=", $(nproc) cores; widest ISA $cpu_isa"
 machine_blas="$(build/tests/bench_matmul --machine 2>&1)" ||
     fail "build/tests/bench_matmul --machine failed: $(tail -n 1 <<< "$machine_blas")"
 echo "  measuring this machine's sgemm peak (build/tests/bench_matmul --peak) …" >&2
-peak_line="$("${pin[@]}" build/tests/bench_matmul --peak --reps 5 | grep '^sgemm peak:')" ||
+peak_out="$("${pin[@]}" build/tests/bench_matmul --peak --reps 5)" ||
+    fail "build/tests/bench_matmul --peak failed"
+peak_line="$(grep '^sgemm peak:' <<< "$peak_out")" ||
     fail "no 'sgemm peak:' line from build/tests/bench_matmul --peak"
+peak_libraries="$(grep 'OpenBLAS alone' <<< "$peak_out" | sed 's/^ *//')"
+# A build with oneDNN (libdnnl-dev) adds the rows `ours onednn`: model.products = onednn.
+have_onednn=no
+grep -q 'libraries tried: OpenBLAS, oneDNN' <<< "$peak_out" && have_onednn=yes
 sgemm_peak="$(field_before "$peak_line" 'GFLOP/s')"
 load_start="$(cut -d ' ' -f 1-3 /proc/loadavg)"
 run_log_lines=""  # roformer train's lines naming its BLAS and ISA (first run of each preset)
@@ -201,11 +209,14 @@ print_machine() {
     grep -E '^blas' <<< "$machine_blas" | sed 's/^/  /'
     [ -z "$run_log_lines" ] || sed 's/^/  run log: /' <<< "$run_log_lines"
     echo "  $peak_line"
+    [ -z "$peak_libraries" ] || echo "  $peak_libraries"
     echo "  load average: $load_start at the start, $(cut -d ' ' -f 1-3 /proc/loadavg) now"
 }
 
 for preset in "${presets[@]}"; do
-    sides=(ours composed)
+    sides=(ours)
+    [ "$have_onednn" = no ] || sides+=("ours onednn")
+    sides+=(composed)
     for mode in "${modes[@]}"; do sides+=("PyTorch $mode"); done
     skipped_modes="$probe_skipped"
     name="${preset#"$PWD"/}"   # configs/bench.toml rather than the whole path
@@ -216,6 +227,7 @@ for preset in "${presets[@]}"; do
                 label="$side $threads thread$([ "$threads" = 1 ] || echo s)"
                 case "$side" in
                     ours) run_ours "$preset" "$threads" ;;
+                    "ours onednn") run_ours "$preset" "$threads" --set model.products=onednn ;;
                     composed) run_ours "$preset" "$threads" --set model.fused=false ;;
                     PyTorch*) run_torch "${side#PyTorch }" "$threads" ;;
                 esac
@@ -235,7 +247,9 @@ for preset in "${presets[@]}"; do
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
     print_machine
     printf '%-24s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
-    for label in "ours 1 thread" "ours 2 threads" "composed 1 thread" "composed 2 threads"; do
+    for label in "ours 1 thread" "ours 2 threads" "ours onednn 1 thread" "ours onednn 2 threads" \
+                 "composed 1 thread" "composed 2 threads"; do
+        [ -n "${tokens[$label]:-}" ] || continue
         row "$label"
     done
     read -r ours_best ours_label <<< "$(best ours)"
@@ -255,6 +269,7 @@ for preset in "${presets[@]}"; do
     else
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     fi
+    [ "$have_onednn" = no ] || echo "(ours onednn = ours with model.products = onednn: the fast path's products in oneDNN)"
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
     echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$ours_best" \
         -v p="$sgemm_peak" 'BEGIN { printf "%.1f ÷ %.1f = %.0f %%", 3 * f * t / 1000, p, 300 * f * t / 1000 / p }')"
