@@ -23,6 +23,7 @@
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
 #include "run/memory_reuse.hpp"
+#include "run/threads.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/data_parallel.hpp"
 
@@ -79,7 +80,9 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 //   libgomp's workers spin for a while after every parallel loop, on the very cores the BLAS
 //   workers need next, and two threads on two cores ran 1.4× slower than one; with
 //   OMP_WAIT_POLICY=passive they ran 1.4–1.5× faster than one (README, Performance,
-//   "Threads": 10 700 tokens/s on one thread, 7 600 and 15 100–15 800 on two).
+//   "Threads": 10 700 tokens/s on one thread, 7 600 and 15 100–15 800 on two). Not at once,
+//   though: a worker that spins briefly (GOMP_SPINCOUNT = rf::kSpinCount, run/threads.hpp)
+//   catches the next of the fast path's many short parallel loops without the cost of waking.
 // - OpenBLAS's kernel set: on a CPU newer than its tables it runs generic SSE3 kernels
 //   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/fast/blas_core.hpp).
 // - OpenBLAS's own threads: its pthreads build starts one worker per core when it loads, and
@@ -93,8 +96,11 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 // RF_BLAS_CORE.
 static bool restart_with_library_settings(char** argv) {
     bool restart = false;
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr)
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
         restart = setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+        if (std::getenv("GOMP_SPINCOUNT") == nullptr)
+            restart = setenv("GOMP_SPINCOUNT", rf::kSpinCount, 1) == 0 || restart;
+    }
     if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
         restart = setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0 || restart;
     std::string core;

@@ -43,7 +43,11 @@ std::string openmp_wait_policy() {
     word.erase(0, word.find_first_not_of(" \t\n\v\f\r"));
     word.erase(word.find_last_not_of(" \t\n\v\f\r") + 1);
     for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
-    if (word == "active" || word == "passive") return word;
+    if (word == "active" || word == "passive") {
+        const char* spin = std::getenv("GOMP_SPINCOUNT");
+        return spin == nullptr ? word
+                               : word + ", after spinning GOMP_SPINCOUNT=" + std::string(spin);
+    }
     return kDefault + ": OMP_WAIT_POLICY='" + std::string(set) +
            "' is neither active nor passive, so libgomp ignored it";
 }
