@@ -121,11 +121,16 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         std::string layer_schemes;
     };
     const std::vector<Case> cases{
-        {"rope", "interleaved", false, false},       {"rope", "half", false, false},
-        {"rope", "interleaved", true, false},        {"rope", "interleaved", false, true},
-        {"none", "interleaved", false, false},       {"learned", "interleaved", false, false},
-        {"sinusoidal", "interleaved", false, false}, {"alibi", "interleaved", false, false},
-        {"rope", "interleaved", false, false, 8, ""}, {"rope", "half", false, true, 0, "none,rope"}};
+        {"rope", "interleaved", false, false, 0, ""},
+        {"rope", "half", false, false, 0, ""},
+        {"rope", "interleaved", true, false, 0, ""},
+        {"rope", "interleaved", false, true, 0, ""},
+        {"none", "interleaved", false, false, 0, ""},
+        {"learned", "interleaved", false, false, 0, ""},
+        {"sinusoidal", "interleaved", false, false, 0, ""},
+        {"alibi", "interleaved", false, false, 0, ""},
+        {"rope", "interleaved", false, false, 8, ""},
+        {"rope", "half", false, true, 0, "none,rope"}};
     const size_t B = 3, T = 12, V = 40;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 11) % (V - 5));
