@@ -36,9 +36,6 @@ double gap(const std::vector<float>& a, const std::vector<float>& b) {
     }
     return diff / (1 + scale);
 }
-double gap(const Array& a, const Array& b) {
-    return gap(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end()));
-}
 
 // Restores the process's threading setting when a test ends.
 struct KeepThreading {
