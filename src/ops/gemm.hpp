@@ -14,7 +14,7 @@
 
 namespace rf {
 
-// BLAS requires every leading dimension to be ≥ 1 even when a dim is 0 (an empty product).
+// A leading dimension as CBLAS takes it: an int, at least 1 (gemm_leading, threading.hpp).
 inline int gemm_ld(size_t leading) { return int(gemm_leading(leading)); }
 
 // C[M,N] = op(A)·op(B) + beta·C, row-major, op(X) = Xᵀ when its flag is set (never copied);
@@ -78,7 +78,9 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 // machine and did better on another, where the row split gained only 4 % over it
 // (docs/performance.md, "What the fast path does", item 2, has both measurements). Every
 // element of C is still one dot product over all K, in BLAS's order: the split changes who
-// computes a row, not how. Below ~4 MFLOP, or on one thread, it is a plain gemm().
+// computes a row, not how. Below ~4 MFLOP, or on one thread, it is one block_gemm() call.
+// Each block is block_gemm(): OpenBLAS's sgemm, or the library model.products chose. With
+// split_products off (the composed path) it is a plain gemm() that OpenBLAS threads itself.
 template <class Real>
 void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const Real* A,
                         size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
