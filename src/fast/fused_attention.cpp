@@ -77,6 +77,18 @@ struct Operands {
     }
 };
 
+// A tile's product: OpenBLAS's gemm() for tiles under 256 positions, whose small-matrix
+// kernels were faster there than oneDNN's; from 256 on, block_gemm() — the library
+// model.products chose (docs/performance.md, "Tried and not kept" and change 2).
+constexpr size_t kLibraryTileLength = 256;
+inline void tile_gemm(size_t T, bool ta, bool tb, size_t M, size_t N, size_t K, const Real* A,
+                      size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
+    if (T >= kLibraryTileLength)
+        block_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else
+        gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
 // ctx_h = softmax(R q_h·(R k_h)ᵀ/√D) · v_h per tile   q,k,v:[B,T,C] (in place) → ctx:[B,T,C]
 Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, RopeTable* table,
                        bool causal) {
@@ -128,10 +140,10 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
         gather_rows(Q + base, T, D, ld, *rot, qt);
         gather_rows(K + base, T, D, ld, *rot, kt);
         Real* S = P + tile * T * T;
-        gemm(false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
+        tile_gemm(T, false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
         for (size_t i = 0; i < T; ++i)
             kernels->softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
-        gemm(false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base, C);  // ctx rows
+        tile_gemm(T, false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base, C);  // ctx rows
     });
 
     std::vector<Tensor> parents = in.inputs;
@@ -156,10 +168,10 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
                 const size_t b = tile / H, h = tile % H;
                 const size_t base = b * T * ld + h * D, out_base = b * T * C + h * D;
                 const Real* S = P + tile * T * T;
-                if (gv) gemm(true, false, T, D, T, S, T, dO + out_base, C, Real(1), gv + base, ld);
+                if (gv) tile_gemm(T, true, false, T, D, T, S, T, dO + out_base, C, Real(1), gv + base, ld);
                 if (!gq && !gk) return;
                 Real* dS = scratch(ds_buf, T * T);
-                gemm(false, true, T, T, D, dO + out_base, C, V + base, ld, Real(0), dS, T);
+                tile_gemm(T, false, true, T, T, D, dO + out_base, C, V + base, ld, Real(0), dS, T);
                 for (size_t i = 0; i < T; ++i)
                     kernels->softmax_row_backward(S + i * T, dS + i * T, causal ? i + 1 : T, T,
                                                   scale);
@@ -169,11 +181,11 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
                 gather_rows(Q + base, T, D, ld, *rot, qt);
                 gather_rows(K + base, T, D, ld, *rot, kt);
                 if (gq) {
-                    gemm(false, false, T, D, T, dS, T, kt, D, Real(0), g, D);  // Ŝ·R k
+                    tile_gemm(T, false, false, T, D, T, dS, T, kt, D, Real(0), g, D);  // Ŝ·R k
                     scatter_rows(g, T, D, ld, *rot, gq + base);
                 }
                 if (gk) {
-                    gemm(true, false, T, D, T, dS, T, qt, D, Real(0), g, D);  // Ŝᵀ·R q
+                    tile_gemm(T, true, false, T, D, T, dS, T, qt, D, Real(0), g, D);  // Ŝᵀ·R q
                     scatter_rows(g, T, D, ld, *rot, gk + base);
                 }
             });

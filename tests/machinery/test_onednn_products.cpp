@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "error_of.hpp"
+#include "fast/fused_attention.hpp"
 #include "fast/onednn_products.hpp"
 #include "model/roformer.hpp"
 #include "model_pairs.hpp"
@@ -155,4 +156,31 @@ TEST_CASE("model.products = onednn is refused with model.fused = false, naming b
     CHECK(contains(error, onednn_built() ? "model.fused" : "libdnnl-dev"));
     CHECK(contains(error_of([] { load_config(std::nullopt, {"model.products=mkl"}); }),
                    "openblas, onednn"));
+}
+
+TEST_CASE("model.products = onednn: attention tiles of 256 positions equal OpenBLAS's") {
+    if (!onednn_built()) return;
+    const KeepThreading keep;
+    const size_t B = 1, T = 256, C = 16, H = 2;  // the tiles' products go to oneDNN from T = 256
+    Rng rng(3);
+    const auto tensor = [&] {
+        Array a = Array::from_shape({B, T, C});
+        for (Real& x : a) x = Real(rng.normal());
+        return Tensor(a, true);
+    };
+    const Tensor q = tensor(), k = tensor(), v = tensor();
+    Array dout = Array::from_shape({B, T, C});
+    for (Real& x : dout) x = Real(rng.normal());
+    std::vector<std::vector<float>> results;
+    for (const FloatProduct product : {FloatProduct(nullptr), onednn_product()}) {
+        set_threading({2, true, product});
+        for (const Tensor& t : {q, k, v}) Tensor(t).zero_grad();
+        Tensor out = fused_attention(q, k, v, H, nullptr, false);
+        out.backward(dout);
+        std::vector<float> all(out.value().begin(), out.value().end());
+        for (const Tensor& t : {q, k, v})
+            all.insert(all.end(), Tensor(t).grad().begin(), Tensor(t).grad().end());
+        results.push_back(all);
+    }
+    CHECK(gap(results[1], results[0]) < 1e-5);
 }
