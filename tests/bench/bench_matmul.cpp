@@ -3,9 +3,8 @@
 //
 //   build/tests/bench_matmul             every table below (~2 minutes on 2 idle cores)
 //   build/tests/bench_matmul --machine   the CPU and the BLAS library, one line each
-//   build/tests/bench_matmul --peak      this machine's sgemm peak on 2 threads: the best
-//                                        GFLOP/s of the wide products below, over OpenBLAS
-//                                        and (in a build with it) oneDNN (scripts/bench.sh)
+//   build/tests/bench_matmul --peak      the sgemm peak (scripts/bench.sh): the best 2-thread
+//                                        GFLOP/s of the wide products, OpenBLAS and oneDNN
 //   --reps N                             repetitions per median (default 7)
 //   --only TEXT                          only the table's rows whose name holds TEXT
 //
@@ -19,13 +18,10 @@
 //    openblas_set_num_threads(2)) and under our split ("split": C's rows in two blocks over
 //    our OpenMP threads, OpenBLAS on one thread in its block — gemm_rows_parallel's way; for
 //    attention, the 128 products over the threads — for_each_product's way).
-//    Every cell is the median over N repetitions, and the repetitions are interleaved: one
-//    repetition of each cell of a row in turn, then the next, so a busy moment of a shared
-//    machine hits every cell alike.
-// 2. "sgemm, oneDNN" (a build that found libdnnl-dev): the same products, 2 threads, three
-//    ways: dnnl_sgemm threading itself ("own"), dnnl_sgemm under our split ("split": what
-//    model.products = onednn runs), and oneDNN's matmul primitive ("prim", created once per
-//    shape, outside the timing; transposes as strides), beside OpenBLAS under our split.
+//    Every cell: the median of N repetitions, interleaved (one of each cell of a row in turn),
+//    so a busy moment of a shared machine hits every cell alike.
+// 2. "sgemm, oneDNN" (a build with libdnnl-dev), 2 threads: dnnl_sgemm threading itself, under
+//    our split (model.products = onednn), its matmul primitive (made outside the timing).
 // GFLOP/s = 2·M·N·K·batch / wall seconds. Run it on an otherwise idle machine, or say the
 // load beside the numbers (docs/performance.md, "What the fast path does", item 2).
 #include <cblas.h>
@@ -35,6 +31,9 @@
 #include <dnnl.h>
 
 #include <dnnl.hpp>
+constexpr const char* kLibraries = "OpenBLAS, oneDNN";  // what --peak tries
+#else
+constexpr const char* kLibraries = "OpenBLAS only: this build has no oneDNN";
 #endif
 
 #include <algorithm>
@@ -107,8 +106,7 @@ struct Product {  // C[M,N] (+)= op(A)·op(B), A stored [M,K] or [K,M], B [K,N] 
     double flops() const { return 2.0 * double(M) * N * K * batch; }
 };
 
-// 1 thread; 2 threads by OpenBLAS; 2 by our split; oneDNN: dnnl_sgemm's own 2 threads, under
-// our split, its matmul primitive on 2 threads.
+// 1 thread; 2 threads by OpenBLAS; 2 by our split; oneDNN's 2 threads, split, primitive.
 enum class Mode { one, own, split, dnnl_own, dnnl_split, dnnl_primitive };
 
 struct Operands {
@@ -139,7 +137,8 @@ void dnnl_rows(const Product& p, size_t m0, size_t rows, const float* A, const f
                dnnl_dim_t(p.N));
 }
 
-// oneDNN's matmul primitive for one product shape (a batch as its batch dimension), made once.
+// oneDNN's matmul primitive for one product shape (a batch as its batch dimension), made once;
+// a transposed operand is the same memory read through swapped strides.
 struct DnnlPrimitive {
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
@@ -149,7 +148,6 @@ struct DnnlPrimitive {
         using dims = dnnl::memory::dims;
         const auto f32 = dnnl::memory::data_type::f32;
         const dnnl::memory::dim batch = dnnl::memory::dim(p.batch), M = p.M, N = p.N, K = p.K;
-        // A stored [M, K], or [K, M] read transposed: its strides say which.
         a = dnnl::memory::desc({batch, M, K}, f32, p.ta ? dims{M * K, 1, M} : dims{M * K, K, 1});
         b = dnnl::memory::desc({batch, K, N}, f32, p.tb ? dims{K * N, 1, K} : dims{K * N, N, 1});
         c = dnnl::memory::desc({batch, M, N}, f32, dims{M * N, N, 1});
@@ -320,11 +318,11 @@ void bench_onednn() {
     std::printf("%-34s %8s | %8s %8s %8s\n", "", "split", "own", "split", "prim");
     for (const Product& p : model_products()) {
         if (p.name.find(g_only) == std::string::npos) continue;
-        const std::vector<double> g = time_cells(p, {{Mode::split, {}, {}},
-                                                     {Mode::dnnl_own, {}, {}},
-                                                     {Mode::dnnl_split, {}, {}},
-                                                     {Mode::dnnl_primitive, {}, {}}})
-                                          .wall;
+        const std::vector<Cell> cells = {{Mode::split, {}, {}},
+                                         {Mode::dnnl_own, {}, {}},
+                                         {Mode::dnnl_split, {}, {}},
+                                         {Mode::dnnl_primitive, {}, {}}};
+        const std::vector<double> g = time_cells(p, cells).wall;
         std::printf("%-34s %8.1f | %8.1f %8.1f %8.1f\n", p.name.c_str(), g[0], g[1], g[2], g[3]);
         std::fflush(stdout);
     }
@@ -357,13 +355,7 @@ void print_peak() {
     }
     std::printf("sgemm peak: %.1f GFLOP/s on 2 threads (%s; median of %d)\n", peak, where.c_str(),
                 g_reps);
-    std::printf("  (OpenBLAS alone: %.1f GFLOP/s; libraries tried: %s)\n", openblas,
-#ifdef RF_HAVE_ONEDNN
-                "OpenBLAS, oneDNN"
-#else
-                "OpenBLAS only: this build has no oneDNN"
-#endif
-    );
+    std::printf("  (OpenBLAS alone: %.1f GFLOP/s; libraries tried: %s)\n", openblas, kLibraries);
 }
 
 }  // namespace
