@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "ops/gemm.hpp"
 #include "fast/simd.hpp"
+#include "ops/gemm.hpp"
 #include "position/position.hpp"
 
 namespace rf {
@@ -79,7 +79,7 @@ struct Operands {
 
 // A tile's product: OpenBLAS's gemm() for tiles under 256 positions, whose small-matrix
 // kernels were faster there than oneDNN's; from 256 on, block_gemm() — the library
-// model.products chose (docs/performance.md, "Tried and not kept" and change 2).
+// model.products chose (docs/performance.md, "Where it stands", change 4).
 constexpr size_t kLibraryTileLength = 256;
 inline void tile_gemm(size_t T, bool ta, bool tb, size_t M, size_t N, size_t K, const Real* A,
                       size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
@@ -143,7 +143,8 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
         tile_gemm(T, false, true, T, T, D, qt, D, kt, D, Real(0), S, T);  // scores [T,T]
         for (size_t i = 0; i < T; ++i)
             kernels->softmax_row(S + i * T, causal ? i + 1 : T, T, scale);
-        tile_gemm(T, false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base, C);  // ctx rows
+        tile_gemm(T, false, false, T, D, T, S, T, V + base, ld, Real(0), O + out_base,
+                  C);  // ctx rows
     });
 
     std::vector<Tensor> parents = in.inputs;
@@ -168,7 +169,9 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
                 const size_t b = tile / H, h = tile % H;
                 const size_t base = b * T * ld + h * D, out_base = b * T * C + h * D;
                 const Real* S = P + tile * T * T;
-                if (gv) tile_gemm(T, true, false, T, D, T, S, T, dO + out_base, C, Real(1), gv + base, ld);
+                if (gv)
+                    tile_gemm(T, true, false, T, D, T, S, T, dO + out_base, C, Real(1), gv + base,
+                              ld);
                 if (!gq && !gk) return;
                 Real* dS = scratch(ds_buf, T * T);
                 tile_gemm(T, false, true, T, T, D, dO + out_base, C, V + base, ld, Real(0), dS, T);

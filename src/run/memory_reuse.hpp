@@ -14,8 +14,8 @@
 
 namespace rf {
 
-// The settings: blocks up to kMmapLimit come from the heap (not their own mappings), and the
-// heap is never trimmed while the process runs (its peak stays mapped until exit).
+// The settings: blocks up to kKeptMmapThreshold bytes come from the heap (not mappings of
+// their own), and the heap is never trimmed while the process runs (its peak stays mapped).
 constexpr int kKeptMmapThreshold = 32 << 20;  // glibc's largest allowed: HEAP_MAX_SIZE / 2
 constexpr int kKeptTrimThreshold = 1 << 30;
 
