@@ -43,10 +43,12 @@ Tensor gelu_vectorized(const Tensor& x) {
     const SimdKernels* k = &simd_kernels();
     const size_t n = x.numel();
     Array y = Array::from_shape(x.shape());
-    auto cdf = std::make_shared<std::vector<Real>>(grad_enabled() && x.requires_grad() ? n : 0);
+    // Φ(x) for the backward, every element written below (no zero-fill pass first)
+    auto cdf = std::make_shared<Array>(
+        Array::from_shape({grad_enabled() && x.requires_grad() ? n : size_t(0)}));
     const Real* in = x.data();
     Real* out = y.data();
-    Real* phi = cdf->empty() ? nullptr : cdf->data();
+    Real* phi = cdf->size() == 0 ? nullptr : cdf->data();
     for_chunks(n, [&](size_t begin, size_t end) {
         k->gelu_forward(in + begin, out + begin, phi ? phi + begin : nullptr, end - begin);
     });
@@ -83,7 +85,7 @@ Tensor add_layer_norm(const Tensor& x, const Tensor& r, const Tensor& gamma, con
                                         "], got " + shape_str(p->shape()));
     const SimdKernels* k = &simd_kernels();
     auto sum = std::make_shared<Array>(Array::from_shape(x.shape()));  // s = x + r, saved
-    auto stats = std::make_shared<std::vector<Real>>(2 * R);           // mean, rstd per row
+    auto stats = std::make_shared<Array>(Array::from_shape({2 * R}));  // mean, rstd per row
     Array y = Array::from_shape(x.shape());
     const Real *X = x.data(), *Rr = r.data(), *G = gamma.data(), *B = beta.data();
     Real *S = sum->data(), *Y = y.data(), *M = stats->data();

@@ -117,15 +117,12 @@ Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
     Shape out_shape(sx.begin(), sx.end() - 1);
     out_shape.push_back(N);
     Array y = Array::from_shape(out_shape);
-    Real* Y = y.data();
-    Real beta = Real(0);
-    if (!biases.empty()) {
-        for (size_t i = 0; i < weights.size(); ++i)
-            std::copy(biases[i].data(), biases[i].data() + biases[i].numel(), Y + offset[i]);
-        for (size_t r = 1; r < R; ++r) std::copy(Y, Y + N, Y + r * N);
-        beta = Real(1);
-    }
-    gemm_rows_parallel(false, true, R, N, C, x.data(), C, stacked->data(), C, beta, Y, N);
+    std::vector<Real> stacked_bias;  // [b_0; b_1; …]: every row of y starts as it (beta = 1)
+    for (const Tensor& b : biases)
+        stacked_bias.insert(stacked_bias.end(), b.data(), b.data() + b.numel());
+    const Real* row = biases.empty() ? nullptr : stacked_bias.data();
+    gemm_rows_parallel(false, true, R, N, C, x.data(), C, stacked->data(), C, Real(row ? 1 : 0),
+                       y.data(), N, row);
 
     std::vector<Tensor> parents{x};
     parents.insert(parents.end(), weights.begin(), weights.end());
@@ -158,8 +155,7 @@ Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
             for (Tensor& b : biases) any_bias = any_bias || grad_of(b);
             if (any_bias) {
                 std::vector<Real> db(N, Real(0));
-                for (size_t r = 0; r < R; ++r)
-                    for (size_t j = 0; j < N; ++j) db[j] += dY[r * N + j];
+                add_column_sums(dY, R, N, db.data());
                 for (size_t i = 0; i < biases.size(); ++i)
                     if (Array* gb = grad_of(biases[i]))
                         for (size_t j = 0; j < gb->size(); ++j) gb->data()[j] += db[offset[i] + j];
@@ -193,12 +189,9 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     // logits = x·Wᵀ + b, once
     Array z = Array::from_shape({R, V});
     Real* Z = z.data();
-    Real beta = Real(0);
-    if (bias.defined()) {
-        for (size_t r = 0; r < R; ++r) std::copy(bias.data(), bias.data() + V, Z + r * V);
-        beta = Real(1);
-    }
-    gemm_rows_parallel(false, true, R, V, C, x.data(), C, weight.data(), C, beta, Z, V);
+    const Real* b = bias.defined() ? bias.data() : nullptr;  // Z's rows start as b (beta = 1)
+    gemm_rows_parallel(false, true, R, V, C, x.data(), C, weight.data(), C, Real(b ? 1 : 0), Z, V,
+                       b);
     // per-row log-sum-exp (kept for the backward), the row losses summed in row order
     auto lse = std::make_shared<std::vector<Real>>(R, Real(0));
     std::vector<double> row_loss(R, 0.0);

@@ -81,15 +81,25 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 // computes a row, not how. Below ~4 MFLOP, or on one thread, it is one block_gemm() call.
 // Each block is block_gemm(): OpenBLAS's sgemm, or the library model.products chose. With
 // split_products off (the composed path) it is a plain gemm() that OpenBLAS threads itself.
+// row (a bias [N], or nullptr): C's rows are first set to it, and beta must then be 1:
+// C = op(A)·op(B) + row. Each block sets its own rows just before its product, so the copy is
+// split like the product instead of one serial pass before it; the bits are the same.
 template <class Real>
 void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const Real* A,
-                        size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc) {
+                        size_t lda, const Real* B, size_t ldb, Real beta, Real* C, size_t ldc,
+                        const Real* row = nullptr) {
+    const auto set_rows = [&](size_t m0, size_t rows) {
+        if (row)
+            for (size_t m = m0; m < m0 + rows; ++m) std::copy(row, row + N, C + m * ldc);
+    };
     const size_t threads = size_t(std::max(1, omp_get_max_threads()));
     if (!threading().split_products) {  // the composed path: OpenBLAS threads it
+        set_rows(0, M);
         gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     if (threads == 1 || M < 2 * threads || 2 * M * N * K < (size_t(1) << 22)) {
+        set_rows(0, M);
         block_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
         return;
     }
@@ -97,10 +107,27 @@ void gemm_rows_parallel(bool trans_a, bool trans_b, size_t M, size_t N, size_t K
     for_each_product(threads, size_t(1) << 30, [&](size_t i) {
         const size_t m0 = std::min(M, i * block), rows = std::min(M, m0 + block) - m0;
         if (rows == 0) return;
+        set_rows(m0, rows);
         // A's row m0 is at A + m0·lda, or column m0 when A is stored transposed ([K, M]).
         const Real* a = trans_a ? A + m0 : A + m0 * lda;
         block_gemm(trans_a, trans_b, rows, N, K, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
     });
+}
+
+// sums[j] += Σ_r Y[r, j] for Y:[rows, n] (a bias's gradient), r added in order 0, 1, … for
+// every j. A large one is split by columns over the OpenMP threads, each thread taking whole
+// columns, so every sum is added in the order one thread would: the same bits.
+template <class Real>
+void add_column_sums(const Real* Y, size_t rows, size_t n, Real* sums) {
+    const size_t threads = size_t(std::max(1, omp_get_max_threads()));
+    const size_t parts = rows * n < (size_t(1) << 16) ? 1 : std::min(threads, (n + 15) / 16);
+    const size_t width = (n + parts - 1) / parts;
+#pragma omp parallel for schedule(static) if (parts > 1)
+    for (long p = 0; p < long(parts); ++p) {
+        const size_t j0 = std::min(n, size_t(p) * width), j1 = std::min(n, j0 + width);
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t j = j0; j < j1; ++j) sums[j] += Y[r * n + j];
+    }
 }
 
 }  // namespace rf

@@ -164,15 +164,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     Shape out_shape(sx.begin(), sx.end() - 1);
     out_shape.push_back(out_features);
     Array y = Array::from_shape(out_shape);
-    Real* Y = y.data();
-    Real beta = Real(0);
-    if (bias.defined()) {
-        const Real* bv = bias.data();
-        for (size_t r = 0; r < rows; ++r) std::copy(bv, bv + out_features, Y + r * out_features);
-        beta = Real(1);
-    }
-    gemm_rows_parallel(false, true, rows, out_features, in, x.data(), in, weight.data(), in, beta,
-                       Y, out_features);
+    // y's rows start as b (beta = 1), or the product overwrites them (beta = 0)
+    const Real* b = bias.defined() ? bias.data() : nullptr;
+    gemm_rows_parallel(false, true, rows, out_features, in, x.data(), in, weight.data(), in,
+                       Real(b ? 1 : 0), y.data(), out_features, b);
 
     std::vector<Tensor> parents{x, weight};
     if (bias.defined()) parents.push_back(bias);
@@ -187,11 +182,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             if (Array* gw = grad_of(weight))
                 gemm_rows_parallel(true, false, out_features, in, rows, dY, out_features, x.data(),
                                    in, Real(1), gw->data(), in);
-            if (Array* gb = grad_of(bias)) {
-                Real* db = gb->data();
-                for (size_t r = 0; r < rows; ++r)
-                    for (size_t j = 0; j < out_features; ++j) db[j] += dY[r * out_features + j];
-            }
+            if (Array* gb = grad_of(bias)) add_column_sums(dY, rows, out_features, gb->data());
         });
 }
 

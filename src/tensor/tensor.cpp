@@ -77,7 +77,15 @@ Tensor& Tensor::set_requires_grad(bool flag) {
 
 Array& Tensor::grad() {
     TensorImpl& t = checked(impl_);
-    if (t.grad.shape() != t.data.shape()) t.grad = xt::zeros<Real>(t.data.shape());
+    if (t.grad.shape() != t.data.shape()) {
+        // zeros, written by every OpenMP thread when large: a backward makes one such gradient
+        // per activation, and one thread alone made each a serial pass
+        t.grad = Array::from_shape(t.data.shape());
+        Real* g = t.grad.data();
+        const long n = long(t.grad.size());
+#pragma omp parallel for schedule(static) if (n > (1L << 16))
+        for (long i = 0; i < n; ++i) g[i] = Real(0);
+    }
     return t.grad;
 }
 bool Tensor::has_grad() const {

@@ -187,3 +187,17 @@ TEST_CASE("engine: GELU keeps relative precision in the negative tail") {
         CHECK(std::abs(y.data()[i] - want) <= 1e-4 * std::abs(want));
     }
 }
+
+// A gradient starts at zero however large (the threads write a large one's zeros), on memory
+// that held other values: the allocator hands back the block just freed.
+TEST_CASE("engine: a fresh gradient is all zeros, large or small") {
+    for (size_t n : {size_t(5), size_t(1) << 18}) {
+        CAPTURE(n);
+        { std::vector<Real> dirty(n, Real(7)); }  // freed: the next block of n may be this one
+        Tensor x = Tensor::zeros({n}, true);
+        const Real* g = x.grad().data();
+        size_t nonzero = 0;
+        for (size_t i = 0; i < n; ++i) nonzero += g[i] != Real(0);
+        CHECK(nonzero == 0);
+    }
+}

@@ -90,3 +90,39 @@ TEST_CASE("gemm: OpenBLAS computes op(A)·op(B) + beta·C, alone and under our r
         check_product(true, true, 6, 3, 0, 1.f, false);
     }
 }
+
+// A linear layer's bias on the threads: the rows of C set to b inside each thread's block, and
+// db = Σ over rows split by columns, must give exactly the bits of the one-thread loops they
+// replace (a copy, then the product with beta = 1; the sums over rows in order).
+TEST_CASE("gemm: a bias set inside the row split, and its column sums, as on one thread") {
+    ThreadingGuard guard;
+    rf::Rng rng(7);
+    const size_t M = 300, N = 96, K = 80, ldc = N + 3;  // > 4 MFLOP: split on 2 threads
+    const std::vector<float> A = random_values(M * K, rng), B = random_values(N * K, rng);
+    const std::vector<float> bias = random_values(N, rng);
+    std::vector<float> serial(M * ldc, -1.f);
+    for (size_t i = 0; i < M; ++i) std::copy(bias.begin(), bias.end(), serial.begin() + i * ldc);
+    rf::set_threading({1, true});
+    rf::gemm(false, true, M, N, K, A.data(), K, B.data(), K, 1.f, serial.data(), ldc);
+    const size_t rows = 1000, n = 100;  // ≥ 2^16 values: split by columns on 2 threads
+    const std::vector<float> Y = random_values(rows * n, rng);
+    std::vector<float> serial_sums = random_values(n, rng);
+    const std::vector<float> start_sums = serial_sums;
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t j = 0; j < n; ++j) serial_sums[j] += Y[r * n + j];
+    for (size_t threads : {1, 2})
+        for (bool split : {true, false}) {
+            rf::set_threading({threads, split});
+            CAPTURE(threads);
+            CAPTURE(split);
+            std::vector<float> C(M * ldc, -1.f);  // the padding must stay -1
+            rf::gemm_rows_parallel(false, true, M, N, K, A.data(), K, B.data(), K, 1.f, C.data(),
+                                   ldc, bias.data());
+            // OpenBLAS threading one product itself (split off, 2 threads) may sum in another
+            // order; every other setting must match the one-thread product bit for bit.
+            if (split || threads == 1) CHECK(C == serial);
+            std::vector<float> sums = start_sums;
+            rf::add_column_sums(Y.data(), rows, n, sums.data());
+            CHECK(sums == serial_sums);
+        }
+}
