@@ -81,7 +81,7 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 // computes a row, not how. Below ~4 MFLOP, or on one thread, it is one block_gemm() call.
 // Each block is block_gemm(): OpenBLAS's sgemm, or the library model.products chose. With
 // split_products off (the composed path) it is a plain gemm() that OpenBLAS threads itself.
-// row (a bias [N], or nullptr): C's rows are first set to it, and beta must then be 1:
+// row (a bias [N], or nullptr): C's rows are first set to it, so beta = 1 gives
 // C = op(A)·op(B) + row. Each block sets its own rows just before its product, so the copy is
 // split like the product instead of one serial pass before it; the bits are the same.
 template <class Real>
