@@ -79,10 +79,10 @@ WARMUP=2                # PyTorch's untimed first steps
 PYTHON="${PYTHON:-/usr/bin/python3}"  # Debian's python, where apt's python3-torch installs
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || fail "REPEATS must be a positive integer, got '$REPEATS'"
 [[ "$STEPS" =~ ^[1-9][0-9]*$ ]] || fail "STEPS must be a positive integer, got '$STEPS'"
-[ -x build/roformer ] || scripts/setup.sh || fail "scripts/setup.sh failed (see above)"
+[ -x build/roformer ] || scripts/setup.sh --all || fail "scripts/setup.sh --all failed (see above)"
 [ -x build/tests/bench_matmul ] || cmake --build build --target bench_matmul > /dev/null ||
     fail "build/tests/bench_matmul is missing and would not build: cmake --build build --target bench_matmul"
-[ -x /usr/bin/time ] || fail "/usr/bin/time is missing: apt-get install time (scripts/setup.sh does)"
+[ -x /usr/bin/time ] || fail "/usr/bin/time is missing: apt-get install time (scripts/setup.sh --all does)"
 have_torch=yes
 probe="$("$PYTHON" tests/bench/bench_torch.py --probe 2> /dev/null)" || have_torch=no
 modes=()          # the PyTorch modes that run; probe_skipped: a line each for the others

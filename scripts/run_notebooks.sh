@@ -28,7 +28,7 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3)"
 if ! "$PYTHON" -c "import nbconvert, ipykernel, numpy, matplotlib" 2>/dev/null; then
   echo "run_notebooks: $PYTHON lacks nbconvert/ipykernel/numpy/matplotlib; install Debian's" \
-       "jupyter-nbconvert python3-ipykernel python3-numpy python3-matplotlib (scripts/setup.sh)" >&2
+       "jupyter-nbconvert python3-ipykernel python3-numpy python3-matplotlib (scripts/setup.sh --all)" >&2
   exit 77
 fi
 

@@ -252,7 +252,7 @@ def plotting(script, numpy=False):
         need = "numpy or matplotlib" if numpy else "matplotlib"
         print(f"{script}: this python ({sys.executable}) lacks {need} ({e}); run the script with "
               "Debian's /usr/bin/python3, whose python3-numpy and python3-matplotlib "
-              "scripts/setup.sh installs", file=sys.stderr)
+              "scripts/setup.sh --all installs", file=sys.stderr)
         return None
     return np, matplotlib, plt
 

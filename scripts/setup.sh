@@ -1,46 +1,97 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian 12, apt-get; a no-op when everything is there), then
+# Installs what is missing (Debian 12 or 13, apt-get; a no-op when everything is there), then
 # configures and builds Release into build/. Safe to run again and again.
+#
+#   scripts/setup.sh         the main job's set: what `roformer` needs to build and train;
+#                            builds the `roformer` target alone (scripts/demo.sh)
+#   scripts/setup.sh --all   adds what the tests, the notebooks and the plotting scripts need
+#                            (python3 with numpy and matplotlib, Jupyter, PyTorch for the
+#                            reference fixtures, clang, chromium, node) and the optional
+#                            libraries (oneDNN, MPI); builds every target (scripts/test.sh)
+#   scripts/setup.sh --lesson  the main set and doctest; builds `roformer` and `test_roformer`
+#                            (scripts/test.sh --lesson: the lesson tests alone)
+#
+# Package names carry no version, so one list serves both releases (Debian 12 "bookworm",
+# Debian 13 "trixie"). A build without an optional library says so in one line at configure
+# time and refuses only the settings that need it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake g++ make pkg-config
-          time  # /usr/bin/time: the peak memory column of scripts/bench.sh
-          libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev doctest-dev
+MODE=main
+case "${1:-}" in
+  "") ;;
+  --all) MODE=all ;;
+  --lesson) MODE=lesson ;;
+  *) echo "setup: unknown argument '$1'; use no argument (the main job), --all or --lesson" >&2; exit 2 ;;
+esac
+
+# The main job: a C++17 compiler, CMake, and the libraries the `roformer` binary links.
+MAIN_PACKAGES=(cmake g++ make pkg-config
+          libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
           libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
+          libutf8proc-dev)  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
+# What --all adds: the tests', notebooks' and plots' needs, and the optional libraries.
+TEST_PACKAGES=(doctest-dev
+          time  # /usr/bin/time: the peak memory column of scripts/bench.sh
           libdnnl-dev  # oneDNN: the fast path's products with model.products = onednn (src/fast/onednn_products.hpp)
-          libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
-          python3-torch  # scripts/hf_to_safetensors.py reads a pytorch_model.bin (docs/huggingface.md)
+          libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)
+          python3-torch  # the PyTorch reference fixtures; scripts/hf_to_safetensors.py (docs/huggingface.md)
           python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
-          libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)
           graphviz  # notebook 02 draws the autograd graph with dot
-          clang libclang-rt-14-dev libomp-14-dev  # the sanitizer + fuzz build (scripts/fuzz.sh)
+          clang libclang-rt-dev libomp-dev  # the sanitizer + fuzz build (scripts/fuzz.sh); clang 14 on Debian 12, 19 on 13
+          ca-certificates  # npm ci below reaches the npm registry over https
           chromium)  # headless, for the explorer page's test (tests/browser/, docs/explorer/)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# node and npm run tests/browser/check_page.js (playwright-core drives the chromium above).
-# By command, not by package: a node from elsewhere, with its own npm, is kept.
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+PACKAGES=("${MAIN_PACKAGES[@]}")
+[ "$MODE" = all ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+[ "$MODE" = lesson ] && PACKAGES+=(doctest-dev)
+
+if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
+  missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "$MODE" = all ]; then
+    # node and npm run tests/browser/check_page.js (playwright-core drives the chromium above).
+    # By command, not by package: a node from elsewhere, with its own npm, is kept.
+    command -v node >/dev/null || missing+=(nodejs)
+    command -v npm >/dev/null || missing+=(npm)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    # Every name must exist on this release; say which one does not, in one line, before apt.
+    unknown=()
+    for p in "${missing[@]}"; do
+      apt-cache show "$p" >/dev/null 2>&1 || unknown+=("$p")
+    done
+    if [ ${#unknown[@]} -gt 0 ]; then
+      . /etc/os-release 2>/dev/null || true
+      echo "setup: ${PRETTY_NAME:-this system} has no package ${unknown[*]}; scripts/setup.sh supports Debian 12 and 13 (README, Quick start)" >&2
+      exit 1
+    fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "setup: no apt-get here (not Debian?): install the equivalents of ${PACKAGES[*]} yourself; building with what is installed"
 fi
 
-# playwright-core for the browser test, from tests/browser/package-lock.json (once).
-if [ ! -d tests/browser/node_modules ]; then
+if [ "$MODE" = all ] && [ ! -d tests/browser/node_modules ]; then
+  # playwright-core for the browser test, from tests/browser/package-lock.json (once).
   npm ci --prefix tests/browser --no-audit --no-fund >/dev/null 2>&1 ||
     echo "setup: npm ci --prefix tests/browser failed (no npm registry?): the browser tests will fail until it runs"
 fi
 
 JOBS="${JOBS:-$(nproc)}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > build.log.tmp 2>&1 || { cat build.log.tmp; rm -f build.log.tmp; exit 1; }
+# The configure step's one-line notes on what this build has and lacks (oneDNN, MPI, doctest).
+grep -E "^-- (oneDNN|MPI|doctest)" build.log.tmp | sed 's/^-- /setup: /' || true
 rm -f build.log.tmp
-cmake --build build -j "$JOBS"
+case "$MODE" in
+  all) cmake --build build -j "$JOBS" ;;
+  lesson) cmake --build build -j "$JOBS" --target roformer test_roformer ;;
+  main) cmake --build build -j "$JOBS" --target roformer ;;
+esac

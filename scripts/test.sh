@@ -8,14 +8,26 @@
 # Between 1 and 2, the graded tasks (scripts/grade.sh --check, build-student/): every stub of
 # students/tasks/ compiles and fails its tests, our implementation passes them.
 # SKIP_SANITIZERS=1 stops after 1 and the graded tasks.
+#
+#   scripts/test.sh            all of the above
+#   scripts/test.sh --lesson   the lesson tests alone (tests/lesson/: the core a student reads),
+#                              with the main set of packages and doctest (scripts/setup.sh
+#                              --lesson); .ci/run's Debian 13 stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+if [ "${1:-}" = --lesson ]; then
+  scripts/setup.sh --lesson
+  build/tests/test_roformer --source-file='*/tests/lesson/*' --no-version | tee build/lesson.log
+  exit "${PIPESTATUS[0]}"
+fi
+[ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite) or --lesson" >&2; exit 2; }
+scripts/setup.sh --all
 JOBS="${JOBS:-$(nproc)}"
 (cd build && ctest --output-on-failure -j "$JOBS") | tee build/ctest.log
 # The closing line (ctest's count, read from its own summary), printed again at the very end.
 passed=$(sed -n 's/^100% tests passed, 0 tests failed out of \([0-9]*\)$/\1/p' build/ctest.log)
-summary() { echo "ctest: ${passed:-0} passed, 0 failed"; }
+[ -n "$passed" ] || { echo "test: ctest did not report every test passed (build/ctest.log)" >&2; exit 1; }
+summary() { echo "ctest: $passed passed, 0 failed"; }
 JOBS="$JOBS" scripts/grade.sh --check
 [ "${SKIP_SANITIZERS:-0}" = 1 ] && { summary; exit 0; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times the 90-minute class route (docs/lesson-plan.md) as a student's machine runs it: every
 # command of the route's "machine" column, in the route's order, on a tree already built by
-# scripts/setup.sh. Prints a Markdown table; with --write it also replaces the table between
+# scripts/setup.sh --all. Prints a Markdown table; with --write it also replaces the table between
 # the class-route markers of docs/timing.md (the one place the route's times live).
 #
 #   scripts/time_class.sh [--write]
@@ -14,8 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WRITE=0
 [ "${1:-}" = --write ] && WRITE=1
-[ -x build/roformer ] || { echo "time_class: build/roformer is missing; run scripts/setup.sh first" >&2; exit 2; }
-command -v /usr/bin/time >/dev/null || { echo "time_class: /usr/bin/time is missing (Debian package time; scripts/setup.sh installs it)" >&2; exit 2; }
+[ -x build/roformer ] || { echo "time_class: build/roformer is missing; run scripts/setup.sh --all first" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "time_class: /usr/bin/time is missing (Debian package time; scripts/setup.sh --all installs it)" >&2; exit 2; }
 
 TMP=$(mktemp -d /tmp/time_class.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -42,7 +42,7 @@ step "rope_backward, first time (the double-precision core)" scripts/grade.sh ro
 step "an attempt at rope_backward" scripts/grade.sh rope_backward
 step "the classroom run (4000 steps, 2 threads)" \
   build/roformer train --config configs/classroom.toml --out "$TMP/classroom"
-PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3   # Debian's, with numpy and matplotlib (scripts/setup.sh)
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3   # Debian's, with numpy and matplotlib (scripts/setup.sh --all)
 export ROFORMER_BIN="$PWD/build/roformer" ROFORMER_ROOT="$PWD" ROFORMER_RUNS="$TMP/notebook-runs"
 export JUPYTER_RUNTIME_DIR="$TMP/jupyter" IPYTHONDIR="$TMP/ipython" MPLCONFIGDIR="$TMP/matplotlib"
 step "notebook 01, top to bottom" \

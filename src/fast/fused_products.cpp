@@ -22,6 +22,7 @@
 
 #include "ops/gemm.hpp"
 #include "fast/fused_ops.hpp"
+#include "fast/xsimd_compat.hpp"
 #include "ops/ops.hpp"
 
 namespace rf {
@@ -55,7 +56,7 @@ double row_logsumexp(const Real* x, size_t n) {
     const size_t whole = n - n % kLanes;
     Lanes acc(Real(0));
     for (size_t j = 0; j < whole; j += kLanes) acc += xsimd::exp(Lanes::load_unaligned(x + j) - m);
-    double total = double(xsimd::hadd(acc));
+    double total = double(lane_sum(acc));
     for (size_t j = whole; j < n; ++j) total += double(std::exp(x[j] - m));
     return double(m) + std::log(total);
 }

@@ -15,7 +15,8 @@ bool cpu_has(SimdIsa isa) {
         case SimdIsa::avx2:
             return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         case SimdIsa::avx512:
-            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                   __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
         default:
             return true;

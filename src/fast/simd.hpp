@@ -9,7 +9,7 @@
 //   auto    the widest the CPU has (the default)
 //   sse2    the baseline build's kernels (4 float lanes; named after -march when RF_NATIVE)
 //   avx2    8 float lanes, fused multiply-add
-//   avx512  16 float lanes (needs avx512f, bw, vl and dq)
+//   avx512  16 float lanes (needs avx512f, cd, bw, vl and dq)
 // Same ISA, same inputs, same thread count → the same numbers. Two ISAs differ at float
 // rounding: more lanes sum in another order, FMA rounds once where mul + add rounds twice,
 // and xsimd's exp/erfc polynomials are evaluated with the ISA's own instructions.

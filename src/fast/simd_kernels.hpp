@@ -1,7 +1,7 @@
 // Fast — the bodies of the fast path's element-wise kernels (the table is in
 // simd_table.hpp), written once over an xsimd architecture and compiled once per instruction
 // set: simd_sse2.cpp (the build's baseline flags), simd_avx2.cpp (-mavx2 -mfma) and
-// simd_avx512.cpp (-mavx512f -mavx512bw -mavx512vl -mavx512dq), each making one table.
+// simd_avx512.cpp (-mavx512f -mavx512cd -mavx512bw -mavx512vl -mavx512dq), each making one table.
 //
 // The One Definition Rule, and why everything below sits in an anonymous namespace: an inline
 // function or template instance compiled in two files is emitted in both as a weak symbol,
@@ -18,6 +18,8 @@
 #pragma once
 
 #include <xsimd/xsimd.hpp>
+
+#include "fast/xsimd_compat.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -92,7 +94,7 @@ struct Kernels {
             sj.store_unaligned(s + j);
             acc += sj;
         }
-        Real total = xsimd::hadd(acc);
+        Real total = lane_sum(acc);
         for (; j < C; ++j) total += (s[j] = x[j] + r[j]);
         const Real mean = total / Real(C);
         Lanes sq(Real(0));
@@ -100,7 +102,7 @@ struct Kernels {
             const Lanes d = load(s + j) - mean;
             sq += d * d;
         }
-        Real var = xsimd::hadd(sq);
+        Real var = lane_sum(sq);
         for (; j < C; ++j) var += (s[j] - mean) * (s[j] - mean);
         const Real rstd = Real(1) / std::sqrt(var / Real(C) + eps);
         for (j = 0; j + L <= C; j += L)
@@ -121,7 +123,7 @@ struct Kernels {
             acc_g += g;
             acc_gx += g * xhat;
         }
-        Real sum_g = xsimd::hadd(acc_g), sum_gx = xsimd::hadd(acc_gx);
+        Real sum_g = lane_sum(acc_g), sum_gx = lane_sum(acc_gx);
         for (; j < C; ++j) {
             const Real xhat = (s[j] - mean) * rstd, g = dy[j] * gamma[j];
             sum_g += g;
@@ -166,7 +168,7 @@ struct Kernels {
             e.store_unaligned(s + j);
             sum += e;
         }
-        Real total = xsimd::hadd(sum);
+        Real total = lane_sum(sum);
         for (size_t j = whole; j < n; ++j) total += (s[j] = std::exp(s[j] - m));
         const Real inv = Real(1) / total;
         for (size_t j = 0; j < whole; j += L) (load(s + j) * inv).store_unaligned(s + j);
@@ -178,7 +180,7 @@ struct Kernels {
         const size_t whole = n - n % L;
         Lanes acc(Real(0));
         for (size_t j = 0; j < whole; j += L) acc += load(dp + j) * load(p + j);
-        Real dot = xsimd::hadd(acc);
+        Real dot = lane_sum(acc);
         for (size_t j = whole; j < n; ++j) dot += dp[j] * p[j];
         for (size_t j = 0; j < whole; j += L)
             ((load(p + j) * (load(dp + j) - dot)) * scale).store_unaligned(dp + j);
@@ -193,7 +195,7 @@ struct Kernels {
 
     static void rope_rows_interleaved(Real* x, size_t T, size_t D, size_t r, const Real* cos2,
                                       const Real* sin2, Real sin_sign) {
-        constexpr auto swap = xsimd::make_batch_constant<LaneIndex, SwapPairs>();
+        constexpr auto swap = lane_constant<LaneIndex, SwapPairs>();
         for (size_t t = 0; t < T; ++t) {
             Real* row = x + t * D;
             const Real* c = cos2 + t * r;

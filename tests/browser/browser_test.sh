@@ -11,11 +11,11 @@ set -uo pipefail
 BIN=$1 CASES=$2 WORK=$3
 shift 3
 fail() { echo "FAIL: $*"; exit 1; }
-[ -x /usr/bin/chromium ] || { echo "SKIP: /usr/bin/chromium is missing (scripts/setup.sh installs it)"; exit 77; }
-command -v node >/dev/null || { echo "SKIP: node is missing (scripts/setup.sh installs nodejs npm)"; exit 77; }
+[ -x /usr/bin/chromium ] || { echo "SKIP: /usr/bin/chromium is missing (scripts/setup.sh --all installs it)"; exit 77; }
+command -v node >/dev/null || { echo "SKIP: node is missing (scripts/setup.sh --all installs nodejs npm)"; exit 77; }
 if [ ! -d tests/browser/node_modules/playwright-core ]; then
   npm ci --prefix tests/browser --no-audit --no-fund >/dev/null ||
-    fail "npm ci --prefix tests/browser (needs the npm registry once; scripts/setup.sh runs it)"
+    fail "npm ci --prefix tests/browser (needs the npm registry once; scripts/setup.sh --all runs it)"
 fi
 rm -rf "$WORK" && mkdir -p "$WORK"
 "$CASES" >"$WORK/cases.json" || fail "rope_cases"

@@ -16,7 +16,7 @@
 #   mixed:   an MPMD launch whose ranks got different settings (train and compare) is refused
 #            in one line naming the rank and the key, exit 2, before anything is written
 # Run from the source directory (configs/tiny.toml). A binary built without MPI is only checked
-# to refuse `mpirun -np 2` in one line; a missing mpirun fails (scripts/setup.sh installs it).
+# to refuse `mpirun -np 2` in one line; a missing mpirun fails (scripts/setup.sh --all installs it).
 #
 # Tolerances (derived in docs/distributed.md, "How close is close"): the two runs do the same
 # arithmetic except the order of a few float32 sums (the gradient's sum over rows is split in
@@ -36,7 +36,7 @@ finish() {
     exit 0
 }
 
-if ! command -v mpirun >/dev/null; then echo "FAIL: no mpirun; scripts/setup.sh installs openmpi-bin"; exit 0; fi
+if ! command -v mpirun >/dev/null; then echo "FAIL: no mpirun; scripts/setup.sh --all installs openmpi-bin"; exit 0; fi
 # OpenMPI refuses root without these; no ptrace in containers: no single-copy shared memory.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1

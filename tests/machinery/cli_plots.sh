@@ -5,7 +5,7 @@
 # replaces a picture someone else made; then scripts/plot_rope.py draws its four figures into a
 # temporary directory (the trained head from the tiny run) and refuses a foreign rope_*.png.
 #   tests/machinery/cli_plots.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
-# Skipped (exit 77) where /usr/bin/python3 lacks numpy or matplotlib (scripts/setup.sh
+# Skipped (exit 77) where /usr/bin/python3 lacks numpy or matplotlib (scripts/setup.sh --all
 # installs them).
 set -uo pipefail
 BIN=$1 WORK=$2

@@ -112,7 +112,7 @@ TEST_CASE("fortunes: the package missing, or one topic file missing, is refused 
 
 TEST_CASE("fortunes: the installed package (scripts/setup.sh) gives 6 × 140 quotes") {
     REQUIRE_MESSAGE(std::filesystem::is_directory(data::kFortunesDir),
-                    data::kFortunesDir << " is missing: scripts/setup.sh installs fortunes");
+                    data::kFortunesDir << " is missing: scripts/setup.sh --all installs fortunes");
     const data::ClassificationTask t = data::make_task("fortunes-topic", "", 0.05);
     CHECK(per_class(t.test, 6) == std::vector<size_t>(6, 28));
     CHECK(per_class(t.train, 6) == std::vector<size_t>(6, 112));

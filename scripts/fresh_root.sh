@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs a command in this repository on a bare Debian, as a new user's machine would be: a root
+# made by `debootstrap --variant=minbase` (nothing installed but Debian's essential packages),
+# the repository's files copied in (tracked and untracked, not the ignored build outputs), the
+# command run there as root. What the command installs stays inside the root, which is deleted
+# afterwards: every run starts from zero. Used by .ci/run to prove the README's two commands
+# on Debian 12 and 13 (docs/testing.md, "From zero").
+#
+#   scripts/fresh_root.sh RELEASE [--keep DIR] -- COMMAND [ARGS…]
+#
+#   RELEASE     a Debian suite debootstrap knows: bookworm (Debian 12), trixie (Debian 13)
+#   --keep DIR  make the root in DIR/root and keep it; a later call with the same DIR reuses it,
+#               packages and build included (for working on a port; never for a proof)
+#   COMMAND     run with bash -c in the copied repository, e.g. 'scripts/demo.sh'
+#
+# The bare root (before anything is installed in it) is cached as a tarball under
+# $RF_ROOT_CACHE (default /var/cache/roformer-roots); delete it to debootstrap again. Needs
+# root (debootstrap, chroot, mounts) and Debian's mirror. /proc, /sys and /dev are mounted in a
+# private mount namespace, so nothing stays mounted when the command ends or is killed. The
+# host's CA bundle is copied in for npm (NPM_CONFIG_CAFILE): a network that re-signs https
+# would otherwise be refused as a self-signed chain.
+set -euo pipefail
+usage="usage: scripts/fresh_root.sh RELEASE [--keep DIR] -- COMMAND [ARGS…]"
+[ $# -ge 1 ] || { echo "fresh_root: $usage" >&2; exit 2; }
+RELEASE=$1; shift
+KEEP=""
+if [ "${1:-}" = --keep ]; then
+  [ -n "${2:-}" ] || { echo "fresh_root: --keep needs a directory; $usage" >&2; exit 2; }
+  KEEP=$(realpath -m "$2"); shift 2
+fi
+[ "${1:-}" = -- ] && [ $# -ge 2 ] || { echo "fresh_root: $usage" >&2; exit 2; }
+shift
+COMMAND="$*"
+case "$RELEASE" in *[!a-z]*|"") echo "fresh_root: '$RELEASE' is not a Debian suite name (bookworm, trixie)" >&2; exit 2 ;; esac
+[ "$(id -u)" -eq 0 ] || { echo "fresh_root: needs root (debootstrap, chroot, mount); run it with sudo" >&2; exit 2; }
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+MIRROR="${RF_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+CACHE="${RF_ROOT_CACHE:-/var/cache/roformer-roots}"
+TARBALL="$CACHE/$RELEASE-minbase.tar"
+t0=$(date +%s)
+
+if ! command -v debootstrap >/dev/null; then
+  echo "fresh_root: installing debootstrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+fi
+
+if [ -n "$KEEP" ]; then
+  WORK=$KEEP; mkdir -p "$WORK"
+else
+  WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/fresh-$RELEASE.XXXXXX")
+  trap 'rm -rf --one-file-system "$WORK"' EXIT
+fi
+ROOT="$WORK/root"
+if [ ! -x "$ROOT/bin/bash" ]; then
+  if [ ! -f "$TARBALL" ]; then
+    echo "fresh_root: debootstrap --variant=minbase $RELEASE (once; cached in $TARBALL)"
+    rm -rf --one-file-system "$WORK/bootstrap"
+    debootstrap --variant=minbase "$RELEASE" "$WORK/bootstrap" "$MIRROR" > "$WORK/debootstrap.log" 2>&1 ||
+      { tail -20 "$WORK/debootstrap.log"; echo "fresh_root: debootstrap $RELEASE failed ($WORK/debootstrap.log)" >&2; exit 1; }
+    mkdir -p "$CACHE"
+    tar -C "$WORK/bootstrap" -cf "$TARBALL.tmp.$$" . && mv "$TARBALL.tmp.$$" "$TARBALL"
+    rm -rf --one-file-system "$WORK/bootstrap"
+  fi
+  mkdir -p "$ROOT"
+  tar -C "$ROOT" -xf "$TARBALL"
+fi
+t1=$(date +%s)
+
+# The repository as a clone has it, plus untracked files git does not ignore.
+DEST=/work/roformer-cpp
+mkdir -p "$ROOT$DEST"
+(cd "$REPO" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -C "$ROOT$DEST" -xf -
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/host-ca-certificates.crt" 2>/dev/null || true
+
+echo "fresh_root: Debian $RELEASE ($(cat "$ROOT/etc/debian_version")), bare root ready in $((t1 - t0)) s; running: $COMMAND"
+set +e
+unshare --mount --pid --fork --kill-child bash -c '
+  set -e
+  ROOT=$1; shift
+  mount -t proc proc "$ROOT/proc"
+  mount -t sysfs sysfs "$ROOT/sys" 2>/dev/null || mount --rbind /sys "$ROOT/sys"
+  mount --rbind /dev "$ROOT/dev"
+  exec chroot "$ROOT" "$@"
+' fresh-root "$ROOT" env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  CI="${CI:-}" JOBS="${JOBS:-}" NPM_CONFIG_CAFILE=/etc/host-ca-certificates.crt \
+  bash -c "cd $DEST && $COMMAND"
+rc=$?
+set -e
+t2=$(date +%s)
+echo "fresh_root: Debian $RELEASE: '$COMMAND' exited $rc after $((t2 - t1)) s"
+exit $rc
