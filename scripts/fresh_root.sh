@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs a command in this repository on a bare Debian, as a new user's machine would be: a root
 # made by `debootstrap --variant=minbase` (nothing installed but Debian's essential packages),
-# the repository's files copied in (tracked and untracked, not the ignored build outputs), the
-# command run there as root. What the command installs stays inside the root, which is deleted
+# the repository copied in (not the ignored build outputs), the command run there as root. What the command installs stays inside the root, which is deleted
 # afterwards: every run starts from zero. Used by .ci/run to prove the README's two commands
-# on Debian 12 and 13 (docs/testing.md, "From zero").
+# on Debian 12 and 13 (docs/testing.md, "From zero"). The repository arrives as a clone of
+# HEAD plus the working tree's uncommitted changes, as a user who cloned and edited has it.
 #
 #   scripts/fresh_root.sh RELEASE [--keep DIR] -- COMMAND [ARGS…]
 #
@@ -66,10 +66,17 @@ if [ ! -x "$ROOT/bin/bash" ]; then
 fi
 t1=$(date +%s)
 
-# The repository as a clone has it, plus untracked files git does not ignore.
+# The repository as a user's clone has it (HEAD, with its .git), then this working tree's
+# uncommitted changes on top: modified and untracked files git does not ignore, deletions.
 DEST=/work/roformer-cpp
-mkdir -p "$ROOT$DEST"
-(cd "$REPO" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -C "$ROOT$DEST" -xf -
+if [ ! -d "$ROOT$DEST/.git" ]; then
+  mkdir -p "$ROOT/work"
+  git clone -q "$REPO" "$ROOT$DEST"
+fi
+git -C "$ROOT$DEST" fetch -q "$REPO" HEAD && git -C "$ROOT$DEST" checkout -q --detach FETCH_HEAD
+(cd "$REPO" && { git diff -z --name-only --diff-filter=d HEAD; git ls-files -z -o --exclude-standard; } |
+  tar --null -T - -cf -) | tar -C "$ROOT$DEST" -xf -
+(cd "$REPO" && git diff -z --name-only --diff-filter=D HEAD) | (cd "$ROOT$DEST" && xargs -0 -r rm -f --)
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/host-ca-certificates.crt" 2>/dev/null || true
 

@@ -34,6 +34,7 @@ MAIN_PACKAGES=(cmake g++ make pkg-config
           libutf8proc-dev)  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
 # What --all adds: the tests', notebooks' and plots' needs, and the optional libraries.
 TEST_PACKAGES=(doctest-dev
+          git  # scripts/grade.sh --handout (git archive) and the hostile probe's snapshot of the tree
           time  # /usr/bin/time: the peak memory column of scripts/bench.sh
           libdnnl-dev  # oneDNN: the fast path's products with model.products = onednn (src/fast/onednn_products.hpp)
           libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)

@@ -26,12 +26,12 @@ typename Batch::value_type lane_sum(const Batch& b) {
 
 template <class IndexBatch, class Generator>
 constexpr auto lane_constant() {
-    using U = typename IndexBatch::value_type;
-    using A = typename IndexBatch::arch_type;
 #if XSIMD_VERSION_MAJOR * 100 + XSIMD_VERSION_MINOR >= 1302
-    return xsimd::make_batch_constant<U, A, Generator>();
+    return xsimd::make_batch_constant<typename IndexBatch::value_type,
+                                      typename IndexBatch::arch_type, Generator>();
 #elif XSIMD_VERSION_MAJOR >= 13
-    return xsimd::make_batch_constant<U, Generator, A>();
+    return xsimd::make_batch_constant<typename IndexBatch::value_type, Generator,
+                                      typename IndexBatch::arch_type>();
 #else
     return xsimd::make_batch_constant<IndexBatch, Generator>();
 #endif

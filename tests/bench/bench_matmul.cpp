@@ -30,7 +30,7 @@
 #ifdef RF_HAVE_ONEDNN
 #include <dnnl.h>
 
-#include <dnnl.hpp>
+#include "fast/onednn_compat.hpp"
 constexpr const char* kLibraries = "OpenBLAS, oneDNN";  // what --peak tries
 #else
 constexpr const char* kLibraries = "OpenBLAS only: this build has no oneDNN";
@@ -151,7 +151,7 @@ struct DnnlPrimitive {
         a = dnnl::memory::desc({batch, M, K}, f32, p.ta ? dims{M * K, 1, M} : dims{M * K, K, 1});
         b = dnnl::memory::desc({batch, K, N}, f32, p.tb ? dims{K * N, 1, K} : dims{K * N, N, 1});
         c = dnnl::memory::desc({batch, M, N}, f32, dims{M * N, N, 1});
-        matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine));
+        matmul = dnnl::matmul(rf::matmul_descriptor(engine, a, b, c));
     }
     void run(Operands& o) {
         dnnl::memory am(a, engine, o.a.data()), bm(b, engine, o.b.data()),

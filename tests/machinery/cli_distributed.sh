@@ -52,6 +52,12 @@ if echo "$probe" | grep -q "built without MPI"; then
     finish
 fi
 rm -rf "$WORK/probe"
+# An MPMD launch ('mpirun -np 1 A : -np 1 B') is how a user gives ranks different settings,
+# which the cases below refuse. Debian 13's mpirun (Open MPI 5.0 with external PMIx) crashes
+# on any MPMD launch, 'true : true' included, before starting a process (upstream:
+# open-mpi/ompi issue 13303): there those cases cannot run, and are reported as skipped.
+mpmd_works() { timeout 60 mpirun --oversubscribe -np 1 true : -np 1 true >/dev/null 2>&1; }
+mpmd_skipped() { echo "SKIPPED ($1): this mpirun cannot launch an MPMD job ('mpirun -np 1 true : -np 1 true' fails; Open MPI 5, open-mpi/ompi issue 13303)"; }
 
 # metrics.csv without the timing columns (tokens_per_s, elapsed_s).
 losses() { cut -d, -f1-7 "$1/metrics.csv"; }
@@ -142,6 +148,7 @@ if [ "$WHAT" = train ]; then
     # 5. Ranks that read different corpora (an MPMD launch: rank 1 gets another data.path)
     #    are refused on every rank, before any step.
     tr 'ae' 'ea' <data/kjv.txt >"$WORK/other.txt"
+    if ! mpmd_works; then mpmd_skipped "ranks on different corpora"; else
     msg=$(mpirun --oversubscribe -np 1 "$BIN" train "${TINY[@]}" --out "$WORK/mixed" : \
           -np 1 "$BIN" train "${TINY[@]}" --set data.path="$WORK/other.txt" --out "$WORK/mixed" 2>&1)
     code=$?
@@ -150,6 +157,7 @@ if [ "$WHAT" = train ]; then
         fail "ranks on different corpora: $(echo "$msg" | head -3)"
     [ -f "$WORK/mixed/metrics.csv" ] && [ "$(wc -l <"$WORK/mixed/metrics.csv")" -gt 1 ] &&
         fail "ranks on different corpora trained"
+    fi
     # 6. Stop after 8, resume to 20 (2 ranks both times) = one uninterrupted 2-rank run.
     "${MPI[@]}" "$BIN" train "${TINY[@]}" "${S[@]}" --stop-after 8 --out "$WORK/resumed" >/dev/null 2>&1 ||
         fail "2-rank run stopped after 8"
@@ -245,6 +253,9 @@ EOF
     out=$("${MPI[@]}" "$BIN" compare --config "$WORK/preset.toml" --no-plot --out "$WORK/mpi" 2>&1) ||
         fail "2-rank compare re-run: $out"
     echo "$out" | grep -q "0 runs trained, 0 resumed, 3 already finished" || fail "re-run: $out"
+elif [ "$WHAT" = mixed ] && ! mpmd_works; then
+    mpmd_skipped "every case of this part"  # ctest reports the part as skipped, not passed
+    exit 0
 elif [ "$WHAT" = mixed ]; then
     # Ranks started with different settings (an MPMD launch 'A : B' whose parts differ) are
     # refused before the first collective: exit 2, one line naming the rank and the key, no
