@@ -36,7 +36,9 @@ ModelConfig config_with_layers(size_t layers) {
     return c;
 }
 
-const Tensor& named(const RoFormer& model, const std::string& name) {
+// A handle (Tensor shares its storage), returned by value: binding a reference to a
+// reference-returning call with a temporary argument draws GCC 14's -Wdangling-reference.
+Tensor named(const RoFormer& model, const std::string& name) {
     for (const NamedParameter& p : model.parameters())
         if (p.tensor.name() == name) return p.tensor;
     FAIL("no parameter " << name);

@@ -126,8 +126,10 @@ std::vector<Comparison> adamw_comparisons(const std::string& kind, bool fused, d
         losses.push_back(out.loss.item());
         out.loss.backward();
         if (step == 0)
-            for (const NamedParameter& p : model->parameters())
-                first_gradients[p.tensor.name()] = values_of(p.tensor.grad());
+            for (const NamedParameter& p : model->parameters()) {
+                Tensor t = p.tensor;
+                first_gradients[t.name()] = values_of(t.grad());
+            }
         norms.push_back(optimizer.clip_grad_norm(hp.grad_clip));
         lrs.push_back(lr_at(step, hp));
         optimizer.step(lrs.back());
