@@ -55,9 +55,9 @@ rm -rf "$WORK/probe"
 # An MPMD launch ('mpirun -np 1 A : -np 1 B') is how a user gives ranks different settings,
 # which the cases below refuse. Debian 13's mpirun (Open MPI 5.0 with external PMIx) crashes
 # on any MPMD launch, 'true : true' included, before starting a process (upstream:
-# open-mpi/ompi issue 13303): there those cases cannot run, and are reported as skipped.
+# open-mpi/ompi#13303): there those cases cannot run, and are reported as skipped.
 mpmd_works() { timeout 60 mpirun --oversubscribe -np 1 true : -np 1 true >/dev/null 2>&1; }
-mpmd_skipped() { echo "SKIPPED ($1): this mpirun cannot launch an MPMD job ('mpirun -np 1 true : -np 1 true' fails; Open MPI 5, open-mpi/ompi issue 13303)"; }
+mpmd_skipped() { echo "SKIPPED ($1): this mpirun cannot launch an MPMD job ('mpirun -np 1 true : -np 1 true' fails; Open MPI 5, open-mpi/ompi#13303)"; }
 
 # metrics.csv without the timing columns (tokens_per_s, elapsed_s).
 losses() { cut -d, -f1-7 "$1/metrics.csv"; }
