@@ -50,6 +50,9 @@ else
   WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/fresh-$RELEASE.XXXXXX")
   trap 'rm -rf --one-file-system "$WORK"' EXIT
 fi
+# An interrupt while the root is being made waits for the step under way, then exits (and
+# the EXIT trap removes the root): nothing half-extracted is left behind or raced.
+trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP
 ROOT="$WORK/root"
 if [ ! -x "$ROOT/bin/bash" ]; then
   if [ ! -f "$TARBALL" ]; then
@@ -82,6 +85,8 @@ cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/host-ca-certificates.crt" 2>/de
 
 echo "fresh_root: Debian $RELEASE ($(cat "$ROOT/etc/debian_version")), bare root ready in $((t1 - t0)) s; running: $COMMAND"
 set +e
+# In the background, so that an interrupt of this script ends the command too: killing
+# unshare (--kill-child) kills the namespace's first process, and with it every process inside.
 unshare --mount --pid --fork --kill-child bash -c '
   set -e
   ROOT=$1; shift
@@ -92,8 +97,13 @@ unshare --mount --pid --fork --kill-child bash -c '
 ' fresh-root "$ROOT" env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   CI="${CI:-}" JOBS="${JOBS:-}" NPM_CONFIG_CAFILE=/etc/host-ca-certificates.crt \
-  bash -c "cd $DEST && $COMMAND"
-rc=$?
+  bash -c "cd $DEST && $COMMAND" <&0 &
+child=$!
+trap 'kill -KILL "$child" 2>/dev/null' INT TERM HUP  # unshare ignores TERM while it waits
+rc=0
+wait "$child" || rc=$?
+while kill -0 "$child" 2>/dev/null; do wait "$child" || rc=$?; done
+trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP
 set -e
 t2=$(date +%s)
 echo "fresh_root: Debian $RELEASE: '$COMMAND' exited $rc after $((t2 - t1)) s"
