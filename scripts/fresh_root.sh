@@ -76,7 +76,7 @@ if [ ! -d "$ROOT$DEST/.git" ]; then
   mkdir -p "$ROOT/work"
   git clone -q "$REPO" "$ROOT$DEST"
 fi
-git -C "$ROOT$DEST" fetch -q "$REPO" HEAD && git -C "$ROOT$DEST" checkout -q --detach FETCH_HEAD
+git -C "$ROOT$DEST" fetch -q "$REPO" HEAD && git -C "$ROOT$DEST" checkout -q -f --detach FETCH_HEAD
 (cd "$REPO" && { git diff -z --name-only --diff-filter=d HEAD; git ls-files -z -o --exclude-standard; } |
   tar --null -T - -cf -) | tar -C "$ROOT$DEST" -xf -
 (cd "$REPO" && git diff -z --name-only --diff-filter=D HEAD) | (cd "$ROOT$DEST" && xargs -0 -r rm -f --)
