@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "model/roformer.hpp"
 #include "tiny_model.hpp"
