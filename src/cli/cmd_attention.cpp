@@ -30,7 +30,6 @@
 #include "cli/commands.hpp"
 #include "cli/run_checks.hpp"
 #include "config/memory_estimate.hpp"
-#include "finetune/run_kind.hpp"
 #include "io/csv_quote.hpp"
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
@@ -167,9 +166,9 @@ void run_attention(const AttentionOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     if (!o.out.empty())  // before the work: a directory, a missing one, a file not ours
         rf::check_output_file(o.out, output_rule(o.out));
-    rf::require_pretraining_run(o.run_dir, "--run");
+    const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
+    rf::state_unfinished(state, o.run_dir);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
             o.run_dir +

@@ -16,7 +16,6 @@
 #include "cli/bounds.hpp"
 #include "cli/run_checks.hpp"
 #include "cli/commands.hpp"
-#include "finetune/run_kind.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/corpus.hpp"
 #include "data/prepare.hpp"
@@ -120,9 +119,9 @@ void run_eval(const EvalOptions& o) {
         if (L < 2 || L > kMaxEvalLength)
             throw std::invalid_argument("--seq-len " + std::to_string(L) + " must be from 2 to " +
                                         std::to_string(kMaxEvalLength));
-    rf::require_pretraining_run(o.run_dir, "--run");
+    const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
-    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
+    rf::state_unfinished(state, o.run_dir);
     refuse_trained_text_as_validation(o.run_dir, run.config);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(

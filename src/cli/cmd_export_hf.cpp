@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
-#include "finetune/run_kind.hpp"
+#include "run/directory_kind.hpp"
 #include "hf/export_hf.hpp"
 
 namespace {
@@ -18,7 +18,9 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& o) {
-    rf::require_pretraining_run(o.run_dir, "RUN");
+    const rf::DirectoryState state = rf::require_model_run(o.run_dir, "RUN");
+    rf::require_idle_run(state, o.run_dir, "RUN");
+    rf::state_unfinished(state, o.run_dir);
     const rf::hf::ExportedFiles exported = rf::hf::export_hf(o.run_dir, o.out);
     std::printf("wrote %s:", o.out.c_str());
     for (const std::string& name : exported.written) std::printf(" %s", name.c_str());

@@ -28,9 +28,9 @@ struct FillMaskOptions {
 void run_fill_mask(const FillMaskOptions& o) {
     if (o.top_k == 0) throw std::invalid_argument("--top-k must be at least 1");
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
-    rf::require_pretraining_run(o.run_dir, "--run");
+    const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
+    rf::state_unfinished(state, o.run_dir);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::apply_threading(run.config);
     const std::vector<int> ids = run.tokenizer->encode_for_model(o.text);

@@ -102,9 +102,9 @@ void run_frequencies(const FrequenciesOptions& o) {
         throw std::invalid_argument("--out " + o.out + ": name a .csv file");
     const rf::OutputRule rule{"the frequencies CSV", {}};
     if (!o.out.empty()) rf::check_output_file(o.out, rule);  // before the work
-    rf::require_pretraining_run(o.run_dir, "--run");
+    const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::cli::warn_if_unfinished(run.step, run.config, o.run_dir);
+    rf::state_unfinished(state, o.run_dir);
     const rf::Config& c = run.config;
     if (c.position.scheme != rf::PositionKind::rope)
         throw std::invalid_argument(

@@ -22,6 +22,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
+#include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
 #include "run/threads.hpp"
 #include "dist/mpi_communicator.hpp"
@@ -156,6 +157,9 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const std::filesystem::filesystem_error& e) {
         err << "error: roformer" << command << ": cannot access '" << e.path1().string() << "' ("
             << e.code().message() << "); check the path and its permissions\n";
+    } catch (const Interrupted& e) {  // a one-shot command stopped by a signal: it cleaned up
+        std::cerr << "stopped: " << e.what() << "\n";
+        return 128 + e.signal;
     } catch (const RanksDisagree& e) {
         // Every rank found the same difference and throws this same line: rank 0 prints it,
         // every rank exits 2 — no rank waits in a collective, so no MPI_Abort is needed.

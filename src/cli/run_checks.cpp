@@ -19,15 +19,6 @@ void require_objective(const Config& config, const std::string& run_dir, data::O
                                 run_dir + " was trained with clm — use generate");
 }
 
-void warn_if_unfinished(size_t step, const Config& config, const std::string& run_dir) {
-    if (step >= config.train.steps) return;
-    std::fprintf(stderr,
-                 "warning: %s holds the model at step %zu of %zu, not a finished run (it is "
-                 "still training, or was stopped early); finish it with: roformer train "
-                 "--resume --out %s (and the config it was started with)\n",
-                 run_dir.c_str(), step, config.train.steps, shell_quote(run_dir).c_str());
-}
-
 size_t generation_context(const Config& config, RoFormer& model) {
     return std::min(config.data.seq_len, model.position().max_length());
 }

@@ -22,7 +22,7 @@
 #include <stdexcept>
 
 #include "experiments/compare_mpi.hpp"
-#include "finetune/run_kind.hpp"
+#include "run/directory_kind.hpp"
 #include "experiments/report.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
@@ -116,7 +116,7 @@ static void refuse_foreign_directory(const std::string& out_dir,
                                      const std::vector<std::string>& schemes) {
     std::error_code ec;
     if (!fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
-    refuse_run_directory(out_dir, "compare: --out", "a comparison");  // it holds a lock too
+    refuse_other_directory(out_dir, "compare: --out", "a comparison", DirectoryKind::comparison);  // it holds a lock too
     const fs::path dir(out_dir);
     // A `lock` of any kind: RunLock::acquire says whether it is ours, by name.
     bool ours = fs::exists(fs::symlink_status(dir / RunLock::kFileName, ec));

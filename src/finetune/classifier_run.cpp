@@ -13,7 +13,7 @@
 #include "finetune/finetune.hpp"
 #include "finetune/finetune_data.hpp"
 #include "finetune/finetune_setup.hpp"
-#include "finetune/run_kind.hpp"
+#include "run/directory_kind.hpp"
 #include "finetune/task_sources.hpp"
 #include "run/threads.hpp"
 
@@ -23,9 +23,7 @@ using Json = nlohmann::json;
 
 ClassifierRun load_classifier_run(const std::string& dir) {
     const std::string task_path = run_file(dir, "task.json");
-    require_finetune_run(dir, "--run",
-                         "use eval, fill-mask or generate with it, or give --run the --out of a "
-                         "`roformer finetune`");
+    require_finetune_run(dir, "--run");
     for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
         if (!std::filesystem::exists(run_file(dir, name)))
             throw std::runtime_error("'" + run_file(dir, name) +

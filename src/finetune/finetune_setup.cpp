@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/read_file.hpp"
-#include "finetune/run_kind.hpp"
+#include "run/directory_kind.hpp"
 #include "finetune/tasks.hpp"
 #include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
@@ -40,16 +40,10 @@ LoadedRun load_source(const FinetuneOptions& options) {
         source.config = load_config(run_file(options.from_run, "config.toml"));
         source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
     } else {
-        require_pretraining_run(options.from_run, "--from");
-        // A run still training is refused: its checkpoint is a moment of a run, not its result.
-        // Holding its lock while reading also keeps it from committing under us.
-        errno = 0;
-        const std::optional<RunLock> reading = RunLock::try_acquire(options.from_run);
-        if (!reading && errno == EWOULDBLOCK)
-            throw std::runtime_error("--from " + options.from_run + " is still training (pid " +
-                                     RunLock::holder(options.from_run) +
-                                     " holds its lock); wait for it to finish, or fine-tune "
-                                     "--from-scratch, which reads only its config and tokenizer");
+        const DirectoryState state = require_model_run(options.from_run, "--from");
+        require_idle_run(state, options.from_run, "--from",
+                         "or fine-tune --from-scratch, which reads only its config and tokenizer");
+        state_unfinished(state, options.from_run);
         source = load_run(options.from_run);
     }
     if (source.config.train.objective == data::Objective::clm)
@@ -115,8 +109,7 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
     auto file = [&](const std::string& name) { return run_file(dir, name); };
     OpenedRun run;
     if (!options.resume) {
-        require_finetune_run(dir, "--out",
-                             "it is left as it is; pick another --out for the fine-tune");
+        refuse_other_directory(dir, "--out", "a fine-tune", DirectoryKind::finetune_run);
         const Json task_json = {{"task", d.task.name},
                                 {"labels", d.task.labels},
                                 {"pair", d.task.pair},
@@ -135,9 +128,7 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
     }
     require_directory(dir, "--resume: the fine-tune directory",
                       "drop --resume to start a new fine-tune");
-    require_finetune_run(dir, "--out",
-                         "it is left as it is; give --resume the --out of a `roformer finetune`, "
-                         "or drop --resume and pick a new --out");
+    require_finetune_run(dir, "--resume --out");
     run.resume_lock.emplace(RunLock::acquire(dir));
     for (const char* name : {"finetune.toml", "task.json"})
         if (!std::filesystem::exists(file(name)))

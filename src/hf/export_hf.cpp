@@ -15,6 +15,7 @@
 #include "io/durable_file.hpp"
 #include "io/output_file.hpp"
 #include "run/checkpoint.hpp"
+#include "run/staged_directory.hpp"
 
 namespace rf::hf {
 
@@ -66,6 +67,8 @@ std::vector<NamedTensor> hf_tensors(const RoFormer& model, const Config& config,
 }
 
 ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) {
+    // The lock on --out before anything is checked (run/staged_directory.hpp).
+    StagedDirectory out(out_dir, "export-hf");
     const LoadedRun run = load_run(run_dir);
     require_hf_expressible(run.config);
     if (!run.model->buffers().empty())
@@ -108,33 +111,16 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
                                "\n");
     }
 
-    // The directory: new or empty, then each file as every command writes its outputs.
-    std::error_code ec;
-    if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
-        throw std::runtime_error("--out '" + out_dir +
-                                 "' is a file, not a directory; pick a new --out");
-    const bool created = !fs::exists(out_dir, ec);
-    if (!created && !fs::is_empty(out_dir, ec))
-        throw std::runtime_error("--out '" + out_dir +
-                                 "' already exists and is not empty; pick a "
-                                 "new --out (an export never mixes with other files)");
-    if (created && !fs::create_directories(out_dir, ec))
-        throw std::runtime_error("cannot create --out '" + out_dir + "': " + ec.message());
+    // Each file as every command writes its outputs (temporary, rename, a .written-by mark),
+    // into the staging directory, published by one rename.
     const OutputRule rule{"an exported file", {}, "pick a new --out"};
-    try {
-        for (const auto& [name, bytes] : files) {
-            write_output_file((fs::path(out_dir) / name).string(), bytes, rule);
-            result.written.push_back(name);
-        }
-    } catch (...) {
-        for (const std::string& name : result.written) {
-            const std::string path = (fs::path(out_dir) / name).string();
-            remove_file_quietly(path);
-            remove_file_quietly(written_by_name(path));
-        }
-        if (created) fs::remove(out_dir, ec);  // only if empty
-        throw;
+    for (const auto& [name, bytes] : files) {
+        out.check_interrupt();
+        write_output_file(out.file(name), bytes, rule);
+        out.record(name, sha256_hex(bytes));
     }
+    out.publish();
+    result.written = out.names();
     return result;
 }
 

@@ -15,8 +15,9 @@
 //
 // Only what HF's RoFormer can express is exported (require_hf_expressible names the key of
 // anything else). DIR must not exist or be empty; each file is written like every command's
-// output (io/output_file.hpp: temporary, rename, a .written-by mark), and a failure part way
-// removes what this export wrote.
+// output (io/output_file.hpp: temporary, rename, a .written-by mark) into a staging directory
+// published by one rename (run/staged_directory.hpp): a failure or a signal part way leaves
+// nothing behind.
 #pragma once
 
 #include <string>

@@ -17,7 +17,8 @@
 #include "io/output_file.hpp"
 #include "io/read_file.hpp"
 #include "run/checkpoint.hpp"
-#include "run/run_directory.hpp"
+#include "run/checkpoint_commit.hpp"
+#include "run/staged_directory.hpp"
 
 namespace rf::hf {
 
@@ -281,13 +282,9 @@ ImportedModel read_hf_directory(const std::string& dir) {
 }
 
 ImportedModel import_hf(const std::string& dir, const std::string& out) {
-    // Refused before reading a checkpoint of hundreds of MB; RunDirectory::fresh checks it again
-    // under the directory's lock.
-    std::error_code ec;
-    if (!out.empty() && fs::is_directory(out, ec) && !fs::is_empty(out, ec))
-        throw std::runtime_error("--out '" + out +
-                                 "' already exists and is not empty; pick a new "
-                                 "--out (import-hf writes a new run directory, never into one)");
+    // The lock on --out before anything is checked, and before a checkpoint of hundreds of MB
+    // is read (run/staged_directory.hpp).
+    StagedDirectory run(out, "import-hf");
     ImportedModel imported = read_hf_directory(dir);
     Json source = Json::object();
     source["imported_from"] = fs::absolute(dir).lexically_normal().string();
@@ -299,12 +296,15 @@ ImportedModel import_hf(const std::string& dir, const std::string& out) {
         files[name] = {{"bytes", size_and_hash.first}, {"sha256", size_and_hash.second}};
     source["files"] = files;
 
-    RunDirectory run = RunDirectory::fresh(out);
-    write_file_atomically(run.file("config.toml"), to_toml(imported.config));
-    write_file_atomically(run.file(kSourceRecord), source.dump(2) + "\n");
-    write_file_atomically(run.file("tokenizer.json"), imported.tokenizer->to_json());
-    save_checkpoint(run.path(), *imported.model, imported.config, imported.config.train.steps,
+    run.write("config.toml", to_toml(imported.config));
+    run.write(kSourceRecord, source.dump(2) + "\n");
+    run.write("tokenizer.json", imported.tokenizer->to_json());
+    run.check_interrupt();
+    save_checkpoint(run.staging(), *imported.model, imported.config, imported.config.train.steps,
                     nullptr, {{"imported_from", source["imported_from"].get<std::string>()}});
+    // The checkpoint is checked against its own manifest (size and hash of each file).
+    verify_checkpoint_file(run.staging(), "model.safetensors");
+    run.publish();
     return imported;
 }
 

@@ -11,8 +11,9 @@
 //   every command reads RUN as a finished run; RUN/hf_source.json says where it came from
 //   (the directory, each file's size and SHA-256, transformers_version).
 //
-// Written through the run directory's lock and transaction (run/run_directory.hpp): a refusal
-// or a failure part way leaves nothing behind, and an existing non-empty RUN is refused.
+// Written as one transaction (run/staged_directory.hpp): --out locked first, the files staged
+// beside it and published by one rename; a refusal, a failure or a signal part way leaves
+// nothing behind, and an existing non-empty --out is refused.
 #pragma once
 
 #include <map>

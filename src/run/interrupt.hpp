@@ -12,7 +12,17 @@
 // inner one.
 #pragma once
 
+#include <stdexcept>
+#include <string>
+
 namespace rf {
+
+// A one-shot command (import-hf, export-hf: run/staged_directory.hpp) stopped by a signal: what()
+// says what was left; main exits with 128 + signal, as train does.
+struct Interrupted : std::runtime_error {
+    Interrupted(int sig, const std::string& what) : std::runtime_error(what), signal(sig) {}
+    int signal;
+};
 
 // Installs the handlers for its lifetime; the previous ones come back afterwards.
 class InterruptGuard {

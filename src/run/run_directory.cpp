@@ -2,7 +2,10 @@
 #include "run/run_directory.hpp"
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <set>
+#include <vector>
 #include <stdexcept>
 
 #include <cstdio>
@@ -20,6 +23,7 @@
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
 #include "run/checkpoint.hpp"
+#include "run/directory_kind.hpp"
 
 namespace rf {
 
@@ -94,6 +98,34 @@ void check_checkpoint_steps(const RunDirectory& run) {
                                  "; it cannot be resumed — train a new run with a new --out");
 }
 
+// A run killed (SIGKILL, a second Ctrl-C) before its first checkpoint leaves only the files a
+// start writes — config.toml, split.txt, corpus.json, tokenizer.json, their temporaries — and
+// its lock record. That is this command's own half state: the next `train --out X` removes
+// those files, with one note, and starts. Anything else in X keeps it "not empty".
+void restart_killed_start(const std::string& dir, const RunLock& lock) {
+    static const std::set<std::string> start_files = {"config.toml", "split.txt", kCorpusRecord,
+                                                      "tokenizer.json", RunLock::kFileName};
+    std::vector<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        const bool temporary = name.find(".tmp-") != std::string::npos;
+        const std::string base = temporary ? name.substr(0, name.find(".tmp-")) : name;
+        if (!start_files.count(base) || !e.is_regular_file()) return;
+        names.push_back(name);
+    }
+    if (names.empty() || !RunLock::is_lock_record(dir) ||
+        std::find(names.begin(), names.end(), RunLock::kFileName) == names.end() ||
+        names.size() == 1)
+        return;
+    const std::string pid = RunLock::holder(dir);
+    for (const std::string& name : names)
+        if (name != RunLock::kFileName) ::unlinkat(lock.descriptor(), name.c_str(), 0);
+    std::fprintf(stderr,
+                 "note: %s held only the start of a run killed before its first checkpoint "
+                 "(pid %s); starting again\n",
+                 dir.c_str(), pid.c_str());
+}
+
 }  // namespace
 
 RunDirectory RunDirectory::fresh(const std::string& dir) {
@@ -108,12 +140,24 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
     // Our pid goes into X/lock only once X is ours: a user's own file named `lock` is refused
     // as "not empty", never overwritten.
     RunLock lock = RunLock::acquire(dir, false);
+    restart_killed_start(dir, lock);
     for (const fs::directory_entry& e : fs::directory_iterator(dir))
-        if (e.path().filename() != RunLock::kFileName || !RunLock::is_lock_record(dir))
-            throw std::runtime_error("output directory '" + dir +
-                                     "' already exists and is not "
-                                     "empty; pick a new --out, or add --resume to continue it");
-    lock.record_holder();
+        if (e.path().filename() != RunLock::kFileName || !RunLock::is_lock_record(dir)) {
+            DirectoryState state = inspect_directory(dir);
+            state.writer.clear();  // the lock it found held is ours
+            throw std::runtime_error(
+                "output directory '" + dir + "' already exists and is not empty (it " +
+                describe(state) + "); pick a new --out" +
+                (state.kind == DirectoryKind::training_run || state.kind == DirectoryKind::finetune_run
+                     ? ", or add --resume to continue it"
+                     : ""));
+        }
+    try {
+        lock.record_holder();
+    } catch (...) {  // nothing left: not the record, not the directory this call made
+        if (created && lock.in_place()) ::rmdir(dir.c_str());
+        throw;
+    }
     RunDirectory run(dir, false, std::move(lock));
     run.created_ = created;
     return run;
@@ -130,11 +174,16 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
         if (fs::exists(run.file(name))) require_regular_file(run.file(name), "--resume: run file",
                                  "the run directory is damaged; train a new run with a new --out");
     for (const char* name : {"config.toml", "tokenizer.json"})
-        if (!fs::exists(run.file(name)))
-            throw std::runtime_error("--resume: '" + run.file(name) +
-                                     "' is missing (the run was killed while it was being "
-                                     "created); delete '" +
-                                     dir + "' and train again without --resume");
+        if (!fs::exists(run.file(name))) {
+            DirectoryState state = inspect_directory(dir);
+            state.writer.clear();  // the lock it found held is ours
+            if (state.kind == DirectoryKind::damaged_run || state.kind == DirectoryKind::training_run)
+                throw std::runtime_error("--resume: '" + dir + "' is a damaged run: '" +
+                                         run.file(name) + "' is missing, so it cannot be resumed; "
+                                         "restore the file, or train again into a new --out");
+            throw std::runtime_error("--resume: '" + dir + "' " + describe(state) +
+                                     ", not a training run; drop --resume and pick a new --out");
+        }
     run.checkpoint_ = recover_checkpoint(dir);
     remove_stale_temporaries(dir);
     if (run.checkpoint_.present && !fs::exists(run.file("optimizer.safetensors")))

@@ -76,6 +76,9 @@ void RunLock::record_holder() const {
         ::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());
     const int error = errno;
     ::close(fd);
+    // A record that could not be written (a full disk, ulimit -f) is not left behind: a stray
+    // empty `lock` would make every rerun's directory "not empty".
+    if (!ok) ::unlinkat(fd_, kFileName, 0);
     if (!ok)
         throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(error) +
                                  "); check free space");

@@ -113,7 +113,7 @@ TABLE=$(cat <<'ROWS'
 2 | the run in '$RUN' is already finished (step 2 of 2)                | train $SMALL --set train.steps=2 --resume --out $RUN
 2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $SMALL --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
 2 | --resume: the corpus '$W/corpus.txt' changed since the run started | train $SMALL --set train.steps=4 --resume --out $CUT
-2 | run directory '$W/nothing' does not exist                          | eval --run $W/nothing
+2 | --run '$W/nothing' does not exist                                  | eval --run $W/nothing
 2 | summary.md': a file of that name exists and nothing shows that roformer wrote it | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
 2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
 2 | compare: --out '$RUN' is a training run (config.toml, from         | compare --config configs/tiny.toml --schemes none --seeds 1 --out $RUN

@@ -62,17 +62,17 @@ ft --set epochs=2 --out "$WORK/cut" --resume >/dev/null || fail "--resume with t
 # Kinds of directory: each command names what it found and the command for it.
 for cmd in eval generate fill-mask attention; do
   args=(); case $cmd in generate) args=("In the");; fill-mask) args=("In the [MASK]");; attention) args=("In the beginning");; esac
-  refuse "$cmd on a fine-tune run" "is a fine-tune run (task.json), not a pre-training run: use roformer classify --run" "$BIN" $cmd --run "$WORK/whole" "${args[@]}"
+  refuse "$cmd on a fine-tune run" "is a fine-tune run (task.json, from \`roformer finetune\`); use \`roformer classify --run" "$BIN" $cmd --run "$WORK/whole" "${args[@]}"
 done
 refuse "finetune --from a fine-tune run" "is a fine-tune run (task.json)" "$BIN" finetune --from "$WORK/whole" --out "$WORK/no1"
 [ -e "$WORK/no1" ] && fail "a refused finetune left a directory"
 before=$(ls -l --time-style=+%s.%N "$WORK/mlm" | md5sum)
 msg=$("$BIN" finetune --from "$WORK/mlm" --task kjv-testament --out "$WORK/mlm" --resume 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "finetune --resume on a pre-training run: exit $rc: $msg"
-echo "$msg" | grep -q "is a pre-training run" || fail "finetune --resume on a pre-training run: $msg"
+echo "$msg" | grep -q "is a training run (config.toml" || fail "finetune --resume on a pre-training run: $msg"
 echo "$msg" | grep -qi "delete" && fail "advice to delete a run of another kind: $msg"
-refuse "finetune --out a pre-training run" "is a pre-training run" "$BIN" finetune --from "$WORK/mlm" --task kjv-testament --out "$WORK/mlm"
-refuse "classify on a pre-training run" "is a pre-training run" "$BIN" classify --run "$WORK/mlm" "In the beginning"
+refuse "finetune --out a pre-training run" "is a training run (config.toml" "$BIN" finetune --from "$WORK/mlm" --task kjv-testament --out "$WORK/mlm"
+refuse "classify on a pre-training run" "is a training run (config.toml" "$BIN" classify --run "$WORK/mlm" "In the beginning"
 [ "$(ls -l --time-style=+%s.%N "$WORK/mlm" | md5sum)" = "$before" ] || fail "the pre-training run was changed"
 echo "kinds of directory: named, nothing changed"
 

@@ -13,6 +13,13 @@ option added tomorrow is probed tomorrow:
     a directory, a FIFO, a user's file where an output would go; for `--set`: unknown keys,
     empty and non-finite values — substituted one at a time into a command that works;
   * the read commands on a model whose weights hold a NaN;
+  * every command that writes a directory (train, finetune, compare, import-hf, export-hf) as
+    three writers of one --out at once, and stopped by SIGINT, SIGTERM, SIGHUP or SIGKILL at a
+    random moment, then run again: one writer wins, every "wrote" names a file that is there,
+    a signal leaves nothing (or a resumable run), the rerun finishes;
+  * every reading command given every kind of directory it does not read (a run, a fine-tune,
+    a comparison, an HF directory, an export, a damaged run, a stopped import, an empty or a
+    user's folder);
   * every Python script in scripts/ and the shell scripts that take paths, with hostile paths.
 
 A case passes when the program refuses it: a non-zero exit below 128 (no signal, no abort),
@@ -328,6 +335,133 @@ for argv in (["eval", "--run", NAN, "--max-tokens", "256"], ["fill-mask", "--run
               "--set", "max_train_examples=60"]):
     must_refuse = argv[0] != "tokenize"  # tokenize never reads the weights
     check(f"NaN model: {argv[0]}", [BIN] + argv, must_refuse=must_refuse)
+
+# ---------------------------------------------------------------------------------------------
+# Every command that writes a directory, as transactions (docs/training.md, "What every command
+# guarantees"): N writers of one --out at once, signals at random moments and the rerun.
+import random
+import signal
+import time
+
+WRITERS = ("train", "finetune", "compare", "import-hf", "export-hf")
+rng = random.Random(47)
+
+
+def out_of(argv):
+    return argv[argv.index("--out") + 1]
+
+
+def leftovers():
+    """Staging directories and temporaries a writer left in the probe's output folder."""
+    found = []
+    for root, dirs, files in os.walk(os.path.join(W, "out")):
+        found += [os.path.join(root, n) for n in dirs + files if ".partial-" in n or ".tmp-" in n]
+    return found
+
+
+def judge_finished(label, argv, out):
+    """An exit 0: every file its "wrote" line names is there."""
+    for line in out.splitlines():
+        if line.startswith("wrote ") and ":" in line:
+            for name in line.split(":", 1)[1].split():
+                if not os.path.isfile(os.path.join(out_of(argv), name)):
+                    finding(f"{label}: said it wrote {name}, which is missing")
+
+
+for cmd in WRITERS:
+    for trial in range(2):
+        global_argv = BASES[cmd]()
+        label = f"{cmd}: 3 writers of one --out (trial {trial + 1})"
+        cases += 1
+        procs = [subprocess.Popen([BIN] + global_argv, cwd=CWD, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+        results = [(p.wait(timeout=600), p.stdout.read().decode(), p.stderr.read().decode())
+                   for p in procs]
+        won = [r for r in results if r[0] == 0]
+        if len(won) != 1:
+            finding(f"{label}: {len(won)} of 3 exited 0")
+        for rc, out, err in results:
+            if rc == 0:
+                judge_finished(label, global_argv, out)
+            elif rc < 0 or rc >= 128 or not err.strip() or CRASH.search(err):
+                finding(f"{label}: a loser ended with exit {rc}: {err.strip()[-200:]}")
+        if leftovers():
+            finding(f"{label}: left {leftovers()[:3]}")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
+for cmd in WRITERS:
+    for sig in SIGNALS:
+        argv = BASES[cmd]()
+        label = f"{cmd}: {signal.Signals(sig).name}"
+        cases += 1
+        p = subprocess.Popen([BIN] + argv, cwd=CWD, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        delay = rng.uniform(0.0, 2.0)
+        time.sleep(delay)
+        p.send_signal(sig)
+        rc = p.wait(timeout=600)
+        err = p.stderr.read().decode()
+        label += f" at {delay:.2f} s"
+        if rc not in (0, 128 + sig, -sig):
+            finding(f"{label}: exit {rc}: {err.strip()[-200:]}")
+        if CRASH.search(err):
+            finding(f"{label}: a crash report: {CRASH.search(err).group(0)}")
+        one_shot = cmd in ("import-hf", "export-hf")
+        if rc != 0 and sig != signal.SIGKILL and one_shot:
+            if os.path.exists(out_of(argv)) or leftovers():
+                finding(f"{label}: left {out_of(argv)} or {leftovers()[:3]}")
+        # The rerun: the same command finishes it — or, for a resumable run, says --resume,
+        # which then finishes it.
+        rc2, out2, err2 = run([BIN] + argv, CWD, timeout=600)
+        if rc == 0 and rc2 == 0:
+            finding(f"{label}: a second writer of a finished --out exited 0")
+        if rc != 0 and rc2 != 0:
+            if "--resume" in err2 and not one_shot:
+                rc2, out2, err2 = run([BIN] + argv + ["--resume"], CWD, timeout=600)
+            if rc2 != 0:
+                finding(f"{label}: the rerun fails (exit {rc2}): {err2.strip()[-200:]}")
+        if rc != 0 and rc2 == 0:
+            judge_finished(label + ", rerun", argv, out2)
+        if leftovers():
+            finding(f"{label}: the rerun left {leftovers()[:3]}")
+
+# Every reading command given every other kind of directory: refused with one line.
+EXPORT = fresh("kind_export")
+setup(["export-hf", RUN, "--out", EXPORT])
+DAMAGED = fresh("kind_damaged")
+shutil.copytree(RUN, DAMAGED)
+os.remove(os.path.join(DAMAGED, "config.toml"))
+PARTIAL = fresh("kind_partial")
+os.makedirs(os.path.join(os.path.dirname(PARTIAL),
+                         "." + os.path.basename(PARTIAL) + ".partial-import-hf-999999"))
+KINDS = {"a training run": RUN, "a fine-tune": FT, "a comparison": CMP, "an HF directory": HF,
+         "an export": EXPORT, "a damaged run": DAMAGED, "a stopped import": PARTIAL,
+         "an empty directory": EMPTY_DIR, "a user's folder": USER_DIR}
+READERS = {  # the command, where the directory goes, the kinds it reads
+    "eval": (["eval", "--run", None, "--max-tokens", "256"], {"a training run"}),
+    "fill-mask": (["fill-mask", "--run", None, "In the [MASK]"], {"a training run"}),
+    "generate": (["generate", "--run", None, "--max-new-tokens", "2", "In"], set()),
+    "attention": (["attention", "--run", None, "In the beginning"], {"a training run"}),
+    "frequencies": (["frequencies", "--run", None, "--batches", "1"], {"a training run"}),
+    "tokenize": (["tokenize", "--run", None, "x"], {"a training run", "a fine-tune"}),
+    "classify": (["classify", "--run", None, "And Jesus answered"], {"a fine-tune"}),
+    "finetune --from": (["finetune", "--from", None, "--out", None, "--task", "kjv-testament",
+                         "--quiet", "--set", "epochs=1", "--set", "max_train_examples=60"],
+                        {"a training run"}),
+    "export-hf": (["export-hf", None, "--out", None], {"a training run"}),
+    "import-hf": (["import-hf", None, "--out", None], {"an HF directory", "an export"}),
+    "extrapolate": (["extrapolate", "--runs", None, "--factors", "1", "--max-tokens", "256",
+                     "--no-plot"], {"a comparison"}),
+}
+for name, (template, reads) in READERS.items():
+    for kind, path in KINDS.items():
+        if kind in reads:
+            continue
+        argv = list(template)
+        argv[argv.index(None)] = path
+        if None in argv:
+            argv[argv.index(None)] = fresh("never")
+        check(f"{name} given {kind}", [BIN] + argv)
 
 # ---------------------------------------------------------------------------------------------
 # The scripts: every Python script in scripts/ (but the shared module) and the shell scripts
