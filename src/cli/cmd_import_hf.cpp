@@ -31,7 +31,9 @@ void run_import(const ImportOptions& o) {
     std::printf("its sinusoidal table agrees with our RoPE angles (max |difference| %.2g)\n",
                 imported.position_table_error);
     for (const std::string& note : imported.notes) std::printf("note: %s\n", note.c_str());
-    std::printf("wrote %s; try: %s\n", o.out.c_str(),
+    std::printf("wrote %s:", o.out.c_str());
+    for (const std::string& name : imported.written) std::printf(" %s", name.c_str());
+    std::printf("\ntry: %s\n",
                 rf::shell_command({"roformer", "fill-mask", "--run", o.out, "[MASK]"}).c_str());
 }
 

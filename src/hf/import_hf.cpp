@@ -304,7 +304,10 @@ ImportedModel import_hf(const std::string& dir, const std::string& out) {
                     nullptr, {{"imported_from", source["imported_from"].get<std::string>()}});
     // The checkpoint is checked against its own manifest (size and hash of each file).
     verify_checkpoint_file(run.staging(), "model.safetensors");
+    for (const char* name : {"model.safetensors", kCheckpointManifest})
+        run.record(name, sha256_hex(read_file_bytes(run.file(name))));
     run.publish();
+    imported.written = run.names();
     return imported;
 }
 

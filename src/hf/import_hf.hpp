@@ -43,6 +43,8 @@ struct ImportedModel {
     // The source files read (config.json, model.safetensors, vocab.txt, tokenizer_config.json
     // when present): name → {bytes, SHA-256}, for the run's hf_source.json.
     std::map<std::string, std::pair<size_t, std::string>> files;
+    // import_hf: the files of the run it published, each read back and checked.
+    std::vector<std::string> written;
 };
 
 // Reads and checks DIR (every refusal: std::invalid_argument or std::runtime_error, one line
