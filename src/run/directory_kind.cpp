@@ -204,8 +204,10 @@ DirectoryState require_finetune_run(const std::string& dir, const std::string& o
 void refuse_other_directory(const std::string& dir, const std::string& option,
                             const std::string& wanted, DirectoryKind own) {
     const DirectoryState state = inspect_directory(dir);
+    // The user's own files are the writer's to judge (compare's own layout, a run's `lock`).
     if (state.kind == own || state.kind == DirectoryKind::missing ||
-        state.kind == DirectoryKind::empty || state.kind == DirectoryKind::partial)
+        state.kind == DirectoryKind::empty || state.kind == DirectoryKind::partial ||
+        state.kind == DirectoryKind::foreign)
         return;
     if (state.kind == DirectoryKind::file)
         throw std::runtime_error(option + " '" + dir + "' is a file, not a directory; pick a new " +

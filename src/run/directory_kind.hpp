@@ -74,8 +74,9 @@ DirectoryState require_finetune_run(const std::string& dir, const std::string& o
 
 // A command about to write a directory of kind `wanted` ("a comparison", "a new export"):
 // refuses (std::runtime_error) a directory that holds something else — a run, a fine-tune, an
-// HF model, the user's files — naming what it holds and "pick a new <option>". `own` is the
-// kind the writer itself makes (accepted: it continues or checks it).
+// HF model — naming what it holds and "pick a new <option>". `own` is the kind the writer
+// itself makes (accepted: it continues or checks it); the user's own files are left to the
+// writer's rule (compare: "holds no comparison"; a fresh run: "not empty").
 void refuse_other_directory(const std::string& dir, const std::string& option,
                             const std::string& wanted, DirectoryKind own);
 

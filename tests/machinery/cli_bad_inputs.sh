@@ -184,9 +184,9 @@ TABLE=$(cat <<'ROWS'
 0 | ids: 2 971 966 1640 139 429 3                                     | tokenize --tokenizer tests/reference/hf 'In the beginning 中文'
 2 | tokenizer_class = RoFormerTokenizer first segments Chinese words with jieba | tokenize --tokenizer $W/hf_roformer hello
 2 | run directory '$RUN/tokenizer.json' is a file, not a directory      | tokenize --run $RUN/tokenizer.json hello
-2 | run directory '$RUN/config.toml' is a file, not a directory         | eval --run $RUN/config.toml
-2 | run directory '$RUN/model.safetensors' is a file, not a directory   | attention --run $RUN/model.safetensors hello
-2 | run directory '$RUN/config.toml' is a file, not a directory         | fill-mask --run $RUN/config.toml 'a [MASK]'
+2 | --run '$RUN/config.toml' is a file, not a directory                    | eval --run $RUN/config.toml
+2 | --run '$RUN/model.safetensors' is a file, not a directory              | attention --run $RUN/model.safetensors hello
+2 | --run '$RUN/config.toml' is a file, not a directory                    | fill-mask --run $RUN/config.toml 'a [MASK]'
 2 | config file '$W/a_directory' is a directory; give a file            | train --config $W/a_directory --out $W/m4o1
 2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | train $TINY --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30 --out $W/m4o2
 2 | position.yarn_attention_factor = 1e+30 multiplies every attention score by its square | eval --run $RUN --set position.scaling=yarn --set position.original_max_positions=64 --set position.yarn_attention_factor=1e30

@@ -64,7 +64,7 @@ for cmd in eval generate fill-mask attention; do
   args=(); case $cmd in generate) args=("In the");; fill-mask) args=("In the [MASK]");; attention) args=("In the beginning");; esac
   refuse "$cmd on a fine-tune run" "is a fine-tune run (task.json, from \`roformer finetune\`); use \`roformer classify --run" "$BIN" $cmd --run "$WORK/whole" "${args[@]}"
 done
-refuse "finetune --from a fine-tune run" "is a fine-tune run (task.json)" "$BIN" finetune --from "$WORK/whole" --out "$WORK/no1"
+refuse "finetune --from a fine-tune run" "is a fine-tune run (task.json, from" "$BIN" finetune --from "$WORK/whole" --out "$WORK/no1"
 [ -e "$WORK/no1" ] && fail "a refused finetune left a directory"
 before=$(ls -l --time-style=+%s.%N "$WORK/mlm" | md5sum)
 msg=$("$BIN" finetune --from "$WORK/mlm" --task kjv-testament --out "$WORK/mlm" --resume 2>&1); rc=$?
@@ -99,7 +99,7 @@ echo "damaged task.json / tokenizer.json: one line naming the file"
 "$BIN" train --config configs/tiny.toml --set train.steps=100000 --set train.eval_every=0 --set train.checkpoint_every=1 --quiet --out "$WORK/live" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do [ -f "$WORK/live/model.safetensors" ] && break; sleep 0.1; done
-refuse "finetune --from a run still training" "still training (pid $pid" "$BIN" finetune --from "$WORK/live" --task kjv-testament --out "$WORK/no2"
+refuse "finetune --from a run still training" "is being written by pid $pid" "$BIN" finetune --from "$WORK/live" --task kjv-testament --out "$WORK/no2"
 kill -INT $pid; wait $pid
 [ -e "$WORK/no2" ] && fail "a refused finetune left a directory"
 "$BIN" train --config configs/tiny.toml --set train.steps=5 --set train.eval_every=0 --quiet --stop-after 2 --out "$WORK/early" >/dev/null 2>&1
