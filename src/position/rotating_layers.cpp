@@ -34,7 +34,7 @@ std::string why_no_layer_rotates(const PositionConfig& config, size_t num_layers
     if (std::none_of(with_position.begin(), with_position.end(), [](bool b) { return b; }))
         return "every layer in position.layer_schemes = \"" + config.layer_schemes + "\" is none";
     return "position.rope_p = " + format_shortest(config.rope_p) + " turns none of the " +
-           std::to_string(rope_rotary_dims(config.rotary_fraction, head_dim) / 2) + " pairs";
+           std::to_string(head_dim / 2) + " pairs of the head";
 }
 
 namespace {
