@@ -45,7 +45,7 @@ static void validate_rope_geometry(const PositionConfig& c, size_t D) {
              "; it must turn a whole number k of them, rope_p = k/" + std::to_string(half) +
              ": the nearest is position.rope_p = " +
              format_shortest(std::round(pairs) / static_cast<double>(half)) + " (" +
-             format_shortest(std::round(pairs)) + " pairs)");
+             std::to_string(std::llround(pairs)) + " pairs)");
 }
 
 // p-RoPE (position.rope_p) on a RoPE scheme: the whole head's ladder, fixed θ_i, and a
