@@ -4,7 +4,7 @@
 # default is refused at train (no run directory left), at eval --set and at graph --set, in one
 # line with exit 2; `frequencies` refuses such a run and lists only the rotating layers of a
 # hybrid; `attention --out FILE.json` says which layers RoPE turns in; `graph` names a layer
-# whose pairs are all stopped.
+# whose pairs are all stopped; `extrapolate` scales only the runs where a layer rotates.
 #   tests/machinery/cli_rope_keys.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -64,4 +64,33 @@ doc = json.load(open(f"{work}/a.json"))
 assert doc["layers"] == [0, 1] and doc["positions"] == ["none", "rope"], doc["positions"]
 print("hybrid: frequencies lists layer 1 only; attention marks layer 0 none, layer 1 rope")
 PY
+
+# extrapolate scales only the runs where a layer rotates: a p = 0 run of a comparison gets its
+# plain rows, never a scaling that validate() would refuse
+cat >"$WORK/preset.toml" <<'TOML'
+[compare]
+schemes = ["rope_interleaved"]
+seeds = 1
+[compare.variants]
+p0 = ["position.rope_p=0"]
+[model]
+hidden = 64
+num_heads = 2
+num_layers = 2
+ffn = 128
+[data]
+tokenizer = "char"
+seq_len = 16
+val_windows = 4
+[train]
+batch_size = 4
+steps = 2
+warmup_steps = 1
+eval_every = 0
+TOML
+"$BIN" compare --config "$WORK/preset.toml" --out "$WORK/cmp" --no-plot >/dev/null 2>&1 || fail "compare"
+"$BIN" extrapolate --runs "$WORK/cmp" --factors 1 2 --no-plot >"$WORK/x.out" 2>&1 \
+    || fail "extrapolate on a comparison with a p = 0 run: $(cat "$WORK/x.out")"
+grep -q "^p0 seed 1:  16 [0-9.]*  32 [0-9.]*$" "$WORK/x.out" || fail "p0's rows: $(cat "$WORK/x.out")"
+grep -q "^rope_interleaved seed 1:.*32/ntk" "$WORK/x.out" || fail "RoPE's rows: $(cat "$WORK/x.out")"
 echo PASS
