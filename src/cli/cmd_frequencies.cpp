@@ -116,8 +116,7 @@ void run_frequencies(const FrequenciesOptions& o) {
         !why.empty())
         throw std::invalid_argument(o.run_dir + " has no RoPE frequencies to describe: " + why +
                                     ", so no layer rotates; give a run with a RoPE layer");
-    const std::vector<size_t> turning =
-        rf::rope_turning_pairs(c.position, c.model.num_layers, D);
+    const std::vector<size_t> turning = rf::rope_turning_pairs(c.position, c.model.num_layers, D);
     std::vector<size_t> rotating;  // the layers described: those where some pair turns
     for (size_t l = 0; l < turning.size(); ++l)
         if (turning[l] > 0) rotating.push_back(l);

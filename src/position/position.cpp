@@ -39,9 +39,8 @@ static void validate_rope_geometry(const PositionConfig& c, size_t D) {
     const size_t half = D / 2;
     const double pairs = c.rope_p * static_cast<double>(half);
     if (D % 2 == 0 && std::abs(pairs - std::round(pairs)) > 1e-9)
-        fail("position.rope_p = " + format_shortest(c.rope_p) + " turns " +
-             format_shortest(pairs) + " of the " + std::to_string(half) +
-             " pairs of head size " + std::to_string(D) +
+        fail("position.rope_p = " + format_shortest(c.rope_p) + " turns " + format_shortest(pairs) +
+             " of the " + std::to_string(half) + " pairs of head size " + std::to_string(D) +
              "; it must turn a whole number k of them, rope_p = k/" + std::to_string(half) +
              ": the nearest is position.rope_p = " +
              format_shortest(std::round(pairs) / static_cast<double>(half)) + " (" +

@@ -23,8 +23,7 @@ std::vector<size_t> rope_turning_pairs(const PositionConfig& config, size_t num_
     return turning;
 }
 
-std::string why_no_layer_rotates(const PositionConfig& config, size_t num_layers,
-                                 size_t head_dim) {
+std::string why_no_layer_rotates(const PositionConfig& config, size_t num_layers, size_t head_dim) {
     if (config.scheme != PositionKind::rope)
         return "position.scheme = " + std::string(enum_name(config.scheme)) + " has no RoPE";
     const std::vector<size_t> turning = rope_turning_pairs(config, num_layers, head_dim);
@@ -50,8 +49,7 @@ struct RopeKey {
 };
 
 RopeKey number(const char* key, double value, double fallback, const char* does) {
-    return {std::string("position.") + key, value != fallback, "", format_shortest(fallback),
-            does};
+    return {std::string("position.") + key, value != fallback, "", format_shortest(fallback), does};
 }
 
 RopeKey word(const char* key, const std::string& value, const std::string& fallback,
@@ -77,8 +75,8 @@ std::vector<RopeKey> rope_only_keys(const PositionConfig& c) {
     keys.push_back(number("rope_p", c.rope_p, d.rope_p, "chooses which of RoPE's pairs turn"));
     keys.push_back(word("rotate_values", flag(c.rotate_values), flag(d.rotate_values),
                         "turns v by RoPE's angles too"));
-    keys.push_back(number("interpolation_factor", c.interpolation_factor, d.interpolation_factor,
-                          rescales));
+    keys.push_back(
+        number("interpolation_factor", c.interpolation_factor, d.interpolation_factor, rescales));
     keys.push_back(number("ntk_factor", c.ntk_factor, d.ntk_factor, rescales));
     keys.push_back(word("scaling", enum_name(c.scaling), enum_name(d.scaling), rescales));
     keys.push_back(number("scaling_factor", c.scaling_factor, d.scaling_factor, rescales));
@@ -86,13 +84,13 @@ std::vector<RopeKey> rope_only_keys(const PositionConfig& c) {
                           double(d.original_max_positions), rescales));
     keys.push_back(number("yarn_beta_fast", c.yarn_beta_fast, d.yarn_beta_fast, rescales));
     keys.push_back(number("yarn_beta_slow", c.yarn_beta_slow, d.yarn_beta_slow, rescales));
-    keys.push_back(number("yarn_attention_factor", c.yarn_attention_factor,
-                          d.yarn_attention_factor, rescales));
+    keys.push_back(number("yarn_attention_factor", c.yarn_attention_factor, d.yarn_attention_factor,
+                          rescales));
     keys.push_back(number("low_freq_factor", c.low_freq_factor, d.low_freq_factor, rescales));
     keys.push_back(number("high_freq_factor", c.high_freq_factor, d.high_freq_factor, rescales));
     keys.push_back(word("xpos", flag(c.xpos), flag(d.xpos), "is a RoPE variant"));
-    keys.push_back(number("xpos_gamma", c.xpos_gamma, d.xpos_gamma,
-                          "shapes xPos's decay, a RoPE variant"));
+    keys.push_back(
+        number("xpos_gamma", c.xpos_gamma, d.xpos_gamma, "shapes xPos's decay, a RoPE variant"));
     keys.push_back(number("xpos_scale_base", c.xpos_scale_base, d.xpos_scale_base,
                           "shapes xPos's decay, a RoPE variant"));
     keys.push_back(word("learned_frequencies", flag(c.learned_frequencies),

@@ -30,8 +30,7 @@ std::vector<size_t> rope_turning_pairs(const PositionConfig& config, size_t num_
 // "" when at least one layer rotates; otherwise why none does, naming the key that decides it:
 // "position.scheme = alibi has no RoPE", "every layer in position.layer_schemes =
 // \"none,none\" is none", "position.rope_p = 0 turns none of the 16 pairs".
-std::string why_no_layer_rotates(const PositionConfig& config, size_t num_layers,
-                                 size_t head_dim);
+std::string why_no_layer_rotates(const PositionConfig& config, size_t num_layers, size_t head_dim);
 
 // The one rule: when no layer rotates, throws std::invalid_argument (one line) for the first
 // RoPE-only key whose value is not its default, saying what the key does, why it would change

@@ -21,27 +21,26 @@ using rf::testing::contains;
 using rf::testing::error_of;
 
 // Every RoPE-only key of the [position] table, each moved off its default.
-const std::vector<std::string> kRopeKeys = {
-    "position.pairing=half",
-    "position.rope_placement=before_feature_map",
-    "position.base=500",
-    "position.rotary_fraction=0.5",
-    "position.rope_p=0.5",
-    "position.rotate_values=true",
-    "position.interpolation_factor=2",
-    "position.ntk_factor=2",
-    "position.scaling=linear",
-    "position.scaling_factor=2",
-    "position.original_max_positions=64",
-    "position.yarn_beta_fast=16",
-    "position.yarn_beta_slow=2",
-    "position.yarn_attention_factor=1.1",
-    "position.low_freq_factor=0.5",
-    "position.high_freq_factor=3",
-    "position.xpos=true",
-    "position.xpos_gamma=0.3",
-    "position.xpos_scale_base=256",
-    "position.learned_frequencies=true"};
+const std::vector<std::string> kRopeKeys = {"position.pairing=half",
+                                            "position.rope_placement=before_feature_map",
+                                            "position.base=500",
+                                            "position.rotary_fraction=0.5",
+                                            "position.rope_p=0.5",
+                                            "position.rotate_values=true",
+                                            "position.interpolation_factor=2",
+                                            "position.ntk_factor=2",
+                                            "position.scaling=linear",
+                                            "position.scaling_factor=2",
+                                            "position.original_max_positions=64",
+                                            "position.yarn_beta_fast=16",
+                                            "position.yarn_beta_slow=2",
+                                            "position.yarn_attention_factor=1.1",
+                                            "position.low_freq_factor=0.5",
+                                            "position.high_freq_factor=3",
+                                            "position.xpos=true",
+                                            "position.xpos_gamma=0.3",
+                                            "position.xpos_scale_base=256",
+                                            "position.learned_frequencies=true"};
 
 std::string key_of(const std::string& assignment) {
     return assignment.substr(0, assignment.find('='));
@@ -87,8 +86,7 @@ TEST_CASE("RoPE keys: each one refused where no layer rotates, whatever the sche
                 CHECK_NOTHROW(rf::load_config(std::nullopt, overrides));
                 continue;
             }
-            const std::string message =
-                error_of([&] { rf::load_config(std::nullopt, overrides); });
+            const std::string message = error_of([&] { rf::load_config(std::nullopt, overrides); });
             CHECK(contains(message, key));
             CAPTURE(message);
             CHECK(contains(message, model.why));
@@ -163,9 +161,8 @@ TEST_CASE("rotating layers: the pairs that turn in each layer of the resolved mo
 
 TEST_CASE("refusals show the number given, not a rounded one that looks allowed") {
     // p·D/2 = 7.9999999984 pairs: not whole; the message must not print the value as 0.5
-    const std::string p = error_of([] {
-        rf::load_config(std::nullopt, {"position.rope_p=0.4999999999"});
-    });
+    const std::string p =
+        error_of([] { rf::load_config(std::nullopt, {"position.rope_p=0.4999999999"}); });
     CHECK(contains(p, "position.rope_p = 0.4999999999 turns 7.9999999984 of the 16 pairs"));
     CHECK(contains(p, "k/16"));
     CHECK(contains(p, "the nearest is position.rope_p = 0.5"));
