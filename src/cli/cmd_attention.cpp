@@ -10,8 +10,10 @@
 //       per (layer, head, query); `token` is the query's token (quoted), so the key n's token
 //       is the token of row query = n.
 //   .npy: float32 [layers, heads, T, T] (the selected ones); the tokens are printed on stdout.
-//   .json: {"run", "text", "tokens" [T], "layers", "heads" (the selected indices), "T",
-//       "weights" [layer][head][query][key]} — what docs/explorer/rope.html loads.
+//   .json: {"run", "text", "tokens" [T], "layers", "heads" (the selected indices),
+//       "positions" (what each selected layer applies: "rope" only where RoPE turns a pair,
+//       "none" where the layer sees no positions), "T", "weights" [layer][head][query][key]}
+//       — what docs/explorer/rope.html loads.
 //   Every --out replaces only a file this program wrote and nobody edited since (its
 //   .written-by mark: io/output_file.hpp).
 #include <cstdint>
@@ -34,6 +36,8 @@
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
 #include "model/finite_values.hpp"
+#include "position/layer_schemes.hpp"
+#include "position/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -129,11 +133,32 @@ std::string run_name(std::string dir) {
     return slash == std::string::npos ? dir : dir.substr(slash + 1);
 }
 
+// What each layer of the run applies to its attention: "rope" where RoPE turns at least one
+// pair, "alibi" where ALiBi biases the scores, "none" where a layer sees no positions (marked
+// `none` in position.layer_schemes, or position.rope_p = 0), and the scheme's name for one that
+// adds its table at the embedding (learned, sinusoidal). position/rotating_layers.hpp decides.
+std::vector<std::string> layer_positions(const rf::Config& c) {
+    const rf::PositionConfig& p = c.position;
+    const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);
+    const std::vector<size_t> turning = rf::rope_turning_pairs(p, c.model.num_layers, D);
+    const std::vector<bool> with_position = rf::layers_with_position(p, c.model.num_layers);
+    std::vector<std::string> names;
+    for (size_t l = 0; l < c.model.num_layers; ++l)
+        if (p.scheme == rf::PositionKind::rope)
+            names.push_back(turning[l] > 0 ? "rope" : "none");
+        else
+            names.push_back(with_position[l] ? rf::enum_name(p.scheme) : "none");
+    return names;
+}
+
 // One JSON object; weights[a][b] is the [T][T] block of layers[a], heads[b] (rows sum to 1).
 void write_json(const std::string& path, const std::string& run_dir, const std::string& text,
                 const rf::AttentionMaps& maps, const std::vector<std::string>& tokens,
-                const std::vector<size_t>& layers, const std::vector<size_t>& heads) {
+                const std::vector<size_t>& layers, const std::vector<size_t>& heads,
+                const std::vector<std::string>& positions) {
     const size_t T = maps.length;
+    std::vector<std::string> selected_positions;  // what each selected layer applies
+    for (size_t l : layers) selected_positions.push_back(positions[l]);
     nlohmann::json weights = nlohmann::json::array();
     for (size_t l : layers) {
         nlohmann::json per_head = nlohmann::json::array();
@@ -150,6 +175,7 @@ void write_json(const std::string& path, const std::string& run_dir, const std::
                                 {"text", text},
                                 {"tokens", tokens},
                                 {"layers", layers},
+                                {"positions", selected_positions},
                                 {"heads", heads},
                                 {"T", T},
                                 {"weights", std::move(weights)}};
@@ -191,6 +217,7 @@ void run_attention(const AttentionOptions& o) {
         rf::require_finite_outputs(o.run_dir + ": the attention weights of layer " +
                                        std::to_string(l),
                                    maps.probabilities[l].data(), maps.probabilities[l].numel());
+    const std::vector<std::string> positions = layer_positions(run.config);
     std::vector<std::string> tokens;
     for (int id : ids) tokens.push_back(run.tokenizer->display_token(id));
 
@@ -200,7 +227,7 @@ void run_attention(const AttentionOptions& o) {
         write_csv(file, maps, tokens, layers, heads);
         rf::write_output_file(o.out, file.str(), output_rule(o.out));
     } else if (ends_with(o.out, ".json")) {
-        write_json(o.out, o.run_dir, o.text, maps, tokens, layers, heads);
+        write_json(o.out, o.run_dir, o.text, maps, tokens, layers, heads, positions);
     } else {
         write_npy(o.out, maps, layers, heads);
     }

@@ -4,12 +4,14 @@
 //
 //   roformer frequencies --run runs/NAME [--out FILE.csv] [--batches N]
 // Over the run's fixed validation windows (the first N batches; all without --batches), per
-// layer, head and pair i: θ_i, mean |q_i|·|k_i| and its share of the head's sum; per head the
-// most-attended relative offset δ = n − m, its mass, and whether δ ∈ {−1, 0, +1}.
+// rotating layer, head and pair i: θ_i, mean |q_i|·|k_i| and its share of the head's sum; per
+// head the most-attended relative offset δ = n − m, its mass, and whether δ ∈ {−1, 0, +1}.
+// A layer marked `none` in position.layer_schemes turns nothing and is left out; a run where
+// no layer rotates is refused (position/rotating_layers.hpp).
 //   CSV (stdout, or --out FILE.csv): "layer,head,pair,theta,mean_norm_product,share,
-//       top_offset,top_offset_mass,top_offset_local", one row per (layer, head, pair); the
-//       head's columns repeat on each of its rows. --out replaces only a file this program
-//       wrote (io/output_file.hpp). scripts/plot_frequencies.py draws it.
+//       top_offset,top_offset_mass,top_offset_local", one row per (rotating layer, head,
+//       pair); the head's columns repeat on each of its rows. --out replaces only a file this
+//       program wrote (io/output_file.hpp). scripts/plot_frequencies.py draws it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +30,7 @@
 #include "io/output_file.hpp"
 #include "model/frequency_usage.hpp"
 #include "position/rope.hpp"
+#include "position/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -61,12 +64,13 @@ std::vector<double> pair_frequencies(rf::RoFormer& model) {
     return theta;
 }
 
-std::string csv(const rf::FrequencyUsage& u, const std::vector<double>& theta) {
+std::string csv(const rf::FrequencyUsage& u, const std::vector<double>& theta,
+                const std::vector<size_t>& layers) {
     std::ostringstream out;
     out << "layer,head,pair,theta,mean_norm_product,share,top_offset,top_offset_mass,"
            "top_offset_local\n";
     char line[256];
-    for (size_t l = 0; l < u.layers; ++l)
+    for (size_t l : layers)
         for (size_t h = 0; h < u.heads; ++h) {
             const auto [offset, mass] = u.top_offset(l, h);
             const bool local = offset >= -1 && offset <= 1;
@@ -81,11 +85,11 @@ std::string csv(const rf::FrequencyUsage& u, const std::vector<double>& theta) {
 }
 
 // One line per head: its offset peak and how its usage splits between fast and slow pairs.
-void print_summary(const rf::FrequencyUsage& u) {
+void print_summary(const rf::FrequencyUsage& u, const std::vector<size_t>& layers) {
     const size_t quarter = std::max<size_t>(1, u.pairs / 4);
     std::printf("%5s %4s  %10s %8s  %18s %18s\n", "layer", "head", "top offset", "mass",
                 "fastest 1/4 share", "slowest 1/4 share");
-    for (size_t l = 0; l < u.layers; ++l)
+    for (size_t l : layers)
         for (size_t h = 0; h < u.heads; ++h) {
             double fast = 0, slow = 0;
             for (size_t i = 0; i < quarter; ++i) {
@@ -106,11 +110,16 @@ void run_frequencies(const FrequenciesOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::state_unfinished(state, o.run_dir);
     const rf::Config& c = run.config;
-    if (c.position.scheme != rf::PositionKind::rope)
-        throw std::invalid_argument(
-            o.run_dir + " was trained with position.scheme = " + rf::enum_name(c.position.scheme) +
-            ", which has no RoPE frequencies; give a run trained with "
-            "position.scheme = rope");
+    // Only the layers that rotate have frequencies to describe (position/rotating_layers.hpp).
+    const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);
+    if (const std::string why = rf::why_no_layer_rotates(c.position, c.model.num_layers, D);
+        !why.empty())
+        throw std::invalid_argument(o.run_dir + " has no RoPE frequencies to describe: " + why +
+                                    ", so no layer rotates; give a run with a RoPE layer");
+    const std::vector<size_t> turning = rf::rope_turning_pairs(c.position, c.model.num_layers, D);
+    std::vector<size_t> rotating;  // the layers described: those where some pair turns
+    for (size_t l = 0; l < turning.size(); ++l)
+        if (turning[l] > 0) rotating.push_back(l);
     if (c.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(o.run_dir +
                                     " was trained with model.attention = linear, which never "
@@ -134,18 +143,18 @@ void run_frequencies(const FrequenciesOptions& o) {
                 throw std::runtime_error(o.run_dir +
                                          ": the model's q, k or attention weights are not finite "
                                          "(NaN or inf); the checkpoint is damaged — train again");
-    const std::string table = csv(usage, pair_frequencies(*run.model));
+    const std::string table = csv(usage, pair_frequencies(*run.model), rotating);
     if (o.out.empty()) {
         std::cout << table;
         return;
     }
     rf::write_output_file(o.out, table, rule);
     std::printf(
-        "%s (step %zu): %zu validation windows of %zu tokens, %zu layer(s) × %zu "
-        "head(s) × %zu pairs → wrote %s\n",
-        o.run_dir.c_str(), run.step, usage.windows, usage.length, usage.layers, usage.heads,
-        usage.pairs, o.out.c_str());
-    print_summary(usage);
+        "%s (step %zu): %zu validation windows of %zu tokens, %zu rotating layer(s) of %zu × "
+        "%zu head(s) × %zu pairs → wrote %s\n",
+        o.run_dir.c_str(), run.step, usage.windows, usage.length, rotating.size(), usage.layers,
+        usage.heads, usage.pairs, o.out.c_str());
+    print_summary(usage, rotating);
 }
 
 void add_frequencies(CLI::App& app) {

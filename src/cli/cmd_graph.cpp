@@ -20,10 +20,12 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
+#include "inspect/graph_dot.hpp"
 #include "io/output_file.hpp"
 #include "model/roformer.hpp"
-#include "inspect/graph_dot.hpp"
+#include "position/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
+#include "tensor/format.hpp"
 
 namespace {
 
@@ -63,10 +65,20 @@ void run_graph(const GraphOptions& o) {
     x.set_name("x (layer input)");
     rf::PositionScheme& position = model.layer_position(o.layer);
     rf::Tensor h = layer.attention_block(x, position, false, 0, rng);
-    const std::string title = "layer " + std::to_string(o.layer) +
-                              ": LayerNorm(x + attention(x)), " + position.name() + ", " +
-                              rf::enum_name(config.model.attention) +
-                              " attention, T = " + std::to_string(o.seq_len);
+    // The title names RoPE only where it turns a pair (position/rotating_layers.hpp): under
+    // position.rope_p = 0 the layer's rope ops turn by angle 0, and the title says so.
+    const size_t D = rf::attention_head_size(C, config.model.num_heads);
+    const bool stopped =
+        config.position.scheme == rf::PositionKind::rope &&
+        rf::rope_turning_pairs(config.position, config.model.num_layers, D)[o.layer] == 0 &&
+        position.name() != "none";
+    const std::string what = stopped ? position.name() + " turning no pair (position.rope_p = " +
+                                           rf::format_shortest(config.position.rope_p) +
+                                           ": no rotation)"
+                                     : position.name();
+    const std::string title =
+        "layer " + std::to_string(o.layer) + ": LayerNorm(x + attention(x)), " + what + ", " +
+        rf::enum_name(config.model.attention) + " attention, T = " + std::to_string(o.seq_len);
     const rf::DotGraph graph = rf::graph_to_dot(h, title);
     if (o.out.empty()) {
         std::cout << graph.dot;

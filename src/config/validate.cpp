@@ -11,7 +11,6 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
-#include "position/layer_schemes.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
 #include "tensor/format.hpp"
@@ -110,11 +109,13 @@ void validate(const Config& c) {
         onednn_product();  // throws naming model.products when the build has no oneDNN
     }
 
+    // The position scheme's rules, position.layer_schemes and the one rule for RoPE's keys
+    // (no layer rotates: a RoPE key away from its default is refused), position/. First, so
+    // that a key which would change nothing is refused as such, not for a rule it never meets.
+    validate_position_config(c.position, m.hidden, m.num_heads, m.num_layers);
     ModelConfig resolved = m;  // causal is not a key: it follows train.objective
     resolved.causal = c.train.objective == data::Objective::clm;
     validate_model_options(resolved, c.position);  // the model's rules, written in model/
-    validate_position_config(c.position, m.hidden, m.num_heads);
-    layers_with_position(c.position, m.num_layers);  // position.layer_schemes, if any
     if (!c.position.layer_schemes.empty() && m.attention == AttentionKind::linear)
         invalid("position.layer_schemes",
                 "is implemented for model.attention = softmax only (linear attention places "

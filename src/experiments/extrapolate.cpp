@@ -17,6 +17,7 @@
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
 #include "io/read_file.hpp"
+#include "position/rotating_layers.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 #include "train/evaluate.hpp"
@@ -169,9 +170,11 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         apply_threading(run.config);
         const std::vector<int>& ids = validation_ids(run, found.dir, cache);
         const Config& c = run.config;
-        // The scalings rescale a fixed RoPE table: not xPos's decay, not learned frequencies.
-        const bool rope = c.position.scheme == PositionKind::rope && !c.position.xpos &&
-                          !c.position.learned_frequencies;
+        // The scalings rescale a fixed RoPE table: not xPos's decay, not learned frequencies,
+        // and only where some layer rotates (elsewhere validate() refuses them: a p = 0 run).
+        const size_t head_dim = attention_head_size(c.model.hidden, c.model.num_heads);
+        const bool rope = why_no_layer_rotates(c.position, c.model.num_layers, head_dim).empty() &&
+                          !c.position.xpos && !c.position.learned_frequencies;
         const data::Objective objective = c.train.objective;
         std::ostringstream line;
         line << found.scheme << " seed " << found.seed << ":";

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "position/layer_schemes.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
+#include "tensor/format.hpp"
 
 namespace rf::hf {
 
@@ -140,27 +142,30 @@ void require_hf_expressible(const Config& c) {
     const PositionConfig& p = c.position;
     if (p.scheme != PositionKind::rope)
         refuse("position.scheme", enum_name(p.scheme), "HF's RoFormer has RoPE only");
-    if (!p.layer_schemes.empty())
-        refuse("position.layer_schemes", "\"" + p.layer_schemes + "\"",
-               "HF's RoFormer has RoPE in every layer");
+    const std::vector<bool> with_rope = layers_with_position(p, c.model.num_layers);
+    for (size_t layer = 0; layer < with_rope.size(); ++layer)
+        if (!with_rope[layer])  // "rope,rope" is RoPE in every layer: that one is exported
+            refuse("position.layer_schemes", "\"" + p.layer_schemes + "\"",
+                   "layer " + std::to_string(layer) +
+                       " has no positions, but HF's RoFormer has RoPE in every layer");
     if (p.pairing != RopePairing::interleaved)
         refuse("position.pairing", enum_name(p.pairing),
                "HF's RoFormer pairs dims (2i, 2i+1) (interleaved)");
     if (p.rotary_fraction != 1.0)
-        refuse("position.rotary_fraction", std::to_string(p.rotary_fraction),
+        refuse("position.rotary_fraction", format_shortest(p.rotary_fraction),
                "HF's RoFormer rotates the whole head");
     if (p.rope_p != 1.0)
-        refuse("position.rope_p", std::to_string(p.rope_p),
+        refuse("position.rope_p", format_shortest(p.rope_p),
                "HF's RoFormer rotates every frequency pair (p-RoPE leaves some unrotated)");
     if (p.base != 10000.0)
-        refuse("position.base", std::to_string(p.base), "HF's RoFormer's base is 10000");
+        refuse("position.base", format_shortest(p.base), "HF's RoFormer's base is 10000");
     if (p.scaling != RopeScaling::none)
         refuse("position.scaling", enum_name(p.scaling), "HF's RoFormer has no RoPE scaling");
     if (p.interpolation_factor != 1.0)
-        refuse("position.interpolation_factor", std::to_string(p.interpolation_factor),
+        refuse("position.interpolation_factor", format_shortest(p.interpolation_factor),
                "HF's RoFormer has no position interpolation");
     if (p.ntk_factor != 1.0)
-        refuse("position.ntk_factor", std::to_string(p.ntk_factor),
+        refuse("position.ntk_factor", format_shortest(p.ntk_factor),
                "HF's RoFormer has no NTK scaling");
     if (p.xpos) refuse("position.xpos", "true", "HF's RoFormer has no xPos decay");
     if (p.learned_frequencies)

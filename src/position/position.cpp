@@ -8,8 +8,10 @@
 #include <stdexcept>
 #include <utility>
 
+#include "position/layer_schemes.hpp"
 #include "position/rope_scaling.hpp"
 #include "position/rope_variants.hpp"
+#include "position/rotating_layers.hpp"
 #include "position/schemes.hpp"
 #include "tensor/format.hpp"
 
@@ -25,12 +27,32 @@ size_t attention_head_size(size_t hidden, size_t num_heads) {
     return hidden / num_heads;
 }
 
+// r = rotary_fraction · D and p-RoPE's p · D/2 turning pairs must be whole (and r even).
+static void validate_rope_geometry(const PositionConfig& c, size_t D) {
+    const double exact = c.rotary_fraction * static_cast<double>(D);
+    const size_t r = rope_rotary_dims(c.rotary_fraction, D);
+    if (D % 2 == 0 && (std::abs(exact - static_cast<double>(r)) > 1e-9 || r < 2 || r % 2 != 0))
+        fail("position.rotary_fraction = " + format_shortest(c.rotary_fraction) + " gives " +
+             format_shortest(exact) + " rotary dims for head size " + std::to_string(D) +
+             "; it must give an even whole number from 2 to " + std::to_string(D) +
+             " (e.g. 0.5 → " + std::to_string(D / 2) + ", 1 → " + std::to_string(D) + ")");
+    const size_t half = D / 2;
+    const double pairs = c.rope_p * static_cast<double>(half);
+    if (D % 2 == 0 && std::abs(pairs - std::round(pairs)) > 1e-9)
+        fail("position.rope_p = " + format_shortest(c.rope_p) + " turns " + format_shortest(pairs) +
+             " of the " + std::to_string(half) + " pairs of head size " + std::to_string(D) +
+             "; it must turn a whole number k of them, rope_p = k/" + std::to_string(half) +
+             ": the nearest is position.rope_p = " +
+             format_shortest(std::round(pairs) / static_cast<double>(half)) + " (" +
+             std::to_string(std::llround(pairs)) + " pairs)");
+}
+
 // p-RoPE (position.rope_p) on a RoPE scheme: the whole head's ladder, fixed θ_i, and a
 // whole number of rotated pairs. It composes with the scaling keys (they rescale the pairs
 // that still turn) and with rotate_values (v turns by the same table).
 static void validate_rope_p(const PositionConfig& c) {
     if (c.rope_p == 1.0) return;
-    const std::string p = "position.rope_p = " + format_printf("%g", c.rope_p);
+    const std::string p = "position.rope_p = " + format_shortest(c.rope_p);
     if (c.rotary_fraction != 1.0)
         fail(p + " keeps the whole head's ladder base^(-2i/D), but position.rotary_fraction = " +
              format_printf("%g", c.rotary_fraction) +
@@ -42,44 +64,11 @@ static void validate_rope_p(const PositionConfig& c) {
              " = false or position.rope_p = 1");
 }
 
-// position.scaling, xpos and learned_frequencies: only on RoPE, and not with each other where
-// they cannot mean anything. The scaling's own knobs are checked in validate_rope_scaling.
+// xpos and learned_frequencies on a RoPE scheme: not with each other, nor where they cannot
+// mean anything. On a model where no layer rotates every RoPE key is refused before this, by
+// refuse_rope_keys_without_rotation (rotating_layers.hpp); the scaling's own knobs are checked
+// in validate_rope_scaling.
 static void validate_rope_variants(const PositionConfig& c) {
-    const std::string scheme = enum_name(c.scheme);
-    if (c.scheme != PositionKind::rope) {
-        // Every knob that rescales RoPE's angles, by one rule (at training and at evaluation).
-        if (c.scaling != RopeScaling::none)
-            fail("position.scaling = " + std::string(enum_name(c.scaling)) +
-                 " rescales RoPE's angles, but position.scheme = " + scheme +
-                 "; use position.scheme = rope or position.scaling = none");
-        const RopeConfig defaults;
-        const std::pair<const char*, double> knobs[] = {
-            {"interpolation_factor", c.interpolation_factor - defaults.interpolation_factor},
-            {"ntk_factor", c.ntk_factor - defaults.ntk_factor},
-            {"scaling_factor", c.scaling_factor - defaults.scaling_factor},
-            {"original_max_positions",
-             double(c.original_max_positions) - double(defaults.original_max_positions)},
-            {"yarn_beta_fast", c.yarn_beta_fast - defaults.yarn_beta_fast},
-            {"yarn_beta_slow", c.yarn_beta_slow - defaults.yarn_beta_slow},
-            {"yarn_attention_factor", c.yarn_attention_factor - defaults.yarn_attention_factor},
-            {"low_freq_factor", c.low_freq_factor - defaults.low_freq_factor},
-            {"high_freq_factor", c.high_freq_factor - defaults.high_freq_factor}};
-        for (const auto& [knob, change] : knobs)
-            if (change != 0.0)
-                fail("position." + std::string(knob) +
-                     " rescales RoPE's angles, but position.scheme = " + scheme +
-                     " has none (it would be ignored); use position.scheme = rope or leave "
-                     "position." + knob + " out");
-        if (c.xpos || c.learned_frequencies)
-            fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
-                 " = true is a RoPE variant, but position.scheme = " + scheme +
-                 "; use position.scheme = rope");
-        if (c.rope_p != 1.0)
-            fail("position.rope_p = " + format_printf("%g", c.rope_p) +
-                 " chooses which RoPE pairs turn, but position.scheme = " + scheme +
-                 " has none; use position.scheme = rope or leave position.rope_p out");
-        return;
-    }
     validate_rope_p(c);
     if (c.xpos && c.learned_frequencies)
         fail("position.xpos and position.learned_frequencies are both true; choose one");
@@ -102,13 +91,16 @@ static void validate_rope_variants(const PositionConfig& c) {
 
 // The checks that need the config itself; everything a RoPE table needs is checked by
 // validate_rope_knobs / validate_rope_options (rope_options.cpp). Called once, at config load.
-void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads) {
+// Numbers are shown in their shortest round-trip form: a value refused for not being 0.5 must
+// not read "0.5" (format_shortest, tensor/format.hpp).
+void validate_position_config(const PositionConfig& c, size_t hidden, size_t num_heads,
+                              size_t num_layers) {
     validate_rope_knobs(c.base, c.interpolation_factor, c.ntk_factor);  // base: sinusoidal too
     if (!(c.rotary_fraction > 0.0 && c.rotary_fraction <= 1.0))
-        fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) +
+        fail("position.rotary_fraction = " + format_shortest(c.rotary_fraction) +
              " must be in (0, 1]; 1 rotates the whole head");
     if (!(c.rope_p >= 0.0 && c.rope_p <= 1.0))
-        fail("position.rope_p = " + format_printf("%g", c.rope_p) +
+        fail("position.rope_p = " + format_shortest(c.rope_p) +
              " must be in [0, 1]: the fraction of RoPE's pairs that turn (1 = all, 0 = none)");
     if (!(c.sinusoidal_scale >= 0.0))
         fail("position.sinusoidal_scale = " + format_printf("%g", c.sinusoidal_scale) +
@@ -116,23 +108,12 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     if (c.max_positions == 0)
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
     const size_t D = attention_head_size(hidden, num_heads);
-    validate_rope_variants(c);
+    if (c.scheme == PositionKind::rope) validate_rope_geometry(c, D);
+    layers_with_position(c, num_layers);  // position.layer_schemes, read once here
+    // The one rule for RoPE's keys, on the resolved model (rotating_layers.hpp).
+    refuse_rope_keys_without_rotation(c, num_layers, D);
     if (c.scheme != PositionKind::rope) return;
-
-    const double exact = c.rotary_fraction * static_cast<double>(D);
-    const size_t r = rope_rotary_dims(c.rotary_fraction, D);
-    if (D % 2 == 0 && (std::abs(exact - static_cast<double>(r)) > 1e-9 || r < 2 || r % 2 != 0))
-        fail("position.rotary_fraction = " + format_printf("%g", c.rotary_fraction) + " gives " +
-             format_printf("%g", exact) + " rotary dims for head size " + std::to_string(D) +
-             "; it must give an even whole number from 2 to " + std::to_string(D) +
-             " (e.g. 0.5 → " + std::to_string(D / 2) + ", 1 → " + std::to_string(D) + ")");
-    const double pairs = c.rope_p * static_cast<double>(D / 2);
-    if (D % 2 == 0 && std::abs(pairs - std::round(pairs)) > 1e-9)
-        fail("position.rope_p = " + format_printf("%g", c.rope_p) + " turns " +
-             format_printf("%g", pairs) + " of the " + std::to_string(D / 2) +
-             " pairs of head size " + std::to_string(D) +
-             "; it must turn a whole number of pairs: the nearest is position.rope_p = " +
-             format_printf("%g", std::round(pairs) / static_cast<double>(D / 2)));
+    validate_rope_variants(c);
     validate_rope_options(rope_options_from_config(c, D));
 }
 

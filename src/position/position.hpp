@@ -127,9 +127,12 @@ struct PositionConfig : RopeConfig {
 size_t attention_head_size(size_t hidden, size_t num_heads);
 
 // Throws std::invalid_argument naming the offending key (e.g. "position.rotary_fraction")
-// when the values cannot work for this head size.
-// Runs once, at config load (config/validate.cpp); constructors only assert.
-void validate_position_config(const PositionConfig& config, size_t hidden, size_t num_heads);
+// when the values cannot work for this head size, or when a RoPE key would change nothing
+// because no layer of the `num_layers` rotates (rotating_layers.hpp; the count matters only
+// for position.layer_schemes). Runs once, at config load (config/validate.cpp); constructors
+// only assert.
+void validate_position_config(const PositionConfig& config, size_t hidden, size_t num_heads,
+                              size_t num_layers = 1);
 
 // ---- RoPE's options (rope.hpp's RopeOptions; defined in rope_options.cpp) -----------------
 struct RopeOptions;

@@ -57,13 +57,13 @@ TEST_CASE("config: a TOML file changes only its keys; --set wins over the file")
     const std::string path = write_temp("override.toml",
                                         "# comment\n"
                                         "[model]\nhidden = 64\nnum_heads = 2\n"
-                                        "[position]\nscheme = \"learned\"\nrotate_values = true\n"
+                                        "[position]\nscheme = \"learned\"\nmax_positions = 256\n"
                                         "[train]\nlr = 3e-4\nsteps = 50\nweight_decay = 0\n");
     const rf::Config c = rf::load_config(path);
     CHECK(c.model.hidden == 64);
     CHECK(c.model.num_heads == 2);
     CHECK(c.position.scheme == rf::PositionKind::learned);
-    CHECK(c.position.rotate_values);
+    CHECK(c.position.max_positions == 256);
     CHECK(c.train.lr == 3e-4);
     CHECK(c.train.steps == 50);
     CHECK(c.train.weight_decay == 0.0);  // an integer is accepted for a float key
@@ -75,12 +75,12 @@ TEST_CASE("config: a TOML file changes only its keys; --set wins over the file")
 
     const rf::Config o = rf::load_config(
         path, {"train.lr=1e-2", "model.hidden = 96", "data.path=some dir/x.txt",
-               "data.tokenizer=\"char\"", "position.rotate_values=false", "train.steps=7"});
+               "data.tokenizer=\"char\"", "position.max_positions=1024", "train.steps=7"});
     CHECK(o.train.lr == 1e-2);
     CHECK(o.model.hidden == 96);
     CHECK(o.data.path == "some dir/x.txt");  // bare string
     CHECK(o.data.tokenizer == "char");       // quoted string
-    CHECK_FALSE(o.position.rotate_values);
+    CHECK(o.position.max_positions == 1024);
     CHECK(o.train.steps == 7);
     CHECK(o.model.num_heads == 2);  // from the file
     // the last --set of a key wins
@@ -235,11 +235,6 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "model.fused=false",
         "model.isa=sse2",  // sse2: every x86-64 CPU has it (validate refuses one it lacks)
         "position.scheme=learned",
-        "position.pairing=half",
-        "position.rope_placement=before_feature_map",
-        "position.base=500000",
-        "position.rotary_fraction=0.5",
-        "position.rotate_values=true",
         "position.max_positions=1024",
         "position.sinusoidal_scale=0.25",
         "data.path=dir with \"quotes\"\\and backslash/ü.txt",
@@ -269,21 +264,25 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
         "train.checkpoint_every=13"};
     // The RoPE variants' keys cannot all leave their defaults in one valid config (scaling is
     // refused with a learned table and with interpolation_factor, xpos with linear attention,
-    // every RoPE scaling knob on a scheme without RoPE,
-    // xpos with learned_frequencies, per-layer schemes with a learned table): they round-trip
-    // in rope configs of their own.
+    // every RoPE key where no layer rotates — the learned scheme above —, xpos with
+    // learned_frequencies, per-layer schemes with a learned table): they round-trip in rope
+    // configs of their own.
     const std::vector<std::vector<std::string>> variant_overrides = {
         {"train.objective=clm", "position.scaling=yarn", "position.scaling_factor=3.5",
          "position.original_max_positions=48", "position.yarn_beta_fast=16",
          "position.yarn_beta_slow=2", "position.yarn_attention_factor=1.1",
          "position.low_freq_factor=0.5", "position.high_freq_factor=3", "position.xpos=true",
          "position.xpos_gamma=0.3", "position.xpos_scale_base=256"},
-        {"position.learned_frequencies=true", "position.layer_schemes=rope, none,rope,rope"},
-        {"position.interpolation_factor=2.5", "position.ntk_factor=1.25",
-         "position.rope_p=0.5"},  // RoPE's, not learned's
+        {"position.learned_frequencies=true", "position.layer_schemes=rope, none,rope,rope",
+         "position.rotary_fraction=0.5"},
+        {"position.interpolation_factor=2.5", "position.ntk_factor=1.25", "position.rope_p=0.5",
+         "position.pairing=half", "position.base=500000",
+         "position.rotate_values=true"},  // RoPE's, not learned's
         // oneDNN's products need the fast path (and a build with oneDNN; without it the key
-        // round-trips at its default)
-        {std::string("model.products=") + (rf::onednn_built() ? "onednn" : "openblas")}};
+        // round-trips at its default); rope_placement is read by linear attention only, but
+        // is accepted wherever a layer rotates
+        {std::string("model.products=") + (rf::onednn_built() ? "onednn" : "openblas"),
+         "position.rope_placement=before_feature_map"}};
     CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() +
               variant_overrides[2].size() + variant_overrides[3].size() ==
           rf::config_keys().size());  // the lists cover every key
@@ -303,7 +302,7 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
     // spot checks by hand, independent of operator==
     CHECK(back.model.attention_dropout == 0.1 + 0.2);
     CHECK(back.data.path == "dir with \"quotes\"\\and backslash/ü.txt");
-    CHECK(back.position.rotate_values);
+    CHECK(back.position.max_positions == 1024);
     CHECK(back.train.lr == 3.3e-4);
     CHECK(back.data.validation_fraction == 0.123456789);
     CHECK(back.train.checkpoint_every == 13);
