@@ -34,7 +34,9 @@ FIX = "write it again with `roformer frequencies --run RUN --out FILE.csv`"
 
 
 def load(np, path):
-    """share[L, H, P], theta[P], offset[L, H], mass[L, H] from the CSV; every cell checked."""
+    """share[L, H, P], theta[P], offset[L, H], mass[L, H] and the layer numbers from the CSV;
+    every cell checked. Only the layers that rotate have rows (a hybrid "none,rope" has layer 1
+    alone), so the L layers are the numbers present, in order."""
     if os.path.lexists(path) and not os.path.isfile(path):  # a folder, a FIFO: never opened
         raise Refusal(f"{path} is not a regular file; {FIX}")
     rows = read_csv(path, COLUMNS, FIX)
@@ -44,7 +46,10 @@ def load(np, path):
               number(path, line, r, "pair", int), number(path, line, r, "theta"),
               number(path, line, r, "share"), number(path, line, r, "top_offset", int),
               number(path, line, r, "top_offset_mass"), line) for line, r in rows]
-    L = max(c[0] for c in cells) + 1
+    layers = sorted(set(c[0] for c in cells))
+    index = {layer: i for i, layer in enumerate(layers)}
+    cells = [(index[c[0]],) + c[1:] for c in cells]
+    L = len(layers)
     H = max(c[1] for c in cells) + 1
     P = max(c[2] for c in cells) + 1
     if min(min(c[:3]) for c in cells) < 0 or len(cells) != L * H * P:
@@ -56,7 +61,8 @@ def load(np, path):
     mass = np.zeros((L, H))
     for layer, head, pair, th, s, off, m, line in cells:
         if not np.isnan(share[layer, head, pair]):
-            raise Refusal(f"{path}:{line} repeats layer {layer}, head {head}, pair {pair}; {FIX}")
+            raise Refusal(f"{path}:{line} repeats layer {layers[layer]}, head {head}, pair {pair}; "
+                          f"{FIX}")
         share[layer, head, pair] = s
         theta[pair] = th
         offset[layer, head], mass[layer, head] = off, m
@@ -64,10 +70,10 @@ def load(np, path):
     if np.abs(sums - 1).max() > 1e-4:
         raise Refusal(f"{path}: the shares of a head sum to {sums.min():.4f} … {sums.max():.4f}, "
                       f"not 1; {FIX}")
-    return share, theta, offset, mass
+    return share, theta, offset, mass, layers
 
 
-def draw(np, plt, path, share, theta, offset, mass):
+def draw(np, plt, path, share, theta, offset, mass, layers):
     """One heat map per layer (heads × pairs), the top offset written beside each head."""
     L, H, P = share.shape
     fig, axes = plt.subplots(L, 1, figsize=(max(7.0, 0.32 * P + 4.0), 1.0 + (0.45 * H + 0.9) * L),
@@ -80,7 +86,7 @@ def draw(np, plt, path, share, theta, offset, mass):
                                        edgecolor="white", lw=0))
         ax.set_yticks(range(H))
         ax.set_yticklabels([f"head {h}" for h in range(H)], fontsize=8)
-        ax.set_ylabel(f"layer {layer}", fontsize=9)
+        ax.set_ylabel(f"layer {layers[layer]}", fontsize=9)
         for h in range(H):
             local = " local" if -1 <= offset[layer, h] <= 1 else ""
             ax.text(P - 0.3, h, f"  δ = {offset[layer, h]:+d}: {mass[layer, h]:.2f}{local}",
@@ -122,8 +128,8 @@ def main(argv):
     np, _, plt = libs
     try:
         check_replaceable(args.out, SOFTWARE, "plot_frequencies.py")
-        share, theta, offset, mass = load(np, args.csv)
-        save(draw(np, plt, args.csv, share, theta, offset, mass), args.out, plt, SOFTWARE)
+        share, theta, offset, mass, layers = load(np, args.csv)
+        save(draw(np, plt, args.csv, share, theta, offset, mass, layers), args.out, plt, SOFTWARE)
         print(args.out)
     except Refusal as e:
         print(f"plot_frequencies: {e}", file=sys.stderr)

@@ -64,6 +64,10 @@ doc = json.load(open(f"{work}/a.json"))
 assert doc["layers"] == [0, 1] and doc["positions"] == ["none", "rope"], doc["positions"]
 print("hybrid: frequencies lists layer 1 only; attention marks layer 0 none, layer 1 rope")
 PY
+"$BIN" frequencies --run "$WORK/hybrid" --batches 1 --out "$WORK/fh.csv" >/dev/null ||
+    fail "frequencies --out on the hybrid"
+"$PY" scripts/plot_frequencies.py "$WORK/fh.csv" >/dev/null 2>"$WORK/err" ||
+    fail "plot_frequencies.py on the hybrid's layer 1 alone: $(cat "$WORK/err")"
 
 # extrapolate scales only the runs where a layer rotates: a p = 0 run of a comparison gets its
 # plain rows, never a scaling that validate() would refuse
