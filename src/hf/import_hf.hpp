@@ -4,9 +4,14 @@
 //   DIR/model.safetensors      F32, F16 or BF16 under HF's names (scripts/hf_to_safetensors.py
 //                              makes it from a pytorch_model.bin)
 //   DIR/vocab.txt              BERT's WordPiece vocabulary, one token a line (line = HF id)
-//   DIR/tokenizer_config.json  optional: do_lower_case, tokenizer_class
+//   DIR/tokenizer_config.json  optional: do_lower_case, do_basic_tokenize, tokenizer_class
+//   DIR/special_tokens_map.json, DIR/added_tokens.json   optional: only the five specials
+//   or, instead of vocab.txt:
+//   DIR/tokenizer.json         the char or BPE tokenizer export-hf writes (tokenizer_json.hpp)
+// A sharded checkpoint (model.safetensors.index.json) is refused: it is not read.
 // →
-//   RUN/config.toml, tokenizer.json (kind wordpiece), model.safetensors, checkpoint.json as
+//   RUN/config.toml (data.path names no file: kImportedDataPath), tokenizer.json (wordpiece,
+//   or char / bpe), model.safetensors, checkpoint.json as
 //   `roformer train` writes them (run/checkpoint.hpp), the checkpoint at step train.steps, so
 //   every command reads RUN as a finished run; RUN/hf_source.json says where it came from
 //   (the directory, each file's size and SHA-256, transformers_version).
