@@ -100,7 +100,7 @@ inline const char* const kTokenizerJsonFiles[] = {"tokenizer_config.json",
 // tokenizer_config.json: do_lower_case (true when absent, as BertTokenizer), do_basic_tokenize
 // (true when absent). Refused with one line naming the file and the key:
 // tokenize_chinese_chars = false, strip_accents that differs from do_lower_case, a non-empty
-// never_split, a tokenizer_class other than BertTokenizer (RoFormerTokenizer segments with
+// never_split, split_special_tokens = true, a tokenizer_class other than BertTokenizer (RoFormerTokenizer segments with
 // jieba first), special tokens other than the five (in tokenizer_config.json,
 // special_tokens_map.json or added_tokens.json alike), too large a file or vocabulary.
 std::unique_ptr<WordPieceTokenizer> load_wordpiece_directory(const std::string& dir);

@@ -139,6 +139,10 @@ Settings tokenizer_settings(const nlohmann::json& config) {
                "= " + config["never_split"].dump() +
                    " is not supported: words kept whole by the basic tokenizer are not "
                    "implemented; remove the key or set it to null");
+    if (config.contains("split_special_tokens") && config["split_special_tokens"] == true)
+        refuse(file, "split_special_tokens",
+               "= true is not supported: [MASK] and the other specials written in the text are "
+               "always kept whole here; remove the key or set it to false");
     if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null()) {
         const std::string cls = config["tokenizer_class"].is_string()
                                     ? config["tokenizer_class"].get<std::string>()

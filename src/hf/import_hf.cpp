@@ -194,6 +194,10 @@ ImportedModel read_hf_directory(const std::string& dir) {
         record(vocab_file.name, vocab_file.bytes);
         texts.vocab_txt = vocab_file.bytes;
         imported.tokenizer = data::parse_wordpiece_files(texts, dir);
+        if (has_tokenizer_json)
+            imported.notes.push_back(
+                "tokenizer.json beside vocab.txt is not read: the tokenizer is vocab.txt with "
+                "tokenizer_config.json's settings, as BertTokenizer reads them");
         if (!roformer_class.empty()) {
             // RoFormerTokenizer: jieba splits the text into words, a word in vocab.txt stays
             // whole, any other goes through BertTokenizer. With no word of two or more Chinese

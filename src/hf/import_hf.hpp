@@ -44,8 +44,8 @@ struct ImportedModel {
     std::string transformers_version;  // from config.json ("" when absent)
     double position_table_error = 0;   // max |HF's table − ours|
     std::vector<std::string> notes;    // what a user should know (printed by the command)
-    // The source files read (config.json, model.safetensors, vocab.txt, tokenizer_config.json
-    // when present): name → {bytes, SHA-256}, for the run's hf_source.json.
+    // The source files read (config.json, model.safetensors, vocab.txt or tokenizer.json, and
+    // the tokenizer's JSON files when present): name → {bytes, SHA-256}, for hf_source.json.
     std::map<std::string, std::pair<size_t, std::string>> files;
 };
 

@@ -1,5 +1,6 @@
 // hf — our char and BPE tokenizers in the `tokenizers` library's tokenizer.json format, which
-// HF's PreTrainedTokenizerFast loads (export_hf.hpp writes it beside the model).
+// HF's PreTrainedTokenizerFast loads (export_hf.hpp writes it beside the model), and back
+// (import-hf and `roformer tokenize --tokenizer` read what export-hf wrote).
 //
 //   added_tokens    [PAD] [UNK] [CLS] [SEP] [MASK], matched whole in the text first, as our
 //                   encode does with special literals

@@ -165,4 +165,10 @@ TEST_CASE("import-hf: vocab.txt with CR line ends or a BOM; special_tokens_map, 
     fs::remove(dir / "added_tokens.json");
     const hf::ImportedModel imported = hf::read_hf_directory(dir.string());
     CHECK(imported.files.count("special_tokens_map.json") == 1);
+    // A tokenizer.json beside vocab.txt is not read, and the import says so.
+    rf::testing::write_text(dir / "tokenizer.json", "{}");
+    const auto notes = hf::read_hf_directory(dir.string()).notes;
+    CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& note) {
+        return contains(note, "tokenizer.json beside vocab.txt is not read");
+    }));
 }

@@ -277,6 +277,8 @@ TEST_CASE("wordpiece: never_split, special_tokens_map.json and added_tokens.json
           "words kept whole by the basic tokenizer are not implemented; remove the key or set it "
           "to null");
     CHECK_NOTHROW(parse_wordpiece_files({vocab, R"({"never_split": null})", "", ""}, "d"));
+    CHECK(refusal({vocab, R"({"split_special_tokens": true})", "", ""})
+              .find("tokenizer_config.json: split_special_tokens = true") != std::string::npos);
     // special_tokens_map.json: the same rules as the same keys of tokenizer_config.json.
     CHECK(refusal({vocab, "", R"({"mask_token": "<mask>"})", ""})
               .find("special_tokens_map.json: mask_token is \"<mask>\"") != std::string::npos);
