@@ -137,7 +137,8 @@ void add_tokenize(CLI::App& app) {
                     "Run directory holding tokenizer.json (from `roformer train`)")
         ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
     cmd->add_option("--tokenizer", options->tokenizer_file,
-                    "A tokenizer.json, or a Hugging Face tokenizer directory (vocab.txt), "
+                    "A tokenizer.json (a run's or export-hf's), or a Hugging Face tokenizer "
+                    "directory (vocab.txt), "
                     "instead of --run")
         ->check(rf::cli::non_empty("name a tokenizer.json file or an HF directory, or use --run"));
     cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")

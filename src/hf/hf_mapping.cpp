@@ -138,8 +138,9 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     // --set data.path=FILE; fine-tuning reads its task's own files).
     c.data.path = kImportedDataPath;
     // data.tokenizer / data.vocab_size say what `train` would learn (bpe | char); an imported
-    // run's tokenizer is its tokenizer.json (kind wordpiece, from vocab.txt), which every
-    // command that reads the run loads. They keep their defaults.
+    // run's tokenizer is its tokenizer.json, which every command that reads the run loads. They
+    // keep their defaults for a vocab.txt (kind wordpiece); read_hf_directory sets them for
+    // export-hf's char or BPE tokenizer.json.
     // Evaluation windows: the longest input the model takes, capped so that eval's memory stays
     // small (data.seq_len may be changed at evaluation, --set data.seq_len=…).
     c.data.seq_len = std::min<size_t>(p.max_positions, 512);

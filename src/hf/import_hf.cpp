@@ -215,6 +215,9 @@ ImportedModel read_hf_directory(const std::string& dir) {
         record(json_file.name, json_file.bytes);
         imported.tokenizer = tokenizer_from_json(json_file.bytes, tokenizer_path);
         check_fast_tokenizer_files(texts, dir);
+        // A char or BPE tokenizer is one `train` makes: the run's config says which.
+        imported.config.data.tokenizer = imported.tokenizer->kind();
+        imported.config.data.vocab_size = imported.tokenizer->vocab_size();
     }
     const size_t V = imported.config.model.vocab_size;
     if (imported.tokenizer->vocab_size() != V)

@@ -115,6 +115,7 @@ for kind in char bpe; do
   "$BIN" import-hf "$WORK/exp_$kind" --out "$WORK/back_$kind" >"$WORK/out" 2>&1 || fail "import of a $kind export: $(cat "$WORK/out")"
   same_tensors "$WORK/back_$kind/model.safetensors" "$WORK/$kind/model.safetensors"
   cmp -s "$WORK/back_$kind/tokenizer.json" "$WORK/$kind/tokenizer.json" || fail "$kind: the tokenizer changed on the round trip"
+  grep -q "^tokenizer = \"$kind\"" "$WORK/back_$kind/config.toml" || fail "$kind: the imported config.toml names another data.tokenizer"
   "$BIN" fill-mask --run "$WORK/$kind" "$text" >"$WORK/fill_a" || fail "fill-mask $kind"
   "$BIN" fill-mask --run "$WORK/back_$kind" "$text" | cmp -s - "$WORK/fill_a" || fail "$kind: fill-mask after the round trip differs"
   want=$("$BIN" tokenize --run "$WORK/$kind" "$text" --ids-only) || fail "tokenize --run $kind"
