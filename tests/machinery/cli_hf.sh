@@ -62,6 +62,17 @@ PY
   "$BIN" fill-mask --run "$WORK/back_$fx" "w7 w9 [MASK] w11" | cmp -s - "$WORK/fill_$fx.txt" || fail "$fx: fill-mask after the round trip differs"
 done
 
+# do_basic_tokenize false: WordPiece on whitespace-separated words (BertTokenizer: 2 1 7 3 for
+# "W5.w6 w7", where its basic tokenizer gives 2 5 1 6 7 3), kept by import and by export.
+mkdir -p "$WORK/plain" && cp "$REF/hf_roformer_tiny/config.json" "$REF/hf_roformer_tiny/model.safetensors" "$WORK/plain/" && vocab "$WORK/plain"
+chmod u+w "$WORK/plain"/*
+echo '{"do_basic_tokenize": false}' >"$WORK/plain/tokenizer_config.json"
+[ "$("$BIN" tokenize --tokenizer "$WORK/plain" "W5.w6 w7" --ids-only)" = "2 1 7 3" ] || fail "do_basic_tokenize false: tokenize"
+"$BIN" import-hf "$WORK/plain" --out "$WORK/run_plain" >/dev/null || fail "import-hf with do_basic_tokenize false"
+"$BIN" export-hf "$WORK/run_plain" --out "$WORK/exp_plain" >/dev/null || fail "export-hf with do_basic_tokenize false"
+[ "$("$BIN" tokenize --tokenizer "$WORK/exp_plain" "W5.w6 w7" --ids-only)" = "2 1 7 3" ] || fail "do_basic_tokenize false: lost on export"
+[ "$("$BIN" tokenize --tokenizer "$WORK/hf_roformer_tiny" "W5.w6 w7" --ids-only)" = "2 5 1 6 7 3" ] || fail "the basic tokenizer"
+
 # Refusals change nothing: an existing --out for import, a non-empty folder for export.
 before=$(ls -A "$WORK/run_hf_roformer_tiny" | sort | tr '\n' ' ')
 "$BIN" import-hf "$WORK/hf_roformer_tiny" --out "$WORK/run_hf_roformer_tiny" >/dev/null 2>"$WORK/err"; rc=$?
