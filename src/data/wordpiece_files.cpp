@@ -48,16 +48,21 @@ std::vector<std::string> vocab_lines(const std::string& text) {
     throw std::invalid_argument(file + ": " + key + " " + why);
 }
 
+// A token setting's text: "[UNK]" or {"content": "[UNK]", …} ("" for anything else).
+std::string content_of(const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_object() && value.contains("content") && value["content"].is_string())
+        return value["content"].get<std::string>();
+    return "";
+}
+
 // One special-token setting ("unk_token": "[UNK]" or {"content": "[UNK]", …}) must name
 // the literal our ids 0..4 hold.
 void check_special(const nlohmann::json& config, const std::string& file, const std::string& key,
                    const std::string& literal) {
     if (!config.contains(key) || config[key].is_null()) return;
     const auto& value = config[key];
-    const std::string content = value.is_string()   ? value.get<std::string>()
-                                : value.is_object() ? value.value("content", std::string())
-                                                    : std::string();
-    if (content != literal)
+    if (content_of(value) != literal)
         refuse(file, key,
                "is " + value.dump() + "; only BERT's " + literal +
                    " is supported (the five specials [PAD] [UNK] [CLS] [SEP] [MASK])");
@@ -78,8 +83,7 @@ void check_special_settings(const nlohmann::json& config, const std::string& fil
         check_special(config, file, keys[id], kSpecialTokens[id]);
     if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object())
         for (const auto& [line, added] : config["added_tokens_decoder"].items()) {
-            const std::string content =
-                added.is_object() ? added.value("content", std::string()) : std::string();
+            const std::string content = content_of(added);
             if (!is_one_of_the_specials(content))
                 refuse(file, "added_tokens_decoder",
                        "adds '" + content + "' (id " + line +

@@ -126,7 +126,7 @@ std::unique_ptr<data::Tokenizer> tokenizer_from_json(const std::string& text,
     if (!doc.contains("model") || !doc["model"].is_object())
         refuse(path, "model", "is missing or not an object");
     const Json& model = doc["model"];
-    if (model.value("type", std::string()) != "BPE")
+    if (!model.contains("type") || model["type"] != "BPE")
         refuse(path, "model.type", "is " + model.value("type", Json()).dump() + ", not \"BPE\"");
     const bool bpe = doc.contains("pre_tokenizer") && !doc["pre_tokenizer"].is_null();
     // The vocabulary by id, and the merges as [left, right] pairs.

@@ -290,6 +290,9 @@ TEST_CASE("wordpiece: never_split, special_tokens_map.json and added_tokens.json
     CHECK(refusal({vocab, "", "", R"({"<extra>": 6})"}).find("added_tokens.json: \"<extra>\"") !=
           std::string::npos);
     CHECK_NOTHROW(parse_wordpiece_files({vocab, "", "", R"({"[MASK]": 4})"}, "d"));
+    const std::string number = refusal({vocab, "", R"({"unk_token": {"content": 7}})", ""});
+    CHECK(number.find("special_tokens_map.json: unk_token is {\"content\":7}") != std::string::npos);
+    CHECK(number.find("json.exception") == std::string::npos);
     CHECK(refusal({vocab, "", "[1, 2", ""}).find("special_tokens_map.json is not valid JSON") !=
           std::string::npos);
 }
