@@ -3,6 +3,8 @@
 //   roformer tokenize --run runs/NAME "In the beginning God created the [MASK] and the earth."
 //   roformer tokenize --tokenizer FILE "any text" [--ids-only]
 //   roformer tokenize --tokenizer HF_DIR "any text"     (a Hugging Face vocab.txt directory)
+//   roformer tokenize --tokenizer HF_DIR/tokenizer.json "any text"   (what export-hf writes;
+//                                                   HF_DIR alone when it has no vocab.txt)
 // prints one row per token, exactly as the model receives the sentence — [CLS] … [SEP] for
 // an MLM run or a bare tokenizer file, the plain tokens for a causal LM run — with '▁' for a
 // space and '↵' for a newline inside a token, then the ids on one line. A WordPiece tokenizer
@@ -20,6 +22,7 @@
 #include "config/config.hpp"
 #include "data/tokenizer.hpp"
 #include "data/wordpiece.hpp"
+#include "hf/tokenizer_json.hpp"
 #include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
 
@@ -38,7 +41,12 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
     if (!o.run_dir.empty() && !o.tokenizer_file.empty())
         throw std::invalid_argument("give either --run or --tokenizer, not both");
     if (!o.tokenizer_file.empty()) {
-        if (fs::is_directory(o.tokenizer_file)) return o.tokenizer_file;  // an HF directory
+        if (fs::is_directory(o.tokenizer_file)) {  // an HF directory
+            const fs::path exported = fs::path(o.tokenizer_file) / "tokenizer.json";
+            if (!fs::exists(fs::path(o.tokenizer_file) / "vocab.txt") && fs::exists(exported))
+                return exported.string();  // export-hf's char / BPE directory
+            return o.tokenizer_file;
+        }
         rf::require_regular_file(
             o.tokenizer_file, "tokenizer file",
             "--tokenizer takes a tokenizer.json, e.g. runs/NAME/tokenizer.json, "
@@ -78,8 +86,17 @@ void run_tokenize(const TokenizeOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the text");
     const std::string path = resolve_tokenizer_path(o);
     const bool hf_directory = std::filesystem::is_directory(path);
-    const std::unique_ptr<rf::data::Tokenizer> tokenizer =
-        hf_directory ? rf::data::load_wordpiece_directory(path) : rf::data::load_tokenizer(path);
+    std::unique_ptr<rf::data::Tokenizer> tokenizer;
+    if (hf_directory) {
+        tokenizer = rf::data::load_wordpiece_directory(path);
+    } else {
+        // A run's tokenizer.json, or the `tokenizers` library's one that export-hf writes.
+        const std::string text = rf::read_regular_file(
+            path, "tokenizer file", "give the tokenizer.json of a run or of export-hf",
+            rf::data::kMaxTokenizerBytes);
+        tokenizer = rf::hf::is_hf_tokenizer_json(text) ? rf::hf::tokenizer_from_json(text, path)
+                                                       : rf::data::parse_tokenizer(text, path);
+    }
     const bool causal = run_is_causal(o);
     const auto ids = causal ? tokenizer->encode(o.text) : tokenizer->encode_for_model(o.text);
     // WordPiece: the vocab.txt line numbers too; printed instead of our ids for an HF
@@ -120,7 +137,8 @@ void add_tokenize(CLI::App& app) {
                     "Run directory holding tokenizer.json (from `roformer train`)")
         ->check(rf::cli::non_empty("give the --out directory of `roformer train`"));
     cmd->add_option("--tokenizer", options->tokenizer_file,
-                    "A tokenizer.json, or a Hugging Face tokenizer directory (vocab.txt), "
+                    "A tokenizer.json (a run's or export-hf's), or a Hugging Face tokenizer "
+                    "directory (vocab.txt), "
                     "instead of --run")
         ->check(rf::cli::non_empty("name a tokenizer.json file or an HF directory, or use --run"));
     cmd->add_option("text", options->text, "The text to tokenize ([MASK] becomes the mask token)")

@@ -302,7 +302,7 @@ std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::s
         if (type == "wordpiece")
             return std::make_unique<WordPieceTokenizer>(
                 std::move(vocab), file.at("file_ids").get<std::vector<int>>(),
-                file.at("do_lower_case").get<bool>());
+                file.at("do_lower_case").get<bool>(), file.value("do_basic_tokenize", true));
         throw std::invalid_argument("unknown type \"" + type +
                                     "\" (expected \"char\", \"bpe\" or \"wordpiece\")");
     } catch (const nlohmann::json::exception& e) {

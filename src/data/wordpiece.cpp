@@ -64,16 +64,19 @@ std::vector<std::string> our_order(const std::vector<std::string>& file_tokens,
 // ---- the ids and vocab.txt's line numbers -----------------------------------------------
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_file_order(
-    const std::vector<std::string>& file_tokens, bool do_lower_case) {
+    const std::vector<std::string>& file_tokens, bool do_lower_case, bool do_basic_tokenize) {
     std::vector<int> file_ids;
     auto vocab = our_order(file_tokens, file_ids);
     return std::make_unique<WordPieceTokenizer>(std::move(vocab), std::move(file_ids),
-                                                do_lower_case);
+                                                do_lower_case, do_basic_tokenize);
 }
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, std::vector<int> file_ids,
-                                       bool do_lower_case)
-    : Tokenizer(std::move(vocab)), do_lower_case_(do_lower_case), file_ids_(std::move(file_ids)) {
+                                       bool do_lower_case, bool do_basic_tokenize)
+    : Tokenizer(std::move(vocab)),
+      do_lower_case_(do_lower_case),
+      do_basic_tokenize_(do_basic_tokenize),
+      file_ids_(std::move(file_ids)) {
     if (vocab_.size() > kMaxWordPieceVocab)
         throw std::invalid_argument("a WordPiece vocabulary of " + std::to_string(vocab_.size()) +
                                     " entries is over the limit of " +
@@ -124,6 +127,7 @@ std::vector<std::string> WordPieceTokenizer::file_order_vocab() const {
 
 std::string WordPieceTokenizer::json_extra_fields() const {
     return "  \"do_lower_case\": " + std::string(do_lower_case_ ? "true" : "false") +
+           (do_basic_tokenize_ ? "" : ",\n  \"do_basic_tokenize\": false") +
            ",\n  \"file_ids\": " + nlohmann::json(file_ids_).dump() + ",\n";
 }
 
@@ -191,6 +195,27 @@ std::vector<std::u32string> split_words(const std::u32string& text) {
     return words;
 }
 
+// Python's str.isspace() (what BertTokenizer's text.split() splits on without the basic
+// tokenizer): \t \n \v \f \r, U+001C…U+001F, the space separators, U+0085, U+2028, U+2029.
+bool is_python_space(char32_t cp) {
+    return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 ||
+           cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+// do_basic_tokenize false: the words whitespace separates, nothing else changed.
+std::vector<std::u32string> split_on_whitespace(const std::string& text) {
+    std::vector<std::u32string> words(1);
+    for (const char32_t cp : decode_utf8(text)) {
+        if (!is_python_space(cp))
+            words.back().push_back(cp);
+        else if (!words.back().empty())
+            words.emplace_back();
+    }
+    if (words.back().empty()) words.pop_back();
+    return words;
+}
+
 }  // namespace
 
 std::vector<std::u32string> WordPieceTokenizer::basic_tokenize(const std::string& text) const {
@@ -235,7 +260,8 @@ void WordPieceTokenizer::wordpiece_word(const std::u32string& word, std::vector<
 }
 
 void WordPieceTokenizer::encode_plain(const std::string& text, std::vector<int>& out) const {
-    for (const std::u32string& word : basic_tokenize(text)) wordpiece_word(word, out);
+    const auto words = do_basic_tokenize_ ? basic_tokenize(text) : split_on_whitespace(text);
+    for (const std::u32string& word : words) wordpiece_word(word, out);
 }
 
 // BERT's convert_tokens_to_string: " ".join(tokens), " ##" removed, ends stripped.

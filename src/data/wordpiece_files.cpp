@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,10 +23,13 @@ constexpr uint64_t kMaxTokenizerConfigBytes = uint64_t(16) << 20;
 
 // vocab.txt's lines as BertTokenizer's load_vocab reads them: Python text mode, so "\n",
 // "\r\n" and "\r" all end a line, and a last line needs no line end.
+// A UTF-8 byte-order mark before the first line is not part of it (Python's utf-8 codec would
+// keep it in the first token, and the [PAD] on that line would not be found).
 std::vector<std::string> vocab_lines(const std::string& text) {
     std::vector<std::string> lines;
     std::string line;
-    for (size_t pos = 0; pos < text.size(); ++pos) {
+    const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+    for (size_t pos = bom; pos < text.size(); ++pos) {
         const char c = text[pos];
         if (c == '\n' || c == '\r') {
             lines.push_back(std::move(line));
@@ -39,99 +43,195 @@ std::vector<std::string> vocab_lines(const std::string& text) {
     return lines;
 }
 
-[[noreturn]] void refuse(const std::string& key, const std::string& why) {
-    throw std::invalid_argument("tokenizer_config.json: " + key + " " + why);
+// One refusal: the file, the key, why and what to do.
+[[noreturn]] void refuse(const std::string& file, const std::string& key, const std::string& why) {
+    throw std::invalid_argument(file + ": " + key + " " + why);
+}
+
+// A token setting's text: "[UNK]" or {"content": "[UNK]", …} ("" for anything else).
+std::string content_of(const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_object() && value.contains("content") && value["content"].is_string())
+        return value["content"].get<std::string>();
+    return "";
 }
 
 // One special-token setting ("unk_token": "[UNK]" or {"content": "[UNK]", …}) must name
 // the literal our ids 0..4 hold.
-void check_special(const nlohmann::json& config, const std::string& key,
+void check_special(const nlohmann::json& config, const std::string& file, const std::string& key,
                    const std::string& literal) {
     if (!config.contains(key) || config[key].is_null()) return;
     const auto& value = config[key];
-    const std::string content = value.is_string()   ? value.get<std::string>()
-                                : value.is_object() ? value.value("content", std::string())
-                                                    : std::string();
-    if (content != literal)
-        refuse(key, "is " + value.dump() + "; only BERT's " + literal +
-                        " is supported (the five specials [PAD] [UNK] [CLS] [SEP] [MASK])");
+    if (content_of(value) != literal)
+        refuse(file, key,
+               "is " + value.dump() + "; only BERT's " + literal +
+                   " is supported (the five specials [PAD] [UNK] [CLS] [SEP] [MASK])");
 }
 
-// The do_lower_case that `config` asks for, after refusing the settings we do not implement.
-bool lower_case_setting(const nlohmann::json& config) {
-    if (!config.is_object()) refuse("(the whole file)", "is not a JSON object");
-    bool lower = true;  // BertTokenizer's default
-    if (config.contains("do_lower_case")) {
-        if (!config["do_lower_case"].is_boolean()) refuse("do_lower_case", "must be true or false");
-        lower = config["do_lower_case"].get<bool>();
-    }
-    if (config.contains("tokenize_chinese_chars") && config["tokenize_chinese_chars"] != true)
-        refuse("tokenize_chinese_chars",
-               "= " + config["tokenize_chinese_chars"].dump() +
-                   " is not supported: BERT's WordPiece here always splits CJK ideographs; "
-                   "remove the key or set it to true");
-    if (config.contains("strip_accents") && !config["strip_accents"].is_null() &&
-        config["strip_accents"] != lower)
-        refuse("strip_accents", "= " + config["strip_accents"].dump() +
-                                    " differs from do_lower_case, which is not supported; "
-                                    "remove the key or set it to null");
-    if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null()) {
-        const std::string cls = config["tokenizer_class"].is_string()
-                                    ? config["tokenizer_class"].get<std::string>()
-                                    : config["tokenizer_class"].dump();
-        if (cls.rfind("RoFormerTokenizer", 0) == 0)
-            refuse("tokenizer_class",
-                   "= " + cls +
-                       " first segments Chinese words with jieba, which is not "
-                       "implemented; for a character-level vocabulary set it to BertTokenizer to "
-                       "tokenize without jieba");
-        if (cls != "BertTokenizer" && cls != "BertTokenizerFast")
-            refuse("tokenizer_class",
-                   "= " + cls + " is not supported; only BertTokenizer's WordPiece is");
-    }
+bool is_one_of_the_specials(const std::string& content) {
+    const auto specials = special_vocab();
+    return std::find(specials.begin(), specials.end(), content) != specials.end();
+}
+
+// The special-token settings tokenizer_config.json and special_tokens_map.json share: the five
+// must be BERT's, and no other token may be added.
+void check_special_settings(const nlohmann::json& config, const std::string& file) {
+    if (!config.is_object()) refuse(file, "(the whole file)", "is not a JSON object");
     const char* const keys[kNumSpecialTokens] = {"pad_token", "unk_token", "cls_token", "sep_token",
                                                  "mask_token"};
     for (int id = 0; id < kNumSpecialTokens; ++id)
-        check_special(config, keys[id], kSpecialTokens[id]);
+        check_special(config, file, keys[id], kSpecialTokens[id]);
     if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object())
         for (const auto& [line, added] : config["added_tokens_decoder"].items()) {
-            const std::string content =
-                added.is_object() ? added.value("content", std::string()) : std::string();
-            const auto specials = special_vocab();
-            if (std::find(specials.begin(), specials.end(), content) == specials.end())
-                refuse("added_tokens_decoder",
+            const std::string content = content_of(added);
+            if (!is_one_of_the_specials(content))
+                refuse(file, "added_tokens_decoder",
                        "adds '" + content + "' (id " + line +
                            "); tokens beyond [PAD] [UNK] [CLS] [SEP] [MASK] are not supported");
         }
     for (const char* key : {"additional_special_tokens", "extra_special_tokens"})
         if (config.contains(key) && !config[key].is_null() && !config[key].empty())
-            refuse(key, "adds special tokens; only [PAD] [UNK] [CLS] [SEP] [MASK] are supported");
-    return lower;
+            refuse(file, key,
+                   "adds special tokens; only [PAD] [UNK] [CLS] [SEP] [MASK] are supported; "
+                   "remove the key or make it empty");
+}
+
+// added_tokens.json ({"token": id, …}): the tokens added to vocab.txt's; only the five
+// specials are supported, as in added_tokens_decoder.
+void check_added_tokens(const nlohmann::json& added) {
+    const std::string file = "added_tokens.json";
+    if (!added.is_object()) refuse(file, "(the whole file)", "is not a JSON object");
+    for (const auto& [content, id] : added.items())
+        if (!is_one_of_the_specials(content))
+            refuse(file, "\"" + content + "\"",
+                   "(id " + id.dump() +
+                       ") is an added token; tokens beyond [PAD] [UNK] [CLS] [SEP] [MASK] are "
+                       "not supported; remove it from the file");
+}
+
+struct Settings {
+    bool lower = true;  // BertTokenizer's defaults
+    bool basic = true;
+};
+
+// The settings `config` (tokenizer_config.json) asks for, after refusing the ones we do not
+// implement.
+Settings tokenizer_settings(const nlohmann::json& config) {
+    const std::string file = "tokenizer_config.json";
+    Settings settings;
+    for (auto [key, value] : {std::pair{"do_lower_case", &settings.lower},
+                              std::pair{"do_basic_tokenize", &settings.basic}})
+        if (config.contains(key)) {
+            if (!config[key].is_boolean()) refuse(file, key, "must be true or false");
+            *value = config[key].get<bool>();
+        }
+    if (config.contains("tokenize_chinese_chars") && config["tokenize_chinese_chars"] != true &&
+        settings.basic)
+        refuse(file, "tokenize_chinese_chars",
+               "= " + config["tokenize_chinese_chars"].dump() +
+                   " is not supported: BERT's WordPiece here always splits CJK ideographs; "
+                   "remove the key or set it to true");
+    if (config.contains("strip_accents") && !config["strip_accents"].is_null() &&
+        config["strip_accents"] != settings.lower && settings.basic)
+        refuse(file, "strip_accents",
+               "= " + config["strip_accents"].dump() +
+                   " differs from do_lower_case, which is not supported; "
+                   "remove the key or set it to null");
+    if (config.contains("never_split") && !config["never_split"].is_null() &&
+        !config["never_split"].empty() && settings.basic)
+        refuse(file, "never_split",
+               "= " + config["never_split"].dump() +
+                   " is not supported: words kept whole by the basic tokenizer are not "
+                   "implemented; remove the key or set it to null");
+    if (config.contains("split_special_tokens") && config["split_special_tokens"] == true)
+        refuse(file, "split_special_tokens",
+               "= true is not supported: [MASK] and the other specials written in the text are "
+               "always kept whole here; remove the key or set it to false");
+    if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null()) {
+        const std::string cls = config["tokenizer_class"].is_string()
+                                    ? config["tokenizer_class"].get<std::string>()
+                                    : config["tokenizer_class"].dump();
+        if (cls.rfind("RoFormerTokenizer", 0) == 0)
+            refuse(file, "tokenizer_class",
+                   "= " + cls +
+                       " first segments Chinese words with jieba, which is not "
+                       "implemented; for a character-level vocabulary set it to BertTokenizer to "
+                       "tokenize without jieba");
+        if (cls != "BertTokenizer" && cls != "BertTokenizerFast")
+            refuse(file, "tokenizer_class",
+                   "= " + cls + " is not supported; only BertTokenizer's WordPiece is");
+    }
+    return settings;
 }
 
 }  // namespace
 
+nlohmann::json parse_hf_json(const std::string& text, const std::string& name) {
+    const bool bom = text.rfind("\xEF\xBB\xBF", 0) == 0;
+    try {
+        return nlohmann::json::parse(bom ? text.substr(3) : text);
+    } catch (const nlohmann::json::parse_error& e) {
+        // "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error …"
+        std::string what = e.what();
+        if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+            what = what.substr(what.find("] ") + 2);
+        const std::string at = "parse error at ";
+        if (what.rfind(at, 0) == 0 && what.find(": ") != std::string::npos)
+            what = what.substr(what.find(": ") + 2);
+        else if (what.rfind("parse error: ", 0) == 0)
+            what = what.substr(13);
+        // The line and column of the byte where parsing stopped (the library counts a line
+        // break it read as the start of the next line, at column 0).
+        const std::string& json = bom ? text.substr(3) : text;
+        const size_t stop = std::min(e.byte == 0 ? 0 : size_t(e.byte - 1), json.size());
+        const size_t line = 1 + size_t(std::count(json.begin(), json.begin() + long(stop), '\n'));
+        const size_t line_start = stop == 0 ? 0 : json.rfind('\n', stop - 1) + 1;
+        const std::string where =
+            "line " + std::to_string(line) + ", column " + std::to_string(stop - line_start + 1);
+        throw std::runtime_error(name + " is not valid JSON (" + where + "): " + what);
+    }
+}
+
+std::unique_ptr<WordPieceTokenizer> parse_wordpiece_files(const WordPieceFileTexts& files,
+                                                          const std::string& dir) {
+    const std::string where = "tokenizer directory '" + dir + "': ";
+    check_special_token_files(files, dir);
+    Settings settings;
+    try {
+        if (!files.tokenizer_config.empty())
+            settings = tokenizer_settings(
+                parse_hf_json(files.tokenizer_config, "tokenizer_config.json"));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(where + e.what());
+    }
+    try {
+        return WordPieceTokenizer::from_file_order(vocab_lines(files.vocab_txt), settings.lower,
+                                                   settings.basic);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(where + e.what());
+    }
+}
+
+void check_special_token_files(const WordPieceFileTexts& files, const std::string& dir) {
+    try {
+        if (!files.tokenizer_config.empty())
+            check_special_settings(parse_hf_json(files.tokenizer_config, "tokenizer_config.json"),
+                                   "tokenizer_config.json");
+        if (!files.special_tokens_map.empty())
+            check_special_settings(
+                parse_hf_json(files.special_tokens_map, "special_tokens_map.json"),
+                "special_tokens_map.json");
+        if (!files.added_tokens.empty())
+            check_added_tokens(parse_hf_json(files.added_tokens, "added_tokens.json"));
+    } catch (const std::exception& e) {
+        throw std::runtime_error("tokenizer directory '" + dir + "': " + e.what());
+    }
+}
+
 std::unique_ptr<WordPieceTokenizer> parse_wordpiece_files(const std::string& vocab_txt,
                                                           const std::string& config_json,
                                                           const std::string& dir) {
-    bool lower = true;
-    if (!config_json.empty()) {
-        try {
-            lower = lower_case_setting(nlohmann::json::parse(config_json));
-        } catch (const nlohmann::json::exception& e) {
-            std::string what = e.what();
-            if (what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
-            throw std::runtime_error("tokenizer directory '" + dir +
-                                     "': tokenizer_config.json is not valid JSON (" + what + ")");
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error("tokenizer directory '" + dir + "': " + e.what());
-        }
-    }
-    try {
-        return WordPieceTokenizer::from_file_order(vocab_lines(vocab_txt), lower);
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error("tokenizer directory '" + dir + "': " + e.what());
-    }
+    return parse_wordpiece_files(WordPieceFileTexts{vocab_txt, config_json, "", ""}, dir);
 }
 
 std::unique_ptr<WordPieceTokenizer> load_wordpiece_directory(const std::string& dir) {
@@ -145,14 +245,17 @@ std::unique_ptr<WordPieceTokenizer> load_wordpiece_directory(const std::string& 
                                  "tokenizer directory, or a tokenizer.json file");
     const std::string vocab = read_regular_file(
         vocab_path, "vocab file", "give the vocab.txt of a BERT tokenizer", kMaxTokenizerBytes);
-    const std::string config_path = (fs::path(dir) / "tokenizer_config.json").string();
-    const std::string config =
-        fs::exists(config_path)
-            ? read_regular_file(config_path, "tokenizer config",
-                                "give the tokenizer_config.json of a BERT tokenizer",
-                                kMaxTokenizerConfigBytes)
-            : std::string();
-    return parse_wordpiece_files(vocab, config, dir);
+    WordPieceFileTexts files{vocab, "", "", ""};
+    std::string* const json_texts[] = {&files.tokenizer_config, &files.special_tokens_map,
+                                       &files.added_tokens};
+    for (size_t i = 0; i < 3; ++i) {
+        const std::string path = (fs::path(dir) / kTokenizerJsonFiles[i]).string();
+        if (fs::exists(path))
+            *json_texts[i] = read_regular_file(path, "tokenizer file",
+                                               "give the files of a BERT tokenizer directory",
+                                               kMaxTokenizerConfigBytes);
+    }
+    return parse_wordpiece_files(files, dir);
 }
 
 }  // namespace rf::data

@@ -99,6 +99,8 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
         files.emplace_back("tokenizer_config.json",
                            special_tokens_config({{"tokenizer_class", "BertTokenizer"},
                                                   {"do_lower_case", wordpiece.do_lower_case()},
+                                                  {"do_basic_tokenize",
+                                                   wordpiece.do_basic_tokenize()},
                                                   {"model_max_length", max_length}})
                                    .dump(2) +
                                "\n");

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "position/layer_schemes.hpp"
 #include "position/position.hpp"
@@ -85,6 +86,14 @@ Config config_from_hf(const Json& hf, const std::string& path) {
         keys.refuse("hidden_act", "is \"" + act +
                                       "\": roformer-cpp's feed-forward uses the exact "
                                       "GELU (\"gelu\") only; another activation needs its own op");
+    const bool pruned = keys.present("pruned_heads") &&
+                        (!hf.at("pruned_heads").is_structured() || !hf.at("pruned_heads").empty());
+    if (pruned)
+        keys.refuse("pruned_heads",
+                    "is " + hf.at("pruned_heads").dump() +
+                        ": a checkpoint with pruned attention heads has layers of different "
+                        "widths, which roformer-cpp's model does not have; import the unpruned "
+                        "checkpoint (or one saved with \"pruned_heads\": {})");
     if (!keys.flag("tie_word_embeddings", true))
         keys.refuse("tie_word_embeddings",
                     "is false: roformer-cpp's decoder is the word-embedding matrix (tied); an "
@@ -118,11 +127,22 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     p.rotary_fraction = 1.0;
     p.rotate_values = keys.flag("rotary_value", false);
     p.max_positions = keys.size("max_position_embeddings", 1536);
+    if (p.max_positions > kMaxHfPositions)
+        keys.refuse("max_position_embeddings",
+                    "is " + std::to_string(p.max_positions) + ", over the " +
+                        std::to_string(kMaxHfPositions) +
+                        " positions roformer-cpp accepts (its table of angles would not fit); "
+                        "a real RoFormer checkpoint says 512 or 1536");
 
     c.train.objective = data::Objective::mlm;
+    // An imported model was trained on no file of this machine: data.path names none, so no
+    // command reads some data/kjv.txt relative to wherever the user stands (eval asks for
+    // --set data.path=FILE; fine-tuning reads its task's own files).
+    c.data.path = kImportedDataPath;
     // data.tokenizer / data.vocab_size say what `train` would learn (bpe | char); an imported
-    // run's tokenizer is its tokenizer.json (kind wordpiece, from vocab.txt), which every
-    // command that reads the run loads. They keep their defaults.
+    // run's tokenizer is its tokenizer.json, which every command that reads the run loads. They
+    // keep their defaults for a vocab.txt (kind wordpiece); read_hf_directory sets them for
+    // export-hf's char or BPE tokenizer.json.
     // Evaluation windows: the longest input the model takes, capped so that eval's memory stays
     // small (data.seq_len may be changed at evaluation, --set data.seq_len=…).
     c.data.seq_len = std::min<size_t>(p.max_positions, 512);
@@ -131,6 +151,41 @@ Config config_from_hf(const Json& hf, const std::string& path) {
     c.train.steps = 1;
     c.train.warmup_steps = 0;
     return c;
+}
+
+namespace {
+
+// Our Config keys that config_from_hf fills from a config.json key.
+constexpr std::pair<const char*, const char*> kHfKeyOf[] = {
+    {"model.vocab_size", "vocab_size"},
+    {"model.embedding_size", "embedding_size"},
+    {"model.hidden", "hidden_size"},
+    {"model.num_layers", "num_hidden_layers"},
+    {"model.num_heads", "num_attention_heads"},
+    {"model.ffn", "intermediate_size"},
+    {"model.type_vocab_size", "type_vocab_size"},
+    {"model.attention_dropout", "attention_probs_dropout_prob"},
+    {"model.dropout", "hidden_dropout_prob"},
+    {"model.layer_norm_eps", "layer_norm_eps"},
+    {"model.init_std", "initializer_range"},
+    {"position.rotate_values", "rotary_value"},
+    {"position.max_positions", "max_position_embeddings"},
+    {"data.seq_len", "max_position_embeddings"},
+};
+
+}  // namespace
+
+std::string in_hf_terms(const std::string& message, const std::string& path) {
+    std::string text = message;
+    bool named = false;
+    for (const auto& [ours, theirs] : kHfKeyOf)
+        for (size_t at = text.find(ours); at != std::string::npos; at = text.find(ours, at)) {
+            const std::string quoted = std::string("\"") + theirs + "\"";
+            text.replace(at, std::string(ours).size(), quoted);
+            at += quoted.size();
+            named = true;
+        }
+    return path + ": " + text + (named ? "" : " (from this config.json)");
 }
 
 void require_hf_expressible(const Config& c) {

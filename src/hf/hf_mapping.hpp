@@ -51,13 +51,25 @@ bool is_token_indexed(const std::string& name);
 // config.json (parsed) → a Config for an imported run; `path` names the file in messages.
 // Refuses (std::invalid_argument, one line naming the key and what would be needed):
 // model_type ≠ roformer, is_decoder, add_cross_attention, hidden_act ≠ gelu,
-// tie_word_embeddings false, a size that is not a positive integer.
+// tie_word_embeddings false, non-empty pruned_heads, a size that is not a positive integer,
+// max_position_embeddings over kMaxHfPositions.
 Config config_from_hf(const nlohmann::json& hf, const std::string& path);
 
 // Refuses (std::invalid_argument, naming the key) a run HF's RoFormer cannot express: a
 // position scheme other than RoPE interleaved over the whole head with base 10000 and no
 // scaling or variant, linear attention, a causal LM.
 void require_hf_expressible(const Config& config);
+
+// The most positions (max_position_embeddings) an import accepts (position.max_positions' limit).
+inline constexpr size_t kMaxHfPositions = 1'048'576;
+// data.path of an imported run: no training text (eval needs --set data.path=FILE).
+inline constexpr const char* kImportedDataPath =
+    "(none: imported from Hugging Face; give --set data.path=FILE)";
+
+// A message of validate(Config) about an imported config, in config.json's terms: our keys
+// (position.max_positions, model.hidden, …) replaced by the keys of config.json they came from,
+// prefixed with `path`.
+std::string in_hf_terms(const std::string& message, const std::string& path);
 
 // The config.json of RoFormerForMaskedLM for `config` (vocab_size from the model), with
 // pad_token_id the HF id of [PAD].

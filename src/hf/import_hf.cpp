@@ -13,6 +13,7 @@
 #include "data/utf8.hpp"
 #include "data/wordpiece.hpp"
 #include "hf/hf_mapping.hpp"
+#include "hf/tokenizer_json.hpp"
 #include "io/durable_file.hpp"
 #include "io/output_file.hpp"
 #include "io/read_file.hpp"
@@ -40,12 +41,7 @@ SourceFile read_source(const std::string& dir, const std::string& name, const st
 }
 
 Json parse_json(const SourceFile& f, const std::string& dir) {
-    const std::string path = (fs::path(dir) / f.name).string();
-    try {
-        return Json::parse(f.bytes);
-    } catch (const Json::exception& e) {
-        throw std::runtime_error(path + " is not valid JSON (" + e.what() + ")");
-    }
+    return data::parse_hf_json(f.bytes, (fs::path(dir) / f.name).string());
 }
 
 // The safetensors header's dtype of `name` ("" when absent or the header is unreadable).
@@ -65,22 +61,9 @@ std::string shape_text(const std::vector<size_t>& shape) {
     return s + "]";
 }
 
-// vocab.txt's entries, one a line (HF's load_vocab: the line without its line break).
-std::vector<std::string> vocab_lines(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return lines;
-}
-
 // A word-level Chinese vocabulary (entries of two or more CJK characters) needs jieba.
-void refuse_word_level(const std::string& vocab_txt, const std::string& dir) {
-    for (const std::string& token : vocab_lines(vocab_txt)) {
+void refuse_word_level(const data::Tokenizer& tokenizer, const std::string& dir) {
+    for (const std::string& token : tokenizer.vocab()) {
         size_t cjk = 0;
         for (char32_t cp : data::decode_utf8(token))
             cjk += (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
@@ -166,49 +149,86 @@ ImportedModel read_hf_directory(const std::string& dir) {
     imported.config = config_from_hf(hf, dir + "/config.json");
     if (hf.contains("transformers_version") && hf["transformers_version"].is_string())
         imported.transformers_version = hf["transformers_version"].get<std::string>();
-    validate(imported.config);
+    try {
+        validate(imported.config);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(in_hf_terms(e.what(), dir + "/config.json"));
+    }
 
-    // The tokenizer: vocab.txt (+ tokenizer_config.json), BERT's WordPiece.
-    const std::string vocab_path = (fs::path(dir) / "vocab.txt").string();
-    if (!fs::exists(vocab_path))
+    // The tokenizer: vocab.txt (+ tokenizer_config.json, special_tokens_map.json,
+    // added_tokens.json), BERT's WordPiece; without vocab.txt, the tokenizer.json that
+    // export-hf writes for a char or BPE run.
+    const bool has_vocab = fs::exists(fs::path(dir) / "vocab.txt");
+    const bool has_tokenizer_json = fs::exists(fs::path(dir) / "tokenizer.json");
+    if (!has_vocab && !has_tokenizer_json)
         throw std::runtime_error(
             dir +
-            " has no vocab.txt: roformer-cpp imports BERT WordPiece vocabularies (vocab.txt); "
-            "a tokenizer.json-only or SentencePiece tokenizer would need its own reader");
-    const SourceFile vocab_file =
-        read_source(dir, "vocab.txt", "an HF model directory holds vocab.txt", kMaxReadBytes);
-    record(vocab_file.name, vocab_file.bytes);
-    std::string tokenizer_config;
-    if (fs::exists(fs::path(dir) / "tokenizer_config.json")) {
-        const SourceFile tc_file = read_source(dir, "tokenizer_config.json", "", kMaxJsonBytes);
-        record(tc_file.name, tc_file.bytes);
-        tokenizer_config = tc_file.bytes;
-        Json tc = parse_json(tc_file, dir);
+            " has neither vocab.txt nor tokenizer.json: roformer-cpp imports BERT WordPiece "
+            "vocabularies (vocab.txt) and the tokenizer.json export-hf writes for a char or BPE "
+            "run; a SentencePiece tokenizer would need its own reader");
+    data::WordPieceFileTexts texts;
+    std::string* const json_texts[] = {&texts.tokenizer_config, &texts.special_tokens_map,
+                                       &texts.added_tokens};
+    std::string roformer_class;
+    for (size_t i = 0; i < 3; ++i) {
+        const std::string name = data::kTokenizerJsonFiles[i];
+        if (!fs::exists(fs::path(dir) / name)) continue;
+        const SourceFile f = read_source(dir, name, "", kMaxJsonBytes);
+        record(f.name, f.bytes);
+        Json parsed = parse_json(f, dir);  // refuses a file that is not JSON, naming it
+        *json_texts[i] = f.bytes;
         const bool roformer_tokenizer =
-            tc.is_object() && tc.contains("tokenizer_class") && tc["tokenizer_class"].is_string() &&
-            tc["tokenizer_class"].get<std::string>().rfind("RoFormerTokenizer", 0) == 0;
+            i == 0 && parsed.is_object() && parsed.contains("tokenizer_class") &&
+            parsed["tokenizer_class"].is_string() &&
+            parsed["tokenizer_class"].get<std::string>().rfind("RoFormerTokenizer", 0) == 0;
         if (roformer_tokenizer) {
+            roformer_class = parsed["tokenizer_class"].get<std::string>();
+            parsed.erase("tokenizer_class");
+            *json_texts[i] = parsed.dump();
+        }
+    }
+    std::string tokenizer_path;
+    if (has_vocab) {
+        tokenizer_path = (fs::path(dir) / "vocab.txt").string();
+        const SourceFile vocab_file =
+            read_source(dir, "vocab.txt", "an HF model directory holds vocab.txt", kMaxReadBytes);
+        record(vocab_file.name, vocab_file.bytes);
+        texts.vocab_txt = vocab_file.bytes;
+        imported.tokenizer = data::parse_wordpiece_files(texts, dir);
+        if (has_tokenizer_json)
+            imported.notes.push_back(
+                "tokenizer.json beside vocab.txt is not read: the tokenizer is vocab.txt with "
+                "tokenizer_config.json's settings, as BertTokenizer reads them");
+        if (!roformer_class.empty()) {
             // RoFormerTokenizer: jieba splits the text into words, a word in vocab.txt stays
             // whole, any other goes through BertTokenizer. With no word of two or more Chinese
             // characters in the vocabulary, that is BertTokenizer on Chinese text.
-            refuse_word_level(vocab_file.bytes, dir);
+            refuse_word_level(*imported.tokenizer, dir);
             imported.notes.push_back(
-                "tokenizer_class " + tc["tokenizer_class"].get<std::string>() +
+                "tokenizer_class " + roformer_class +
                 ": a character vocabulary, so BERT's WordPiece gives its tokens for Chinese text "
                 "(jieba's step would only keep whole words of the vocabulary, and it has none "
                 "of two or more characters)");
-            tc.erase("tokenizer_class");
-            tokenizer_config = tc.dump();
         }
+    } else {
+        tokenizer_path = (fs::path(dir) / "tokenizer.json").string();
+        const SourceFile json_file = read_source(dir, "tokenizer.json", "", kMaxReadBytes);
+        record(json_file.name, json_file.bytes);
+        imported.tokenizer = tokenizer_from_json(json_file.bytes, tokenizer_path);
+        check_fast_tokenizer_files(texts, dir);
+        // A char or BPE tokenizer is one `train` makes: the run's config says which.
+        imported.config.data.tokenizer = imported.tokenizer->kind();
+        imported.config.data.vocab_size = imported.tokenizer->vocab_size();
     }
-    imported.tokenizer = data::parse_wordpiece_files(vocab_file.bytes, tokenizer_config, dir);
     const size_t V = imported.config.model.vocab_size;
     if (imported.tokenizer->vocab_size() != V)
         throw std::runtime_error(
-            vocab_path + " gives " + std::to_string(imported.tokenizer->vocab_size()) +
+            tokenizer_path + " gives " + std::to_string(imported.tokenizer->vocab_size()) +
             " tokens but config.json says \"vocab_size\": " + std::to_string(V) +
-            "; use the vocab.txt of this checkpoint");
-    const std::vector<int> our_id_of_line = our_ids_of_hf_lines(*imported.tokenizer);
+            "; use the tokenizer files of this checkpoint");
+    std::vector<int> our_id_of_line(V);  // identity for char and BPE: their ids are HF's
+    for (size_t line = 0; line < V; ++line) our_id_of_line[line] = int(line);
+    if (has_vocab) our_id_of_line = our_ids_of_hf_lines(*imported.tokenizer);
 
     // The weights.
     const std::string st_path = (fs::path(dir) / "model.safetensors").string();
@@ -217,6 +237,14 @@ ImportedModel read_hf_directory(const std::string& dir) {
                                  " has pytorch_model.bin but no model.safetensors; convert "
                                  "it first: /usr/bin/python3 scripts/hf_to_safetensors.py " +
                                  dir);
+    for (const char* index : {"model.safetensors.index.json", "pytorch_model.bin.index.json"})
+        if (!fs::exists(st_path) && fs::exists(fs::path(dir) / index))
+            throw std::runtime_error(
+                dir + "/" + index +
+                ": a sharded checkpoint (its weights split over several files), which "
+                "roformer-cpp does not read; merge the shards into one model.safetensors, e.g. "
+                "in Python: RoFormerForMaskedLM.from_pretrained(DIR).save_pretrained(OUT, "
+                "max_shard_size=\"100GB\")");
     std::string bytes = read_regular_file(st_path, "HF checkpoint",
                                           "save it with safe_serialization=True or "
                                           "convert it with scripts/hf_to_safetensors.py",

@@ -4,9 +4,14 @@
 //   DIR/model.safetensors      F32, F16 or BF16 under HF's names (scripts/hf_to_safetensors.py
 //                              makes it from a pytorch_model.bin)
 //   DIR/vocab.txt              BERT's WordPiece vocabulary, one token a line (line = HF id)
-//   DIR/tokenizer_config.json  optional: do_lower_case, tokenizer_class
+//   DIR/tokenizer_config.json  optional: do_lower_case, do_basic_tokenize, tokenizer_class
+//   DIR/special_tokens_map.json, DIR/added_tokens.json   optional: only the five specials
+//   or, instead of vocab.txt:
+//   DIR/tokenizer.json         the char or BPE tokenizer export-hf writes (tokenizer_json.hpp)
+// A sharded checkpoint (model.safetensors.index.json) is refused: it is not read.
 // →
-//   RUN/config.toml, tokenizer.json (kind wordpiece), model.safetensors, checkpoint.json as
+//   RUN/config.toml (data.path names no file: kImportedDataPath), tokenizer.json (wordpiece,
+//   or char / bpe), model.safetensors, checkpoint.json as
 //   `roformer train` writes them (run/checkpoint.hpp), the checkpoint at step train.steps, so
 //   every command reads RUN as a finished run; RUN/hf_source.json says where it came from
 //   (the directory, each file's size and SHA-256, transformers_version).
@@ -40,8 +45,8 @@ struct ImportedModel {
     std::string transformers_version;  // from config.json ("" when absent)
     double position_table_error = 0;   // max |HF's table − ours|
     std::vector<std::string> notes;    // what a user should know (printed by the command)
-    // The source files read (config.json, model.safetensors, vocab.txt, tokenizer_config.json
-    // when present): name → {bytes, SHA-256}, for the run's hf_source.json.
+    // The source files read (config.json, model.safetensors, vocab.txt or tokenizer.json, and
+    // the tokenizer's JSON files when present): name → {bytes, SHA-256}, for hf_source.json.
     std::map<std::string, std::pair<size_t, std::string>> files;
     // import_hf: the files of the run it published, each read back and checked.
     std::vector<std::string> written;

@@ -1,9 +1,13 @@
 // hf — char and BPE tokenizers as tokenizer.json (see tokenizer_json.hpp).
 #include "hf/tokenizer_json.hpp"
 
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "data/wordpiece.hpp"
 
 namespace rf::hf {
 
@@ -85,6 +89,111 @@ std::string tokenizer_json(const data::Tokenizer& t, std::vector<std::string>& n
         "tokenizer.json decodes by concatenation; ours also writes a space before a "
         "special token that follows a word");
     return doc.dump(2) + "\n";
+}
+
+namespace {
+
+// The first key (a top-level one, or model.KEY) where `given` differs from `ours` ("" when
+// none); `given`'s keys that `ours` lacks count, "version" aside.
+std::string first_difference(const Json& given, const Json& ours) {
+    for (const auto& [key, value] : ours.items()) {
+        if (key == "version") continue;
+        if (!given.contains(key)) return key;
+        if (key == "model" && given[key].is_object()) {
+            const std::string inner = first_difference(given[key], value);
+            if (!inner.empty()) return "model." + inner;
+        } else if (given[key] != value) {
+            return key;
+        }
+    }
+    for (const auto& [key, value] : given.items())
+        if (!ours.contains(key) && key != "version") return key;
+    return "";
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& key, const std::string& why) {
+    throw std::runtime_error(path + ": \"" + key + "\" " + why +
+                             "; roformer-cpp reads only the tokenizer.json that export-hf writes "
+                             "for a char or BPE run (or a BERT vocab.txt)");
+}
+
+}  // namespace
+
+std::unique_ptr<data::Tokenizer> tokenizer_from_json(const std::string& text,
+                                                     const std::string& path) {
+    const Json doc = data::parse_hf_json(text, path);
+    if (!doc.is_object()) throw std::runtime_error(path + " is not a JSON object");
+    if (!doc.contains("model") || !doc["model"].is_object())
+        refuse(path, "model", "is missing or not an object");
+    const Json& model = doc["model"];
+    if (!model.contains("type") || model["type"] != "BPE")
+        refuse(path, "model.type", "is " + model.value("type", Json()).dump() + ", not \"BPE\"");
+    const bool bpe = doc.contains("pre_tokenizer") && !doc["pre_tokenizer"].is_null();
+    // The vocabulary by id, and the merges as [left, right] pairs.
+    if (!model.contains("vocab") || !model["vocab"].is_object())
+        refuse(path, "model.vocab", "is missing or not an object");
+    std::vector<std::string> vocab(model["vocab"].size());
+    for (const auto& [token, id] : model["vocab"].items()) {
+        if (!id.is_number_unsigned() || id.get<uint64_t>() >= vocab.size() ||
+            !vocab[id.get<size_t>()].empty())
+            refuse(path, "model.vocab",
+                   "gives '" + token + "' the id " + id.dump() +
+                       ", which is not one of 0 … V−1 used once");
+        vocab[id.get<size_t>()] = token;
+    }
+    std::vector<std::pair<std::string, std::string>> merges;
+    if (model.contains("merges") && model["merges"].is_array())
+        for (const Json& merge : model["merges"]) {
+            if (!merge.is_array() || merge.size() != 2 || !merge[0].is_string() ||
+                !merge[1].is_string())
+                refuse(path, "model.merges",
+                       "holds " + merge.dump() +
+                           ", not a [left, right] pair (a \"left right\" string is ambiguous "
+                           "when tokens hold spaces)");
+            merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+        }
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    try {
+        if (bpe)
+            tokenizer = std::make_unique<data::BpeTokenizer>(std::move(vocab), std::move(merges));
+        else
+            tokenizer = std::make_unique<data::CharTokenizer>(std::move(vocab));
+    } catch (const std::invalid_argument& e) {
+        refuse(path, "model", std::string("is not a ") + (bpe ? "BPE" : "char") +
+                                  " vocabulary roformer-cpp can run (" + e.what() + ")");
+    }
+    // Everything else must be what tokenizer_json() writes for it: then the ids are ours.
+    std::vector<std::string> notes;
+    const Json ours = Json::parse(tokenizer_json(*tokenizer, notes));
+    const std::string key = first_difference(doc, ours);
+    if (!key.empty()) {
+        const Json* given = key.rfind("model.", 0) == 0 ? &doc["model"] : &doc;
+        const std::string inner = key.rfind("model.", 0) == 0 ? key.substr(6) : key;
+        std::string shown = given->contains(inner) ? (*given)[inner].dump() : "absent";
+        if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+        refuse(path, key,
+               "is " + shown + ", not what roformer-cpp writes for a " + tokenizer->kind() +
+                   " tokenizer (it would change the ids)");
+    }
+    return tokenizer;
+}
+
+bool is_hf_tokenizer_json(const std::string& text) {
+    const Json doc = Json::parse(text, nullptr, false);
+    return doc.is_object() && doc.contains("model") && !doc.contains("type");
+}
+
+void check_fast_tokenizer_files(const data::WordPieceFileTexts& files, const std::string& dir) {
+    data::check_special_token_files(files, dir);
+    if (files.tokenizer_config.empty()) return;
+    const Json config = data::parse_hf_json(files.tokenizer_config, "tokenizer_config.json");
+    if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null() &&
+        config["tokenizer_class"] != "PreTrainedTokenizerFast")
+        throw std::runtime_error(
+            dir + "/tokenizer_config.json: \"tokenizer_class\" is " +
+            config["tokenizer_class"].dump() +
+            " but the directory has tokenizer.json and no vocab.txt; roformer-cpp reads it as "
+            "PreTrainedTokenizerFast (what export-hf writes): set that, or add the vocab.txt");
 }
 
 }  // namespace rf::hf

@@ -5,7 +5,7 @@
 # finished run; hf_source.json records each file's SHA-256; export → import is bit-identical
 # (tensors and fill-mask output) and the export holds HF's tensor names, shapes and values;
 # refusals (an existing --out, a non-empty export folder, a run HF cannot express) change
-# nothing; the converter turns a torch.save'd state dict into the same tensors and refuses
+# nothing; char and BPE runs round-trip through tokenizer.json (import-hf, tokenize --tokenizer); the converter turns a torch.save'd state dict into the same tensors and refuses
 # what is not a RoFormer.
 #   tests/machinery/cli_hf.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
@@ -62,6 +62,17 @@ PY
   "$BIN" fill-mask --run "$WORK/back_$fx" "w7 w9 [MASK] w11" | cmp -s - "$WORK/fill_$fx.txt" || fail "$fx: fill-mask after the round trip differs"
 done
 
+# do_basic_tokenize false: WordPiece on whitespace-separated words (BertTokenizer: 2 1 7 3 for
+# "W5.w6 w7", where its basic tokenizer gives 2 5 1 6 7 3), kept by import and by export.
+mkdir -p "$WORK/plain" && cp "$REF/hf_roformer_tiny/config.json" "$REF/hf_roformer_tiny/model.safetensors" "$WORK/plain/" && vocab "$WORK/plain"
+chmod u+w "$WORK/plain"/*
+echo '{"do_basic_tokenize": false}' >"$WORK/plain/tokenizer_config.json"
+[ "$("$BIN" tokenize --tokenizer "$WORK/plain" "W5.w6 w7" --ids-only)" = "2 1 7 3" ] || fail "do_basic_tokenize false: tokenize"
+"$BIN" import-hf "$WORK/plain" --out "$WORK/run_plain" >/dev/null || fail "import-hf with do_basic_tokenize false"
+"$BIN" export-hf "$WORK/run_plain" --out "$WORK/exp_plain" >/dev/null || fail "export-hf with do_basic_tokenize false"
+[ "$("$BIN" tokenize --tokenizer "$WORK/exp_plain" "W5.w6 w7" --ids-only)" = "2 1 7 3" ] || fail "do_basic_tokenize false: lost on export"
+[ "$("$BIN" tokenize --tokenizer "$WORK/hf_roformer_tiny" "W5.w6 w7" --ids-only)" = "2 5 1 6 7 3" ] || fail "the basic tokenizer"
+
 # Refusals change nothing: an existing --out for import, a non-empty folder for export.
 before=$(ls -A "$WORK/run_hf_roformer_tiny" | sort | tr '\n' ' ')
 "$BIN" import-hf "$WORK/hf_roformer_tiny" --out "$WORK/run_hf_roformer_tiny" >/dev/null 2>"$WORK/err"; rc=$?
@@ -77,7 +88,7 @@ mkdir -p "$WORK/notes" && echo mine >"$WORK/notes/a.txt"
 
 # A run trained here, with its char tokenizer: the export holds the run's tensors unchanged and
 # HF's table made from HF's own formula (numpy, float64: row m = sin(m·θ_i) then cos(m·θ_i),
-# θ_i = 10000^(−2i/D)), a tokenizer.json of the run's vocabulary; import-hf wants a vocab.txt.
+# θ_i = 10000^(−2i/D)), a tokenizer.json of the run's vocabulary.
 "$BIN" train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 --set data.tokenizer=char \
   --quiet --out "$WORK/char" >/dev/null || fail "training the char run"
 "$BIN" export-hf "$WORK/char" --out "$WORK/exp_char" >"$WORK/out" || fail "export-hf of a char run: $(cat "$WORK/out")"
@@ -104,8 +115,39 @@ tok = json.load(open(f"{exp}/tokenizer.json"))
 assert tok["model"]["vocab"] == {t: i for i, t in enumerate(vocab)} and config["vocab_size"] == len(vocab)
 assert [a["content"] for a in tok["added_tokens"]] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PY
-"$BIN" import-hf "$WORK/exp_char" --out "$WORK/back_char" >/dev/null 2>"$WORK/err"; rc=$?
-[ $rc = 2 ] && grep -q "has no vocab.txt" "$WORK/err" && [ ! -e "$WORK/back_char" ] || fail "import of a char export: rc $rc $(cat "$WORK/err")"
+# The round trip for both tokenizers train makes: import-hf reads export-hf's tokenizer.json,
+# the run comes back with the same tensors, the same tokenizer and the same fill-mask output;
+# tokenize --tokenizer reads the exported tokenizer.json (and its directory) as the run's.
+"$BIN" train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 --set data.tokenizer=bpe \
+  --quiet --out "$WORK/bpe" >/dev/null || fail "training the bpe run"
+"$BIN" export-hf "$WORK/bpe" --out "$WORK/exp_bpe" >"$WORK/out" || fail "export-hf of a bpe run: $(cat "$WORK/out")"
+text="In the beginning God created the [MASK] and the earth."
+for kind in char bpe; do
+  "$BIN" import-hf "$WORK/exp_$kind" --out "$WORK/back_$kind" >"$WORK/out" 2>&1 || fail "import of a $kind export: $(cat "$WORK/out")"
+  same_tensors "$WORK/back_$kind/model.safetensors" "$WORK/$kind/model.safetensors"
+  cmp -s "$WORK/back_$kind/tokenizer.json" "$WORK/$kind/tokenizer.json" || fail "$kind: the tokenizer changed on the round trip"
+  grep -q "^tokenizer = \"$kind\"" "$WORK/back_$kind/config.toml" || fail "$kind: the imported config.toml names another data.tokenizer"
+  "$BIN" fill-mask --run "$WORK/$kind" "$text" >"$WORK/fill_a" || fail "fill-mask $kind"
+  "$BIN" fill-mask --run "$WORK/back_$kind" "$text" | cmp -s - "$WORK/fill_a" || fail "$kind: fill-mask after the round trip differs"
+  want=$("$BIN" tokenize --run "$WORK/$kind" "$text" --ids-only) || fail "tokenize --run $kind"
+  for given in "$WORK/exp_$kind/tokenizer.json" "$WORK/exp_$kind"; do
+    got=$("$BIN" tokenize --tokenizer "$given" "$text" --ids-only 2>&1) || fail "tokenize --tokenizer $given: $got"
+    [ "$got" = "$want" ] || fail "tokenize --tokenizer $given: $got, the run gives $want"
+  done
+done
+# What the export does not write is refused at import, naming the file and the key.
+$PY - "$WORK/exp_bpe/tokenizer.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); t["normalizer"] = {"type": "Lowercase"}; json.dump(t, open(sys.argv[1], "w"))
+PY
+"$BIN" import-hf "$WORK/exp_bpe" --out "$WORK/back_lower" >/dev/null 2>"$WORK/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$WORK/err")" = 1 ] && grep -q 'tokenizer.json: "normalizer"' "$WORK/err" && [ ! -e "$WORK/back_lower" ] ||
+  fail "import of a changed tokenizer.json: rc $rc $(cat "$WORK/err")"
+# An imported run's data.path names no file relative to where the user stands: eval asks for one.
+grep -q '^path = "(none' "$WORK/back_char/config.toml" || fail "imported data.path: $(grep '^path' "$WORK/back_char/config.toml")"
+bin=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+(cd "$WORK" && mkdir -p data && cp corpus.txt data/kjv.txt && "$bin" eval --run back_char >/dev/null 2>err); rc=$?
+[ $rc = 2 ] && grep -q "data.path" "$WORK/err" || fail "eval of an imported run without data.path: rc $rc $(cat "$WORK/err")"
 
 # finetune --from an imported checkpoint, then classify with it.
 # Its vocab.txt: frequent KJV words, so that the task's text is not all [UNK].

@@ -3,6 +3,7 @@
 // run (src/hf/hf_mapping.hpp, import_hf.hpp) — and nothing is written.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "error_of.hpp"
@@ -92,10 +93,10 @@ TEST_CASE("import-hf refuses a missing, unknown or mis-shaped tensor and an unti
     }), "holds extra.tensor"));
 }
 
-TEST_CASE("import-hf refuses a directory without vocab.txt and a word-level Chinese vocabulary") {
+TEST_CASE("import-hf refuses a directory without a tokenizer and a word-level Chinese vocabulary") {
     const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "vocab");
     fs::remove(dir / "vocab.txt");
-    CHECK(contains(error_of([&] { hf::read_hf_directory(dir.string()); }), "has no vocab.txt"));
+    CHECK(contains(error_of([&] { hf::read_hf_directory(dir.string()); }), "has neither vocab.txt nor tokenizer.json"));
     std::string vocab = rf::testing::vocab_text(60);
     vocab.replace(vocab.find("w9\n"), 3, "\xe5\xa4\xa9\xe5\x9c\xb0\n");  // 天地, a word
     rf::testing::write_text(dir / "vocab.txt", vocab);
@@ -104,4 +105,70 @@ TEST_CASE("import-hf refuses a directory without vocab.txt and a word-level Chin
     // A character-level vocabulary under RoFormerTokenizer is BERT's WordPiece: accepted.
     rf::testing::write_text(dir / "vocab.txt", rf::testing::vocab_text(60));
     CHECK(hf::read_hf_directory(dir.string()).notes.size() == 1);
+}
+
+TEST_CASE("import-hf names config.json's keys: pruned_heads, sizes over a limit, bad JSON") {
+    const std::string pruned = refusal_with("pruned_heads", {{"0", {1}}});
+    CHECK(contains(pruned, "config.json: \"pruned_heads\" is {\"0\":[1]}"));
+    // Values that config_from_hf reads but validation refuses: the message names config.json's
+    // key, never ours.
+    const std::string positions = refusal_with("max_position_embeddings", 1000000000000);
+    CHECK(contains(positions, "config.json: \"max_position_embeddings\" is 1000000000000"));
+    CHECK(!contains(positions, "position.max_positions"));
+    const std::string dropout = refusal_with("hidden_dropout_prob", 1.5);
+    CHECK(contains(dropout, "config.json: \"hidden_dropout_prob\""));
+    CHECK(!contains(dropout, "model.dropout"));
+    const std::string eps = refusal_with("layer_norm_eps", -1.0);
+    CHECK(contains(eps, "\"layer_norm_eps\""));
+    CHECK(!contains(eps, "model.layer_norm_eps"));
+    // Not JSON: one line with the line and column, without the library's prefix.
+    const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "badjson");
+    rf::testing::write_text(dir / "config.json", "{\n  \"model_type\": \"roformer\",\n  oops\n}");
+    const std::string bad = error_of([&] { hf::read_hf_directory(dir.string()); });
+    CHECK(contains(bad, "config.json is not valid JSON (line 3, column "));
+    CHECK(!contains(bad, "json.exception"));
+}
+
+TEST_CASE("import-hf: pruned_heads {} and a sharded checkpoint; imported data.path names no file") {
+    const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "sharded");
+    nlohmann::json config = rf::testing::read_json(dir / "config.json");
+    config["pruned_heads"] = nlohmann::json::object();
+    rf::testing::write_text(dir / "config.json", config.dump());
+    const hf::ImportedModel imported = hf::read_hf_directory(dir.string());
+    // An imported run has no training text: not data/kjv.txt relative to the user's directory.
+    CHECK(imported.config.data.path == hf::kImportedDataPath);
+    CHECK(imported.config.data.path != default_config().data.path);
+    fs::rename(dir / "model.safetensors", dir / "model-00001-of-00002.safetensors");
+    rf::testing::write_text(dir / "model.safetensors.index.json", R"({"weight_map": {}})");
+    const std::string sharded = error_of([&] { hf::read_hf_directory(dir.string()); });
+    CHECK(contains(sharded, "model.safetensors.index.json: a sharded checkpoint"));
+    CHECK(contains(sharded, "max_shard_size"));
+}
+
+TEST_CASE("import-hf: vocab.txt with CR line ends or a BOM; special_tokens_map, added_tokens") {
+    const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "vocabfiles");
+    std::string cr = rf::testing::vocab_text(60);
+    std::replace(cr.begin(), cr.end(), '\n', '\r');
+    rf::testing::write_text(dir / "vocab.txt", cr);
+    rf::testing::write_text(dir / "tokenizer_config.json", R"({"tokenizer_class": "RoFormerTokenizer"})");
+    // Sixty lines of one character each, not one line of Chinese words.
+    CHECK(hf::read_hf_directory(dir.string()).tokenizer->vocab_size() == 60);
+    rf::testing::write_text(dir / "vocab.txt", "\xEF\xBB\xBF" + rf::testing::vocab_text(60));
+    CHECK(hf::read_hf_directory(dir.string()).tokenizer->token(data::kPadId) == "[PAD]");
+    rf::testing::write_text(dir / "special_tokens_map.json", R"({"mask_token": "<mask>"})");
+    CHECK(contains(error_of([&] { hf::read_hf_directory(dir.string()); }),
+                   "special_tokens_map.json: mask_token is \"<mask>\""));
+    rf::testing::write_text(dir / "special_tokens_map.json", R"({"mask_token": "[MASK]"})");
+    rf::testing::write_text(dir / "added_tokens.json", R"({"<new>": 60})");
+    CHECK(contains(error_of([&] { hf::read_hf_directory(dir.string()); }),
+                   "added_tokens.json: \"<new>\""));
+    fs::remove(dir / "added_tokens.json");
+    const hf::ImportedModel imported = hf::read_hf_directory(dir.string());
+    CHECK(imported.files.count("special_tokens_map.json") == 1);
+    // A tokenizer.json beside vocab.txt is not read, and the import says so.
+    rf::testing::write_text(dir / "tokenizer.json", "{}");
+    const auto notes = hf::read_hf_directory(dir.string()).notes;
+    CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& note) {
+        return contains(note, "tokenizer.json beside vocab.txt is not read");
+    }));
 }

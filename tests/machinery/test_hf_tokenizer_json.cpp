@@ -79,3 +79,49 @@ TEST_CASE("export-hf tokenizer.json: the vocabulary, the merges and the specials
         CHECK(doc["pre_tokenizer"].is_null() == (std::string(kind) == "char"));
     }
 }
+
+TEST_CASE("tokenizer.json read back: export-hf's char and BPE files give the same tokenizer") {
+    std::ifstream kjv(std::string(RF_SOURCE_DIR) + "/data/kjv.txt");
+    std::stringstream text;
+    text << kjv.rdbuf();
+    const std::string corpus = text.str().substr(0, 100000);
+    for (const char* kind : {"bpe", "char"}) {
+        CAPTURE(std::string(kind));
+        const auto tokenizer = data::train_tokenizer(kind, corpus, 300);
+        std::vector<std::string> notes;
+        const std::string file = hf::tokenizer_json(*tokenizer, notes);
+        CHECK(hf::is_hf_tokenizer_json(file));
+        CHECK_FALSE(hf::is_hf_tokenizer_json(tokenizer->to_json()));
+        const auto back = hf::tokenizer_from_json(file, "exp/tokenizer.json");
+        CHECK(back->kind() == kind);
+        CHECK(back->to_json() == tokenizer->to_json());
+        for (const std::string& t : test_texts()) CHECK(back->encode(t) == tokenizer->encode(t));
+    }
+}
+
+TEST_CASE("tokenizer.json read back: any key export-hf would not write is refused, named") {
+    const auto tokenizer = data::train_tokenizer("bpe", "the heaven and the earth and the sea", 40);
+    std::vector<std::string> notes;
+    const nlohmann::json doc = nlohmann::json::parse(hf::tokenizer_json(*tokenizer, notes));
+    const auto refusal = [](const nlohmann::json& changed) {
+        try {
+            hf::tokenizer_from_json(changed.dump(), "exp/tokenizer.json");
+        } catch (const std::exception& e) { return std::string(e.what()); }
+        return std::string("(no error)");
+    };
+    nlohmann::json lower = doc;
+    lower["normalizer"] = {{"type", "Lowercase"}};
+    CHECK(refusal(lower).find("exp/tokenizer.json: \"normalizer\" is {\"type\":\"Lowercase\"}") ==
+          0);
+    nlohmann::json prefix = doc;
+    prefix["model"]["continuing_subword_prefix"] = "##";
+    CHECK(refusal(prefix).find("\"model.continuing_subword_prefix\" is \"##\"") !=
+          std::string::npos);
+    nlohmann::json wordpiece = doc;
+    wordpiece["model"]["type"] = "WordPiece";
+    CHECK(refusal(wordpiece).find("\"model.type\" is \"WordPiece\"") != std::string::npos);
+    nlohmann::json merges = doc;
+    merges["model"]["merges"][0] = "t h";
+    CHECK(refusal(merges).find("\"model.merges\" holds \"t h\"") != std::string::npos);
+    CHECK(refusal(nlohmann::json::array()).find("not a JSON object") != std::string::npos);
+}

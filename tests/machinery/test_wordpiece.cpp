@@ -244,3 +244,67 @@ TEST_CASE("wordpiece: tokenizer_config.json settings we do not implement are ref
               load_wordpiece_directory(std::string(RF_SOURCE_DIR) + "/src");
           }).find("has no vocab.txt") != std::string::npos);
 }
+
+TEST_CASE("wordpiece: do_basic_tokenize false runs WordPiece on whitespace-separated words") {
+    // vocab.txt: the five specials, then w5 … w9; "W5.w6 w7" as BertTokenizer splits it with
+    // and without its basic tokenizer (no punctuation split, no lower case: "W5.w6" is [UNK]).
+    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+    for (int i = 5; i < 10; ++i) vocab += "w" + std::to_string(i) + "\n";
+    const auto basic = parse_wordpiece_files(vocab, "", "d");
+    const auto plain = parse_wordpiece_files(vocab, R"({"do_basic_tokenize": false})", "d");
+    CHECK(basic->encode_for_model("W5.w6 w7") == std::vector<int>{2, 5, 1, 6, 7, 3});
+    CHECK(plain->encode_for_model("W5.w6 w7") == std::vector<int>{2, 1, 7, 3});
+    CHECK(plain->encode("w5\t w6\xe3\x80\x80w7 [MASK]") == std::vector<int>{5, 6, 7, 4});
+    CHECK_FALSE(plain->do_basic_tokenize());
+    // tokenize_chinese_chars, strip_accents and never_split belong to the basic tokenizer:
+    // without it they change nothing and are not refused.
+    CHECK_NOTHROW(parse_wordpiece_files(
+        vocab, R"({"do_basic_tokenize": false, "never_split": ["w5"], "strip_accents": true})",
+        "d"));
+    // Saved and loaded, the setting stays.
+    const auto back = parse_tokenizer(plain->to_json(), "t.json");
+    CHECK(back->encode("W5.w6 w7") == plain->encode("W5.w6 w7"));
+    CHECK(back->to_json() == plain->to_json());
+}
+
+TEST_CASE("wordpiece: never_split, special_tokens_map.json and added_tokens.json are read") {
+    const std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nx\n";
+    const auto refusal = [&](const WordPieceFileTexts& files) {
+        return error_of([&] { parse_wordpiece_files(files, "d"); });
+    };
+    CHECK(refusal({vocab, R"({"never_split": ["x"]})", "", ""}) ==
+          "tokenizer directory 'd': tokenizer_config.json: never_split = [\"x\"] is not supported: "
+          "words kept whole by the basic tokenizer are not implemented; remove the key or set it "
+          "to null");
+    CHECK_NOTHROW(parse_wordpiece_files({vocab, R"({"never_split": null})", "", ""}, "d"));
+    CHECK(refusal({vocab, R"({"split_special_tokens": true})", "", ""})
+              .find("tokenizer_config.json: split_special_tokens = true") != std::string::npos);
+    // special_tokens_map.json: the same rules as the same keys of tokenizer_config.json.
+    CHECK(refusal({vocab, "", R"({"mask_token": "<mask>"})", ""})
+              .find("special_tokens_map.json: mask_token is \"<mask>\"") != std::string::npos);
+    CHECK(refusal({vocab, "", R"({"additional_special_tokens": ["<x>"]})", ""})
+              .find("special_tokens_map.json: additional_special_tokens") != std::string::npos);
+    CHECK_NOTHROW(parse_wordpiece_files(
+        {vocab, "", R"({"mask_token": {"content": "[MASK]"}, "unk_token": "[UNK]"})", ""}, "d"));
+    // added_tokens.json: {token: id}, only the five specials.
+    CHECK(refusal({vocab, "", "", R"({"<extra>": 6})"}).find("added_tokens.json: \"<extra>\"") !=
+          std::string::npos);
+    CHECK_NOTHROW(parse_wordpiece_files({vocab, "", "", R"({"[MASK]": 4})"}, "d"));
+    const std::string number = refusal({vocab, "", R"({"unk_token": {"content": 7}})", ""});
+    CHECK(number.find("special_tokens_map.json: unk_token is {\"content\":7}") != std::string::npos);
+    CHECK(number.find("json.exception") == std::string::npos);
+    CHECK(refusal({vocab, "", "[1, 2", ""}).find("special_tokens_map.json is not valid JSON") !=
+          std::string::npos);
+}
+
+TEST_CASE("wordpiece: a byte-order mark before vocab.txt's first line; JSON errors in one line") {
+    const std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nx\n";
+    CHECK(parse_wordpiece_files("\xEF\xBB\xBF" + vocab, "", "d")->vocab() ==
+          parse_wordpiece_files(vocab, "", "d")->vocab());
+    CHECK(parse_wordpiece_files(vocab, "\xEF\xBB\xBF{\"do_lower_case\": false}", "d")
+              ->do_lower_case() == false);
+    const std::string bad = error_of([&] { parse_wordpiece_files(vocab, "{\n  \"a\": tru\n}", "d"); });
+    CHECK(bad.find("tokenizer_config.json is not valid JSON (line 2, column ") != std::string::npos);
+    CHECK(bad.find("json.exception") == std::string::npos);
+    CHECK(bad.find('\n') == std::string::npos);
+}
