@@ -25,6 +25,7 @@
 #include "hf/tokenizer_json.hpp"
 #include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
+#include "run/directory_kind.hpp"
 
 namespace {
 
@@ -56,9 +57,7 @@ std::string resolve_tokenizer_path(const TokenizeOptions& o) {
     if (o.run_dir.empty())
         throw std::invalid_argument(
             "say which tokenizer to use: --run runs/NAME or --tokenizer FILE");
-    rf::require_directory(o.run_dir, "run directory",
-                          "check --run (train one with `" +
-                              rf::shell_command({"roformer", "train", "--out", o.run_dir}) + "`)");
+    rf::require_tokenizer_run(o.run_dir, "--run");
     const std::string path = (fs::path(o.run_dir) / "tokenizer.json").string();
     if (!fs::is_regular_file(path))
         throw std::runtime_error("run directory '" + o.run_dir +

@@ -187,6 +187,16 @@ DirectoryState require_model_run(const std::string& dir, const std::string& opti
                                 reader_of(state, dir));
 }
 
+DirectoryState require_tokenizer_run(const std::string& dir, const std::string& option) {
+    const DirectoryState state = inspect_directory(dir);
+    if (state.kind == DirectoryKind::training_run || state.kind == DirectoryKind::finetune_run)
+        return state;
+    std::string fix = reader_of(state, dir);
+    if (state.kind == DirectoryKind::hf_model || state.kind == DirectoryKind::hf_export)
+        fix = "give it to --tokenizer instead of --run";
+    throw std::invalid_argument(option + " '" + dir + "' " + describe(state) + "; " + fix);
+}
+
 DirectoryState require_finetune_run(const std::string& dir, const std::string& option) {
     const DirectoryState state = inspect_directory(dir);
     if (state.kind == DirectoryKind::finetune_run) return state;

@@ -69,6 +69,10 @@ std::string describe(const DirectoryState& state);
 // reads it>". Returns the state for state_unfinished.
 DirectoryState require_model_run(const std::string& dir, const std::string& option);
 
+// tokenize --run reads only the tokenizer: a training run in any state or a fine-tune run;
+// every other kind is refused like require_model_run.
+DirectoryState require_tokenizer_run(const std::string& dir, const std::string& option);
+
 // classify, finetune --resume: everything but a fine-tune run is refused the same way.
 DirectoryState require_finetune_run(const std::string& dir, const std::string& option);
 

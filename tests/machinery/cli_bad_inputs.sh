@@ -183,7 +183,7 @@ TABLE=$(cat <<'ROWS'
 0 | ids are vocab.txt line numbers (0-based), as Hugging Face's input_ids | tokenize --tokenizer tests/reference/hf 'In the beginning 中文'
 0 | ids: 2 971 966 1640 139 429 3                                     | tokenize --tokenizer tests/reference/hf 'In the beginning 中文'
 2 | tokenizer_class = RoFormerTokenizer first segments Chinese words with jieba | tokenize --tokenizer $W/hf_roformer hello
-2 | run directory '$RUN/tokenizer.json' is a file, not a directory      | tokenize --run $RUN/tokenizer.json hello
+2 | --run '$RUN/tokenizer.json' is a file, not a directory              | tokenize --run $RUN/tokenizer.json hello
 2 | --run '$RUN/config.toml' is a file, not a directory                    | eval --run $RUN/config.toml
 2 | --run '$RUN/model.safetensors' is a file, not a directory              | attention --run $RUN/model.safetensors hello
 2 | --run '$RUN/config.toml' is a file, not a directory                    | fill-mask --run $RUN/config.toml 'a [MASK]'
@@ -211,7 +211,7 @@ TABLE=$(cat <<'ROWS'
 2 | compare.variants.lr sets train.seed                                | compare --config $W/seed_variant.toml --no-plot --out $W/o38
 2 | is swept in $W/scheme_sweep.toml but compare.schemes already sets it | compare --config $W/scheme_sweep.toml --no-plot --out $W/o38
 2 | compare: train.seed is set by --set train.seed=3                   | compare --config configs/tiny.toml --set train.seed=3 --no-plot --out $W/o38
-2 | roformer train --out '$W/no such run'                             | tokenize --run "$W/no such run" hello
+2 | --run '$W/no such run' does not exist                             | tokenize --run "$W/no such run" hello
 2 | roformer eval --run '$W/run copy'                                  | train $SMALL --set train.steps=2 --resume --out "$W/run copy"
 0 | next: roformer extrapolate --runs '$W/cmp 2'                       | compare --config configs/tiny.toml --schemes none --seeds 1 --set train.steps=2 --set train.eval_every=1 --no-plot --out "$W/cmp 2"
 2 | compare: position.pairing is set by --set position.pairing=half, but the run 'learned' sets it from its scheme name | compare --config configs/tiny.toml --schemes learned --set position.pairing=half --no-plot --out $W/o38
