@@ -83,6 +83,12 @@ StagedDirectory::StagedDirectory(const std::string& out, const std::string& comm
     target_ = target.string();
     guard_ = std::make_unique<InterruptGuard>();
     InterruptGuard::quiet_notes();  // the Interrupted line says what happened
+    // OUT's parents are made as `mkdir -p` would (`--out hf/classroom` in a fresh checkout).
+    std::error_code made;
+    fs::create_directories(target.parent_path(), made);
+    if (made)
+        throw std::runtime_error("cannot create the directory above --out '" + out + "' (" +
+                                 made.message() + "); pick another --out");
     // 1. Lock OUT. A writer that opened OUT just before another published over it locks a
     //    directory that no longer has the name: it looks again.
     for (int attempt = 0; out_fd_ < 0; ++attempt) {

@@ -34,6 +34,7 @@ T=(--config configs/tiny.toml --set train.threads=1 --set train.batch_size=2 --s
 "$BIN" train "${T[@]}" --set train.steps=1 --set model.hidden=256 --set model.ffn=1024 \
   --set model.num_layers=6 --set model.num_heads=4 --out "$WORK/big" >/dev/null 2>&1 || fail "train big"
 "$BIN" export-hf "$WORK/run" --out "$WORK/ref_export" >/dev/null || fail "export-hf"
+"$BIN" export-hf "$WORK/run" --out "$WORK/new/parents/x" >/dev/null || fail "export-hf into a new path"
 "$BIN" export-hf "$WORK/big" --out "$WORK/big_bpe" >/dev/null || fail "export-hf big"
 # import-hf reads BERT's vocab.txt: the exported weights with a WordPiece vocabulary of as many
 # lines as the model has token rows.
