@@ -294,12 +294,22 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     if (fs::exists(options.out_dir) && !fs::is_directory(options.out_dir))
         throw std::runtime_error("compare: --out '" + options.out_dir +
                                  "' is a file, not a directory; pick another --out");
-    refuse_foreign_directory(options.out_dir, settings.schemes);
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
-    // One comparison per directory: a second `compare --out DIR` is told who holds it.
-    RunLock lock = RunLock::acquire(options.out_dir);
-    refuse_foreign_outputs(options.out_dir, options.plot);
+    // One comparison per directory, locked before anything is checked: a second `compare --out
+    // DIR` is told who holds it. The pid record is written only once DIR is known to be ours
+    // (nothing is written into a folder of the user's), and a DIR this call created goes again
+    // with a refusal.
+    const bool created = !fs::exists(options.out_dir);
+    RunLock lock = RunLock::acquire(options.out_dir, false);
+    try {
+        refuse_foreign_directory(options.out_dir, settings.schemes);
+        lock.record_holder();
+        refuse_foreign_outputs(options.out_dir, options.plot);
+    } catch (...) {
+        if (created && lock.in_place()) fs::remove(options.out_dir);  // only if empty
+        throw;
+    }
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;

@@ -127,14 +127,16 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     if (!fs::is_directory(options.runs_dir))
         throw std::runtime_error("'" + options.runs_dir +
                                  "' is not a directory; pass the --out of `roformer compare`");
-    // A directory without a comparison's layout (<scheme>/seed<k>/) is refused before its lock
-    // is written: nothing is created where the command has no business. The comparison
-    // directory is written by one command at a time: not during a compare.
+    // The comparison directory is written by one command at a time (not during a compare):
+    // locked before anything is checked. A directory without a comparison's layout
+    // (<scheme>/seed<k>/) is refused before the lock's pid record is written: nothing is
+    // created where the command has no business.
+    const RunLock lock = RunLock::acquire(options.runs_dir, false);
     if (!has_comparison_layout(options.runs_dir))
         throw std::runtime_error("'" + options.runs_dir +
                                  "' holds no comparison (no <scheme>/seed<k> directories); "
                                  "pass the --out of `roformer compare`");
-    const RunLock lock = RunLock::acquire(options.runs_dir);
+    lock.record_holder();
     const std::vector<FoundRun> runs = find_comparison_runs(options.runs_dir);
     const fs::path dir(options.runs_dir);
     // Every output is checked before the (long) evaluation, and every run must be finished:

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "io/locked_directory.hpp"
 #include "io/shell_quote.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
@@ -29,6 +30,9 @@ bool has(const std::string& dir, const char* name) {
 // The pid of the process that holds the directory's lock, or "" when none does. A shared lock
 // tried and dropped at once: a writer holds it exclusively.
 std::string live_writer(const std::string& dir) {
+    // A directory this process holds (a writer asking what it locked) has no other writer.
+    const LocatedPath inside = locate((fs::path(dir) / "x").string());
+    if (inside.dir_fd != AT_FDCWD && inside.relative == "x") return "";
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return "";
     const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
