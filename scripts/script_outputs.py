@@ -240,9 +240,18 @@ def number(path, line, row, column, kind=float, empty=False):
     return value
 
 
+# Debian's python, which scripts/setup.sh --all gives python3-numpy and python3-matplotlib; a
+# script started by another python that lacks them runs itself again with this one, once (the
+# variable below marks the second start, so a python that lacks them too cannot loop).
+DEBIAN_PYTHON = "/usr/bin/python3"
+RERUN_MARK = "ROFORMER_SCRIPT_RERUN"
+
+
 def plotting(script, numpy=False):
-    """(numpy or None, matplotlib, matplotlib.pyplot) with the Agg backend; None after one line on
-    stderr naming what this python lacks (the scripts then exit 3)."""
+    """(numpy or None, matplotlib, matplotlib.pyplot) with the Agg backend. When this python lacks
+    them and Debian's has them, the script is started again with Debian's (same arguments, one
+    line on stderr saying so); otherwise None after one line on stderr saying how to run it (the
+    scripts then exit 3)."""
     try:
         np = __import__("numpy") if numpy else None
         import matplotlib
@@ -250,9 +259,29 @@ def plotting(script, numpy=False):
         import matplotlib.pyplot as plt
     except ImportError as e:
         need = "numpy or matplotlib" if numpy else "matplotlib"
-        print(f"{script}: this python ({sys.executable}) lacks {need} ({e}); run the script with "
-              "Debian's /usr/bin/python3, whose python3-numpy and python3-matplotlib "
-              "scripts/setup.sh --all installs", file=sys.stderr)
+        modules = "numpy, matplotlib" if numpy else "matplotlib"
+        if os.environ.get(RERUN_MARK) is None and _has_modules(DEBIAN_PYTHON, modules):
+            print(f"{script}: this python ({sys.executable}) lacks {need}; running the script "
+                  f"again with {DEBIAN_PYTHON}", file=sys.stderr)
+            sys.stderr.flush()
+            os.environ[RERUN_MARK] = sys.executable
+            os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, sys.argv[0], *sys.argv[1:]])
+        print(f"{script}: this python ({sys.executable}) lacks {need} ({e}), and "
+              f"{DEBIAN_PYTHON} cannot stand in; install python3-numpy python3-matplotlib "
+              f"(scripts/setup.sh --all does), then run {DEBIAN_PYTHON} {sys.argv[0]}",
+              file=sys.stderr)
         return None
     return np, matplotlib, plt
 
+
+def _has_modules(python, modules):
+    """Whether PYTHON (another interpreter, started fresh) imports MODULES."""
+    if not os.access(python, os.X_OK):
+        return False
+    import subprocess
+    try:
+        return subprocess.run([python, "-c", f"import {modules}"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False

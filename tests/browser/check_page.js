@@ -1,6 +1,12 @@
 // Drives docs/explorer/rope.html in headless Chromium as a student would (typing in the boxes,
 // dragging the base slider, pressing "shift both", loading an attention file, hovering a cell)
 // and compares every number it shows with the C++ library's (rope_cases.cpp's JSON).
+// Also per case: k = R₋₁q and k = R₁q (the k shown, the score, the curve's peak at Δ = ∓1 with
+// the value |q|²) and both pairings with "permute q and k" (half on permuted q, k gives the
+// interleaved score). Once: the sentence at the pairing switch; at 64 pairs no two θ labels
+// under the clocks overlap; the sticky control panel takes at most PANEL_SHARE of a 900 px
+// window; the heat map is at least 500 px (T ≤ 60) with axis titles and a colour bar of its own colours;
+// after switching head and layer the hovered cell's p is the new head's.
 //
 //   node tests/browser/check_page.js --page docs/explorer/rope.html --cases CASES.json
 //        --screenshot OUT.png [--attention FILE.json] [--break sin-sign | theta-d-minus-1]
@@ -57,6 +63,9 @@ function check(label, what, pageValue, expected, angle = false) {
 const number = (text) => Number(String(text).trim().split(/\s+/)[0]);
 
 async function setCase(page, c) {
+  await page.selectOption("#k-choice", "formula");
+  await page.selectOption("#pairing", "half");  // where the toggle is live
+  await page.uncheck("#permute");
   await page.selectOption("#pairing", c.pairing);
   await page.fill("#pairs", String(c.pairs));
   await page.fill("#m", String(c.m));
@@ -95,11 +104,135 @@ async function checkCase(page, c, index) {
   check(label, "score_shifted", number(await text("score-shifted")), c.score_shifted);
   check(label, "decay", number(await text("decay-at")), c.decay);
   check(label, "decay_zero", number(await text("decay-zero")), c.decay_zero);
+  await checkKChoices(page, c, label);
+  await checkPermute(page, c, label);
   // Press "shift both": the boxes move by s and the score shown is the library's at (m+s, n+s).
   await page.click("#shift-both");
   check(label, "m after shift", Number(await page.inputValue("#m")), c.m + c.shift);
   check(label, "n after shift", Number(await page.inputValue("#n")), c.n + c.shift);
   check(label, "score after shift", number(await text("score")), c.score_shifted);
+}
+
+// k = R₋₁q and R₁q: k is q turned by one position back (on), so ⟨R_m q, R_n k⟩ = ⟨R_m q,
+// R_{n∓1} q⟩ peaks, at |q|², where Δ = m − n = ∓1. The k shown and the score at (m, n) are the
+// library's (rope_kernel with sin sign −1 / +1 at position 1); the peak is read off the page.
+async function checkKChoices(page, c, label) {
+  const text = (id) => page.textContent(`#${id}`);
+  for (const [choice, k, expected, peak] of [["minus", c.k_minus, c.score_k_minus, -1],
+                                             ["plus", c.k_plus, c.score_k_plus, 1]]) {
+    await page.selectOption("#k-choice", choice);
+    const shown = (await text("k")).trim().split(/\s+/).map(Number);
+    if (shown.length !== k.length) mismatches.push(`MISMATCH ${label} k ${choice}: ${shown.length} numbers, C++ ${k.length}`);
+    k.forEach((v, d) => check(label, `k ${choice}[${d}]`, shown[d], v));
+    check(label, `score with k ${choice}`, number(await text("score")), expected);
+    check(label, `curve peak Δ with k ${choice}`, number(await text("score-peak-delta")), peak);
+    check(label, `curve peak with k ${choice} (|q|²)`, number(await text("score-peak")), c.q_norm2);
+  }
+  await page.selectOption("#k-choice", "formula");
+}
+
+// The two pairings differ on the same q, k; "permute q and k" (dims 2i, 2i+1 → i, i + D/2)
+// makes half give the interleaved score back, as the library computes it.
+async function checkPermute(page, c, label) {
+  const score = async () => number(await page.textContent("#score"));
+  await page.selectOption("#pairing", "interleaved");
+  const interleaved = await score();
+  check(label, "score interleaved", interleaved, c.score_interleaved);
+  await page.selectOption("#pairing", "half");
+  check(label, "score half", await score(), c.score_half);
+  await page.check("#permute");
+  const permuted = await score();
+  check(label, "score half on permuted q, k", permuted, c.score_half_permuted);
+  check(label, "score half on permuted q, k = the page's interleaved", permuted, interleaved);
+  await page.uncheck("#permute");
+  await page.selectOption("#pairing", c.pairing);
+}
+
+// Boxes a and b overlap (more than a pixel's rounding).
+const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
+                          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+const rect = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+
+// At 64 (and 32) pairs, for small and large bases: one label per pair, none overlapping another
+// label or another pair's clock, none wider than its box.
+async function checkLabels(page) {
+  const settings = [[64, "10000"], [64, "1000000"], [64, "2"], [32, "10000"]];
+  for (const [pairs, base] of settings) {
+    await page.fill("#pairs", String(pairs));
+    await page.fill("#base", base);
+    const found = await page.evaluate(() => [...document.querySelectorAll("#clocks .clock")].map((clock) => {
+      const label = clock.querySelector(".clock-label"), canvas = clock.querySelector("canvas");
+      const box = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; };
+      return { text: label.textContent, label: box(label), canvas: box(canvas),
+               spills: label.scrollWidth > label.clientWidth + 1 };
+    }));
+    const where = `θ labels at ${pairs} pairs, base ${base}`;
+    compared += 1;
+    if (found.length !== pairs) { mismatches.push(`MISMATCH ${where}: ${found.length} labelled clocks`); continue; }
+    for (let i = 0; i < pairs; ++i) {
+      if (!found[i].text.includes(`pair ${i}`) || !found[i].text.includes("θ = "))
+        mismatches.push(`MISMATCH ${where}: label ${i} reads "${found[i].text}"`);
+      if (found[i].spills) mismatches.push(`MISMATCH ${where}: label ${i} is wider than its box`);
+      for (let j = 0; j < pairs; ++j) {
+        if (j > i && overlap(found[i].label, found[j].label))
+          mismatches.push(`MISMATCH ${where}: labels of pairs ${i} and ${j} overlap`);
+        if (j !== i && overlap(found[i].label, found[j].canvas))
+          mismatches.push(`MISMATCH ${where}: label ${i} covers the clock of pair ${j}`);
+      }
+    }
+  }
+}
+
+// The sticky panel: at most PANEL_SHARE of the window's height; the pairing sentence in it.
+const PANEL_SHARE = 0.15;
+async function checkPanel(page) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const panel = await page.locator(".controls").boundingBox();
+  const height = page.viewportSize().height;
+  compared += 2;
+  if (panel.height > PANEL_SHARE * height)
+    mismatches.push(`MISMATCH control panel: ${panel.height.toFixed(0)} px high, over ${PANEL_SHARE} of a ${height} px window`);
+  const note = page.locator(".controls #pairing-note");
+  const said = (await note.count()) ? await note.textContent() : "";
+  if (!(await note.count()) || !(await note.isVisible()) || !/agree only after permuting q and k/.test(said.replace(/\s+/g, " ")))
+    mismatches.push(`MISMATCH pairing sentence: "${said.trim()}" (want it beside the switch, saying the pairings agree only after permuting q and k)`);
+}
+
+// The heat map's frame: ≥ 500 px up to T = 60, axis titles beside it, a colour bar as tall as the map whose
+// colour at height √p is the map's colour for p (read back from both canvases' pixels).
+async function checkHeatMap(page, doc, layer, head) {
+  const geometry = await page.locator("#attn-canvas").evaluate((c) => ({ ...c.dataset }));
+  const [left, top, cell, T] = ["left", "top", "cell", "size"].map((k) => Number(geometry[k]));
+  const box = async (sel) => ((await page.locator(sel).count()) && (await page.locator(sel).isVisible())
+    ? page.locator(sel).boundingBox() : null);
+  const map = await box("#attn-canvas"), bar = await box("#attn-colorbar");
+  const x = await box("#attn-xtitle"), y = await box("#attn-ytitle");
+  compared += 5;
+  if (T <= 60 && T * cell < 500) mismatches.push(`MISMATCH heat map: ${T * cell} px for T = ${T}, want at least 500`);
+  if (!x || !/key/.test(await page.textContent("#attn-xtitle")) || x.y < map.y + map.height - 1 ||
+      x.x > map.x + map.width || x.x + x.width < map.x + left)
+    mismatches.push("MISMATCH heat map: no axis title for the keys under the map");
+  if (!y || !/query/.test(await page.textContent("#attn-ytitle")) || y.x + y.width > map.x + 1 ||
+      y.y > map.y + map.height || y.y + y.height < map.y + top)
+    mismatches.push("MISMATCH heat map: no axis title for the queries left of the map");
+  if (!bar || Math.abs(bar.height - T * cell) > 2 || Math.abs(bar.y - (map.y + top)) > 2 || bar.x < map.x + map.width - 1) {
+    mismatches.push(`MISMATCH heat map: no colour bar right of the map and as tall as it (${JSON.stringify(bar)})`);
+    return;
+  }
+  const p = doc.weights[layer][head];
+  let most = [0, 0];
+  p.forEach((row, m) => row.forEach((v, n) => { if (v > p[most[0]][most[1]]) most = [m, n]; }));
+  for (const [m, n] of [most, [doc.T - 1, 0], [Math.floor(doc.T / 2), Math.floor(doc.T / 2)]]) {
+    const colours = await page.evaluate(([m, n, value, left, top, cell]) => {
+      const pixel = (id, px, py) => [...document.getElementById(id).getContext("2d").getImageData(px, py, 1, 1).data.slice(0, 3)];
+      const bar = document.getElementById("attn-colorbar");
+      const row = Math.min(bar.height - 2, Math.max(1, Math.round((1 - Math.sqrt(value)) * bar.height)));
+      return [pixel("attn-canvas", left + (n + 0.5) * cell, top + (m + 0.5) * cell), pixel("attn-colorbar", bar.width / 2, row)];
+    }, [m, n, p[m][n], left, top, cell]);
+    compared += 1;
+    if (colours[0].some((v, i) => Math.abs(v - colours[1][i]) > 4))
+      mismatches.push(`MISMATCH heat map cell (${m}, ${n}) p = ${p[m][n]}: colour ${colours[0]}, the colour bar at that p ${colours[1]}`);
+  }
 }
 
 async function checkAttention(page, file) {
@@ -126,6 +259,24 @@ async function checkAttention(page, file) {
       mismatches.push(`MISMATCH ${label} tokens: page ${tokens}, file ${doc.tokens[m]},${doc.tokens[n]}`);
     check(label, "p_mn", number(await page.textContent("#attn-p")), doc.weights[layer][head][m][n]);
   }
+  await checkHeatMap(page, doc, layer, head);
+  // Hover the cell where this head and layer 0's head 0 differ most, then switch head, then
+  // layer, without moving the mouse: the line shows the cell's p in the head now selected.
+  let cellAt = [0, 0], most = -1;
+  doc.weights[layer][head].forEach((row, m) => row.forEach((v, n) => {
+    const d = Math.min(Math.abs(v - doc.weights[layer][0][m][n]), Math.abs(doc.weights[layer][0][m][n] - doc.weights[0][0][m][n]));
+    if (d > most) { most = d; cellAt = [m, n]; }
+  }));
+  const [m, n] = cellAt;
+  if (most < 1e-4) mismatches.push(`MISMATCH attention: the heads differ by at most ${most}; the switch check cannot tell them apart`);
+  await page.mouse.move(box.x + left + (n + 0.5) * cell, box.y + top + (m + 0.5) * cell);
+  check(`attention hover (m=${m}, n=${n})`, "p_mn before the switch", number(await page.textContent("#attn-p")), doc.weights[layer][head][m][n]);
+  await page.selectOption("#attn-head", "0");
+  check(`attention hover (m=${m}, n=${n}) after switching to head ${doc.heads[0]}`, "p_mn",
+        number(await page.textContent("#attn-p")), doc.weights[layer][0][m][n]);
+  await page.selectOption("#attn-layer", "0");
+  check(`attention hover (m=${m}, n=${n}) after switching to layer ${doc.layers[0]}`, "p_mn",
+        number(await page.textContent("#attn-p")), doc.weights[0][0][m][n]);
   return doc.T;
 }
 
@@ -144,6 +295,8 @@ async function checkAttention(page, file) {
   });
   await page.goto(pathToFileURL(pageToOpen()).href);
   for (let i = 0; i < cases.length; ++i) await checkCase(page, cases[i], i);
+  await checkLabels(page);
+  await checkPanel(page);
   let attentionNote = "";
   if (args.attention) attentionNote = `, attention p_mn at 3 cells of a T = ${await checkAttention(page, args.attention)} map`;
   await page.selectOption("#pairing", "interleaved");  // a readable picture: 8 pairs

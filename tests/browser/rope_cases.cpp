@@ -10,6 +10,12 @@
 //   score        ⟨R_m q, R_n k⟩ with R_m x = rope_kernel on one row (sin sign +1)
 //   score_shifted ⟨R_{m+s} q, R_{n+s} k⟩, computed, not assumed equal to score
 //   decay, decay_zero  rope_decay_bound(D, base, m − n) and (D, base, 0)  (rope_decay.hpp)
+//   q_norm2      |q|², the largest score of the page's curve with k = R₋₁q or k = R₁q
+//   k_minus, score_k_minus   k = R₋₁q = rope_kernel with sin sign −1 at position 1, and
+//                ⟨R_m q, R_n k⟩ for it (the page's "k = R₋₁q"); k_plus, score_k_plus: R₁q
+//   score_interleaved, score_half, score_half_permuted  ⟨R_m q, R_n k⟩ with each pairing's
+//                table, the last on q, k permuted (dims 2i, 2i+1 → i, i + D/2): the page's
+//                "permute q and k", which must give score_interleaved again
 // q and k are the page's formula of the dim index d (the page prints it):
 //   q_d = cos(0.7·d + 0.3) + 0.5·sin(1.9·d),   k_d = sin(1.1·d + 0.9) − 0.4·cos(2.3·d)
 #include <cmath>
@@ -35,12 +41,25 @@ struct Setting {
 };
 
 // R_position x for one head row, by the library's kernel and table.
-std::vector<double> rotated(const std::vector<double>& x, rf::RopeTable& table, size_t position) {
+// sin_sign −1 turns the other way: R_{−position} x.
+std::vector<double> rotated(const std::vector<double>& x, rf::RopeTable& table, size_t position,
+                            double sin_sign = 1.0) {
     const size_t D = x.size();
     table.reserve(position + 1);
     std::vector<double> y(D);
     rf::rope_kernel(x.data(), y.data(), 1, 1, D, D, table.options().pairing,
-                    table.cos_row(position), table.sin_row(position), 1.0, false);
+                    table.cos_row(position), table.sin_row(position), sin_sign, false);
+    return y;
+}
+
+// dims (2i, 2i+1) → (i, i + D/2)
+std::vector<double> permuted_to_half(const std::vector<double>& x) {
+    const size_t D = x.size();
+    std::vector<double> y(D);
+    for (size_t i = 0; i < D / 2; ++i) {
+        y[i] = x[2 * i];
+        y[i + D / 2] = x[2 * i + 1];
+    }
     return y;
 }
 
@@ -72,6 +91,14 @@ nlohmann::json expected(const Setting& s) {
         angle_k.push_back(std::atan2(table.sin_row(s.n)[i], table.cos_row(s.n)[i]));
     }
     const double delta = double(s.m) - double(s.n);
+    const std::vector<double> k_minus = rotated(q, table, 1, -1.0), k_plus = rotated(q, table, 1);
+    auto score_with = [&](rf::RopePairing pairing, const std::vector<double>& qq,
+                          const std::vector<double>& kk) {
+        rf::RopeOptions o = options;
+        o.pairing = pairing;
+        rf::RopeTable t(o);
+        return dot(rotated(qq, t, s.m), rotated(kk, t, s.n));
+    };
     return {
         {"m", s.m},
         {"n", s.n},
@@ -88,7 +115,16 @@ nlohmann::json expected(const Setting& s) {
         {"score", dot(rotated(q, table, s.m), rotated(k, table, s.n))},
         {"score_shifted", dot(rotated(q, table, s.m + s.shift), rotated(k, table, s.n + s.shift))},
         {"decay", rf::rope_decay_bound(D, s.base, delta)},
-        {"decay_zero", rf::rope_decay_bound(D, s.base, 0.0)}};
+        {"decay_zero", rf::rope_decay_bound(D, s.base, 0.0)},
+        {"q_norm2", dot(q, q)},
+        {"k_minus", k_minus},
+        {"score_k_minus", dot(rotated(q, table, s.m), rotated(k_minus, table, s.n))},
+        {"k_plus", k_plus},
+        {"score_k_plus", dot(rotated(q, table, s.m), rotated(k_plus, table, s.n))},
+        {"score_interleaved", score_with(rf::RopePairing::interleaved, q, k)},
+        {"score_half", score_with(rf::RopePairing::half, q, k)},
+        {"score_half_permuted",
+         score_with(rf::RopePairing::half, permuted_to_half(q), permuted_to_half(k))}};
 }
 
 }  // namespace
