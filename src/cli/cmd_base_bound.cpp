@@ -58,7 +58,7 @@ std::string csv_rows(const std::vector<rf::BaseBound>& bounds) {
 }
 
 // Each length's search, with a progress line and Ctrl-C (cli/long_work.hpp) while it runs.
-std::vector<rf::BaseBound> search(const BaseBoundOptions& o) {
+std::vector<rf::BaseBound> search_each_length(const BaseBoundOptions& o) {
     const std::string left = std::string(o.csv.empty() ? "nothing printed" : "nothing printed, no --csv written") +
                              "; fewer --length values or a lower --steps-per-decade finish sooner";
     std::vector<rf::BaseBound> bounds;
@@ -94,7 +94,7 @@ void run_base_bound(const BaseBoundOptions& o) {
     for (size_t length : o.lengths) rf::validate_base_bound(o.head_dim, length, o.steps_per_decade);
     const rf::OutputRule rule{"the base-bound CSV", {}};
     if (!o.csv.empty()) rf::check_output_file(o.csv, rule);  // before the work, not after
-    const std::vector<rf::BaseBound> bounds = search(o);
+    const std::vector<rf::BaseBound> bounds = search_each_length(o);
 
     std::printf(
         "RoPE base bound (Men et al. 2024): B(m) = sum_i cos(m * base^(-2i/D)) >= 0 "

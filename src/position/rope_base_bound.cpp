@@ -186,7 +186,7 @@ BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decad
         holds[k] = supports(std::exp(ln_base[k]), head_dim, length);
         watcher.go_on({++scanned, n, 0, 0});
     }
-    if (watcher.stopped()) throw BaseBoundStopped("stopped while scanning");
+    if (!watcher.go_on({n, n, 0, 0})) throw BaseBoundStopped("stopped while scanning");
     holds[n - 1] = 1;  // the certificate: proved, whatever rounding says at B(m) = 0
     out.scan_points = n;
     // 3. every sign change refined inside its bracket
@@ -204,7 +204,8 @@ BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decad
         edges[e] = refine_edge(ln_base[k], ln_base[k + 1], holds[k], head_dim, length, go_on);
         ++refined;
     }
-    if (watcher.stopped()) throw BaseBoundStopped("stopped while refining the edges");
+    if (!watcher.go_on({n, n, brackets.size(), brackets.size()}))
+        throw BaseBoundStopped("stopped while refining the edges");
     out.holds_at_scan_start = holds[0];
     out.smallest = holds[0] ? kScanFrom : edges.front();  // holds[n−1]: certified
     out.all_above = holds[0] && edges.empty() ? kScanFrom : edges.back();

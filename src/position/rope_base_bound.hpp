@@ -73,7 +73,9 @@ struct BaseBoundProgress {
     size_t edges_refined = 0, edges = 0;
 };
 
-// Asked after every base tried, by one thread at a time; false stops the search (Ctrl-C), and
+// Asked after every base tried and every bisection step, by one thread at a time (a thread
+// that finds another asking goes on without asking), and once at the end of each step, so the
+// last call sees the step complete; false stops the search (Ctrl-C), and
 // rope_base_bound throws BaseBoundStopped within one evaluation of min_m B(m) per thread. At
 // L·D/2 = 2^27 a search runs for many minutes: the caller shows progress and can stop it.
 // It must not throw (it runs inside the parallel loop).
