@@ -44,9 +44,10 @@ void require_task_json_agrees(const ClassifierRun& run, const std::string& dir) 
     const auto disagree = [&](const std::string& key, const std::string& in_json,
                               const std::string& in_toml) {
         throw std::runtime_error("'" + run_file(dir, "task.json") + "' says \"" + key + "\": " +
-                                 in_json + ", but '" + toml_path + "' fine-tuned " + key + " = " +
-                                 in_toml + "; the run was edited — restore the value the run "
-                                 "wrote (" + in_toml + ") or fine-tune again");
+                                 in_json + ", but '" + toml_path + "', which the run was "
+                                 "fine-tuned with, has " + key + " = " + in_toml +
+                                 "; the run was edited — restore the value the run wrote (" +
+                                 in_toml + ") or fine-tune again");
     };
     if (run.task != fc.task) disagree("task", "\"" + run.task + "\"", "\"" + fc.task + "\"");
     if (run.max_len != fc.max_len)

@@ -38,7 +38,7 @@ sed -i 's/"task": "kjv-testament"/"task": "fortunes-topic"/' "$WORK/edited/task.
 grep -q '"task": "fortunes-topic"' "$WORK/edited/task.json" || fail "the edit of task.json did not apply"
 for args in "--test-split" "In the beginning"; do
   refuse "classify $args after task.json's task was edited" \
-    "edited/task.json' says \"task\": \"fortunes-topic\", but '$WORK/edited/finetune.toml' fine-tuned task = \"kjv-testament\"" \
+    "edited/task.json' says \"task\": \"fortunes-topic\", but '$WORK/edited/finetune.toml', which the run was fine-tuned with, has task = \"kjv-testament\"" \
     "$BIN" classify --run "$WORK/edited" "$args"
 done
 cp "$WORK/ft/task.json" "$WORK/edited/task.json"
