@@ -6,7 +6,7 @@
 #     stop it within a few seconds — exit 130 / 143, one line naming the signal, nothing on
 #     stdout, no --csv written;
 #   the caps: base-bound's L·D/2, rope-decay's terms and rows, generate's --max-new-tokens,
-#     each refused in one line, exit 2, before reading anything else.
+#     gradcheck's matmul product, each refused in one line, exit 2, before any work.
 #   tests/machinery/cli_long_work.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -64,4 +64,7 @@ refuse "rope-decay over its rows" "more than 10 million rows" \
   "$BIN" rope-decay --dim 2 --max-distance 20000000
 refuse "generate over --max-new-tokens" "over the limit of" \
   "$BIN" generate --run "$WORK/no_such_run" --max-new-tokens 100001 "In the"
+refuse "gradcheck --op matmul over its product" "--op matmul: --seq × --seq is over 4096 elements" \
+  "$BIN" gradcheck --op matmul --dim 1 --seq 65
+"$BIN" gradcheck --op matmul --dim 64 --seq 64 >/dev/null || fail "gradcheck --op matmul at its cap"
 echo PASS
