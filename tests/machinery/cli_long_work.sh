@@ -5,6 +5,7 @@
 #   base-bound at a length that runs for minutes: a progress line on stderr, then SIGINT / SIGTERM
 #     stop it within a few seconds — exit 130 / 143, one line naming the signal, nothing on
 #     stdout, no --csv written;
+#   generate stopped by SIGINT mid-way: exit 130, its one stop line;
 #   the caps: base-bound's L·D/2, rope-decay's terms and rows, generate's --max-new-tokens,
 #     gradcheck's matmul product, each refused in one line, exit 2, before any work.
 #   tests/machinery/cli_long_work.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
@@ -46,6 +47,22 @@ stop_midway() {
 }
 stop_midway INT 130
 stop_midway TERM 143
+
+# generate's tokens are its progress; SIGINT stops it after the token being sampled, one line.
+"$BIN" train --config configs/tiny.toml --set train.objective=clm --set train.steps=3 --set train.eval_every=0 \
+  --quiet --out "$WORK/clm" >/dev/null 2>&1 || fail "training the causal LM run"
+"$BIN" generate --run "$WORK/clm" --max-new-tokens 100000 "In the" >"$WORK/gen_out.txt" 2>"$WORK/gen_err.txt" &
+pid=$!
+for _ in $(seq 1 300); do [ "$(wc -c <"$WORK/gen_out.txt")" -gt 200 ] && break; sleep 0.1; done
+kill -INT $pid
+for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then kill -9 $pid; fail "generate: still running 5 s after SIGINT"; fi
+wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "generate after SIGINT: exit $rc, not 130: $(cat "$WORK/gen_err.txt")"
+tail -n 1 "$WORK/gen_err.txt" | grep -q "^generate: stopped by Ctrl-C (SIGINT) after [0-9]* of 100000 tokens; the text above is what it generated$" \
+  || fail "generate's stop line: $(cat "$WORK/gen_err.txt")"
+[ "$(wc -l <"$WORK/gen_err.txt")" -eq 2 ] || fail "generate: more than its header and the stop line: $(cat "$WORK/gen_err.txt")"
+echo "generate after SIGINT: exit 130, $(tail -n 1 "$WORK/gen_err.txt")"
 
 # A short search prints its table and nothing on stderr.
 out=$("$BIN" base-bound --head-dim 64 --length 256 2>"$WORK/short_err.txt") || fail "a short base-bound: $out"
