@@ -7,7 +7,7 @@
 #     stdout, no --csv written;
 #   generate stopped by SIGINT mid-way: exit 130, its one stop line;
 #   the caps: base-bound's L·D/2, rope-decay's terms and rows, generate's --max-new-tokens,
-#     gradcheck's matmul product, each refused in one line, exit 2, before any work.
+#     gradcheck's matmul product, extrapolate's --factors, each refused in one line, exit 2, before any work.
 #   tests/machinery/cli_long_work.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
 set -uo pipefail
 BIN=$1 WORK=$2
@@ -81,6 +81,10 @@ refuse "rope-decay over its rows" "more than 10 million rows" \
   "$BIN" rope-decay --dim 2 --max-distance 20000000
 refuse "generate over --max-new-tokens" "over the limit of" \
   "$BIN" generate --run "$WORK/no_such_run" --max-new-tokens 100001 "In the"
+refuse "extrapolate with more than 8 factors" "over the limit of 8" \
+  "$BIN" extrapolate --runs "$WORK/no_such_comparison" --factors 1 2 3 4 5 6 7 8 9 --no-plot
+refuse "extrapolate with a factor twice" "--factors lists a factor twice" \
+  "$BIN" extrapolate --runs "$WORK/no_such_comparison" --factors 4 4 --no-plot
 refuse "gradcheck --op matmul over its product" "--op matmul: --seq × --seq is over 4096 elements" \
   "$BIN" gradcheck --op matmul --dim 1 --seq 65
 "$BIN" gradcheck --op matmul --dim 64 --seq 64 >/dev/null || fail "gradcheck --op matmul at its cap"
