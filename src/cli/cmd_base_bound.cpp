@@ -59,8 +59,9 @@ std::string csv_rows(const std::vector<rf::BaseBound>& bounds) {
 
 // Each length's search, with a progress line and Ctrl-C (cli/long_work.hpp) while it runs.
 std::vector<rf::BaseBound> search_each_length(const BaseBoundOptions& o) {
-    const std::string left = std::string(o.csv.empty() ? "nothing printed" : "nothing printed, no --csv written") +
-                             "; fewer --length values or a lower --steps-per-decade finish sooner";
+    const std::string left =
+        std::string(o.csv.empty() ? "nothing printed" : "nothing printed, no --csv written") +
+        "; fewer --length values or a lower --steps-per-decade finish sooner";
     std::vector<rf::BaseBound> bounds;
     rf::cli::LongWork work("base-bound");
     for (size_t i = 0; i < o.lengths.size(); ++i) {
@@ -81,11 +82,8 @@ std::vector<rf::BaseBound> search_each_length(const BaseBoundOptions& o) {
         try {
             bounds.push_back(
                 rf::rope_base_bound(o.head_dim, o.lengths[i], o.steps_per_decade, watch));
-        } catch (const rf::BaseBoundStopped&) {
-            work.exit_stopped("at " + which, left);
-        }
-        if (work.stop_signal())
-            work.exit_stopped("after " + which, left);
+        } catch (const rf::BaseBoundStopped&) { work.exit_stopped("at " + which, left); }
+        if (work.stop_signal()) work.exit_stopped("after " + which, left);
     }
     return bounds;
 }

@@ -52,8 +52,8 @@ public:
             std::fprintf(stderr, "%s\n", text.c_str());
         std::fflush(stderr);
         drawn_ = terminal_;
-        next_ = Clock::now() + (terminal_ ? std::chrono::milliseconds(500)
-                                          : std::chrono::milliseconds(10000));
+        next_ = Clock::now() +
+                (terminal_ ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000));
     }
 
     // Ends the process after a stop signal: one line, "<command>: stopped by SIGINT <where>;
@@ -73,11 +73,16 @@ private:
 
     static const char* signal_name(int signal) {
         switch (signal) {
-            case SIGINT: return "Ctrl-C (SIGINT)";
-            case SIGTERM: return "SIGTERM";
-            case SIGHUP: return "SIGHUP";
-            case SIGPIPE: return "SIGPIPE";
-            default: return "a signal";
+            case SIGINT:
+                return "Ctrl-C (SIGINT)";
+            case SIGTERM:
+                return "SIGTERM";
+            case SIGHUP:
+                return "SIGHUP";
+            case SIGPIPE:
+                return "SIGPIPE";
+            default:
+                return "a signal";
         }
     }
 

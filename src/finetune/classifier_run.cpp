@@ -7,16 +7,16 @@
 
 #include "data/unicode_text.hpp"
 #include "data/utf8.hpp"
-#include "finetune/sentence_pair.hpp"
-#include "io/durable_file.hpp"
-#include "io/safetensors.hpp"
-#include "run/checkpoint.hpp"
-#include "run/checkpoint_commit.hpp"
 #include "finetune/finetune.hpp"
 #include "finetune/finetune_data.hpp"
 #include "finetune/finetune_setup.hpp"
 #include "finetune/run_kind.hpp"
+#include "finetune/sentence_pair.hpp"
 #include "finetune/task_sources.hpp"
+#include "io/durable_file.hpp"
+#include "io/safetensors.hpp"
+#include "run/checkpoint.hpp"
+#include "run/checkpoint_commit.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -43,9 +43,11 @@ void require_task_json_agrees(const ClassifierRun& run, const std::string& dir) 
     const FinetuneConfig fc = load_finetune_config(toml_path);
     const auto disagree = [&](const std::string& key, const std::string& in_json,
                               const std::string& in_toml) {
-        throw std::runtime_error("'" + run_file(dir, "task.json") + "' says \"" + key + "\": " +
-                                 in_json + ", but '" + toml_path + "', which the run was "
-                                 "fine-tuned with, has " + key + " = " + in_toml +
+        throw std::runtime_error("'" + run_file(dir, "task.json") + "' says \"" + key +
+                                 "\": " + in_json + ", but '" + toml_path +
+                                 "', which the run was "
+                                 "fine-tuned with, has " +
+                                 key + " = " + in_toml +
                                  "; the run was edited — restore the value the run wrote (" +
                                  in_toml + ") or fine-tune again");
     };
@@ -143,7 +145,10 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
     for (const std::string* text : {&a, b})
         if (text && is_blank(*text))
             throw std::invalid_argument(
-                "classify: " + std::string(!two ? "the text" : text == &a ? "text a" : "text b") +
+                "classify: " +
+                std::string(!two         ? "the text"
+                            : text == &a ? "text a"
+                                         : "text b") +
                 " is blank (only spaces, tabs or line ends), as an empty text would be; give some "
                 "words to classify");
     const std::vector<int> ida = run.tokenizer->encode(a);

@@ -75,8 +75,10 @@ void require_fortune_text(const std::string& text, const std::string& path) {
                                      ", so it is not a text file; restore the fortunes package's "
                                      "file or set finetune.fortunes_dir");
         if (cp == kReplacementChar && length == 1)  // an encoded U+FFFD takes 3 bytes
-            throw std::runtime_error("task fortunes-topic: '" + path + "' is not UTF-8 at byte "
-                                     "offset " + std::to_string(pos) + " (" + byte +
+            throw std::runtime_error("task fortunes-topic: '" + path +
+                                     "' is not UTF-8 at byte "
+                                     "offset " +
+                                     std::to_string(pos) + " (" + byte +
                                      "); convert it (iconv -f LATIN1 -t UTF-8) or set "
                                      "finetune.fortunes_dir");
     }

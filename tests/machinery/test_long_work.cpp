@@ -35,9 +35,9 @@ TEST_CASE("rope_base_bound's watch sees every scan point and every edge, and cha
 
 TEST_CASE("rope_base_bound stops when its watch says so, in the scan or in the refinement") {
     size_t calls = 0;
-    CHECK_THROWS_AS(rope_base_bound(64, 512, 100,
-                                    [&](const BaseBoundProgress&) { return ++calls < 5; }),
-                    BaseBoundStopped);
+    CHECK_THROWS_AS(
+        rope_base_bound(64, 512, 100, [&](const BaseBoundProgress&) { return ++calls < 5; }),
+        BaseBoundStopped);
     CHECK(calls >= 5);
     // said at the first call of step 3: the scan went through, the refinement stops
     CHECK_THROWS_AS(
@@ -46,15 +46,13 @@ TEST_CASE("rope_base_bound stops when its watch says so, in the scan or in the r
 }
 
 TEST_CASE("require_fortune_text refuses a NUL or a non-UTF-8 byte, naming its offset") {
-    CHECK_NOTHROW(data::require_fortune_text("Plain ASCII.\n%\nCafé, naïve, “quotes”, \xEF\xBF\xBD.\n",
-                                       "f"));
+    CHECK_NOTHROW(
+        data::require_fortune_text("Plain ASCII.\n%\nCafé, naïve, “quotes”, \xEF\xBF\xBD.\n", "f"));
     CHECK_NOTHROW(data::require_fortune_text("bell \a and back\bspace are text\n", "f"));
     const auto message = [](const std::string& text) {
         try {
             data::require_fortune_text(text, "dir/law");
-        } catch (const std::runtime_error& e) {
-            return std::string(e.what());
-        }
+        } catch (const std::runtime_error& e) { return std::string(e.what()); }
         return std::string("accepted");
     };
     const std::string latin1 = message("ok\nCaf\xE9\n");
