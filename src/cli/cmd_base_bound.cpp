@@ -6,6 +6,9 @@
 // prints, per length L, the smallest base with B(m) = Σ_i cos(m·base^(−2i/D)) ≥ 0 for every
 // m ≤ L, the base above which every scanned base satisfies it, and the gaps between them (bases
 // that fail again). --csv FILE writes every edge, one row each (io/output_file.hpp's rules).
+// A search at the cap (L·D/2 = 2^27) runs for many minutes: after 2 s a progress line on
+// stderr, and Ctrl-C / SIGTERM stop it within a second with one line, exit 130 / 143, nothing
+// written (cli/long_work.hpp).
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -14,6 +17,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "cli/long_work.hpp"
 #include "io/output_file.hpp"
 #include "position/rope_base_bound.hpp"
 
@@ -53,13 +57,42 @@ std::string csv_rows(const std::vector<rf::BaseBound>& bounds) {
     return out.str();
 }
 
+// Each length's search, with a progress line and Ctrl-C (cli/long_work.hpp) while it runs.
+std::vector<rf::BaseBound> search_each_length(const BaseBoundOptions& o) {
+    const std::string left =
+        std::string(o.csv.empty() ? "nothing printed" : "nothing printed, no --csv written") +
+        "; fewer --length values or a lower --steps-per-decade finish sooner";
+    std::vector<rf::BaseBound> bounds;
+    rf::cli::LongWork work("base-bound");
+    for (size_t i = 0; i < o.lengths.size(); ++i) {
+        const std::string which = "L = " + std::to_string(o.lengths[i]) +
+                                  (o.lengths.size() > 1 ? " (" + std::to_string(i + 1) + " of " +
+                                                              std::to_string(o.lengths.size()) + ")"
+                                                        : "");
+        const auto watch = [&](const rf::BaseBoundProgress& p) {
+            if (work.stop_signal()) return false;
+            if (work.due())
+                work.show(which + ": " +
+                          (p.edges == 0 ? std::to_string(p.scanned) + " of " +
+                                              std::to_string(p.scan_points) + " bases scanned"
+                                        : std::to_string(p.edges_refined) + " of " +
+                                              std::to_string(p.edges) + " edges refined"));
+            return true;
+        };
+        try {
+            bounds.push_back(
+                rf::rope_base_bound(o.head_dim, o.lengths[i], o.steps_per_decade, watch));
+        } catch (const rf::BaseBoundStopped&) { work.exit_stopped("at " + which, left); }
+        if (work.stop_signal()) work.exit_stopped("after " + which, left);
+    }
+    return bounds;
+}
+
 void run_base_bound(const BaseBoundOptions& o) {
     for (size_t length : o.lengths) rf::validate_base_bound(o.head_dim, length, o.steps_per_decade);
     const rf::OutputRule rule{"the base-bound CSV", {}};
     if (!o.csv.empty()) rf::check_output_file(o.csv, rule);  // before the work, not after
-    std::vector<rf::BaseBound> bounds;
-    for (size_t length : o.lengths)
-        bounds.push_back(rf::rope_base_bound(o.head_dim, length, o.steps_per_decade));
+    const std::vector<rf::BaseBound> bounds = search_each_length(o);
 
     std::printf(
         "RoPE base bound (Men et al. 2024): B(m) = sum_i cos(m * base^(-2i/D)) >= 0 "

@@ -2,8 +2,11 @@
 //
 //   roformer extrapolate --runs runs/compare [--factors 1 2 4] [--max-tokens N] [--no-plot]
 // See src/experiments/extrapolate.hpp for what is measured and written.
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include "cli/bounds.hpp"
@@ -12,6 +15,21 @@
 #include "experiments/extrapolate.hpp"
 
 namespace {
+
+// Each factor is a full evaluation of every run with every scaling method (its cost grows with
+// the window, as T² in attention): a few lengths, each once. A repeated factor would only
+// repeat the work.
+constexpr size_t kMaxFactors = 8;
+
+void check_factors(const std::vector<size_t>& factors) {
+    if (std::set<size_t>(factors.begin(), factors.end()).size() != factors.size())
+        throw std::invalid_argument("--factors lists a factor twice; give each once, e.g. 1 2 4 8");
+    if (factors.size() > kMaxFactors)
+        throw std::invalid_argument("--factors lists " + std::to_string(factors.size()) +
+                                    " factors, over the limit of " + std::to_string(kMaxFactors) +
+                                    " (each is a full evaluation of every run); e.g. 1 2 4 8 16 "
+                                    "32 64");
+}
 
 void add_extrapolate(CLI::App& app) {
     auto options = std::make_shared<rf::ExtrapolateOptions>();
@@ -37,6 +55,7 @@ void add_extrapolate(CLI::App& app) {
         ->check(rf::cli::non_empty("leave --plot-script out to search for it, or use --no-plot"));
     cmd->add_flag("--no-plot", *no_plot, "Do not run the plot script");
     cmd->callback([options, no_plot] {
+        check_factors(options->factors);
         options->plot = !*no_plot;
         rf::check_plot_script(options->plot_script, options->plot);
         rf::run_extrapolation(*options, std::cout);

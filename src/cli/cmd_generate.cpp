@@ -4,7 +4,8 @@
 //                     [--temperature 0.8] [--top-k 40] [--seed 1]
 // Prints the prompt, then each sampled token the moment it is chosen (stdout, flushed per
 // token); one line about the run and the sampling on stderr. The sampling rule is in
-// src/model/generate.hpp.
+// src/model/generate.hpp. Ctrl-C / SIGTERM stop it after the token being sampled, with one line
+// saying how many tokens came (exit 130 / 143; cli/long_work.hpp): the tokens are its progress.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "cli/long_work.hpp"
 #include "cli/run_checks.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/stream_decode.hpp"
@@ -77,11 +79,21 @@ void run_generate(const GenerateOptions& o) {
     std::fputs(o.prompt.c_str(), stdout);
     std::fflush(stdout);
     rf::data::StreamDecoder decoder(*run.tokenizer, prompt);
+    rf::cli::LongWork work("generate");
+    struct Stopped {};
+    long long generated = 0;
     try {
         rf::generate(*run.model, prompt, context, o.sampling, [&](int id) {
             std::fputs(decoder.push(id).c_str(), stdout);
             std::fflush(stdout);  // show each token as soon as it is sampled
+            ++generated;
+            if (work.stop_signal()) throw Stopped{};
         });
+    } catch (const Stopped&) {
+        std::fputs((decoder.finish() + "\n").c_str(), stdout);
+        work.exit_stopped("after " + std::to_string(generated) + " of " +
+                              std::to_string(o.sampling.max_new_tokens) + " tokens",
+                          "the text above is what it generated");
     } catch (const std::runtime_error& e) {  // non-finite logits (model/finite_values.hpp)
         std::fputs("\n", stdout);              // the error line starts on a line of its own
         throw std::runtime_error(o.run_dir + ": " + e.what());

@@ -7,6 +7,8 @@
 // Legend: T = --seq rows (positions), D = --dim columns (head size for rope), H = --heads.
 // Shapes per op:  rope x:[1,H,T,D]   gelu, softmax x:[T,D]   layer_norm x:[T,D] γ,β:[D]
 //                 matmul a:[T,D] b:[D,T]
+// Sizes: T·D·H ≤ 4096 elements, and T·T ≤ 4096 for matmul (its output), so every check
+// stays a live demo (the largest, timed: docs/timing.md, "Commands without training steps").
 //
 // The check, for a fixed random R of the output's shape and L = Σ out ⊙ R (summed in double):
 //   analytic  = what out.backward(R) leaves in each input's grad
@@ -136,6 +138,13 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
     rf::cli::bounded_product({o.dim, o.seq, o.heads}, 4096,
                              "--dim × --seq × --heads is over 4096 elements; this is a live "
                              "demo, keep it small (e.g. --dim 8 --seq 4)");
+    // matmul's product is [T, T]: each of its 2·T·D inputs reruns it twice, so its cost grows
+    // as T³·D², not with the inputs alone (T = 4096, D = 1 ran for over ten minutes).
+    if (o.op == "matmul")
+        rf::cli::bounded_product({o.seq, o.seq}, 4096,
+                                 "--op matmul: --seq × --seq is over 4096 elements (the "
+                                 "product a·b is [T, T] and every input element reruns it "
+                                 "twice); keep --seq ≤ 64");
     if (o.offset > 1'000'000'000)
         throw std::invalid_argument("--offset " + std::to_string(o.offset) +
                                     " is over the limit of 1000000000 positions");

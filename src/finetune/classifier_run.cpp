@@ -5,26 +5,64 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/unicode_text.hpp"
+#include "data/utf8.hpp"
+#include "finetune/finetune.hpp"
+#include "finetune/finetune_data.hpp"
+#include "finetune/finetune_setup.hpp"
 #include "finetune/sentence_pair.hpp"
+#include "run/directory_kind.hpp"
+#include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
 #include "io/safetensors.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
-#include "finetune/finetune.hpp"
-#include "finetune/finetune_data.hpp"
-#include "finetune/finetune_setup.hpp"
-#include "run/directory_kind.hpp"
-#include "finetune/task_sources.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
 
 using Json = nlohmann::json;
 
+namespace {
+
+// True when `text` holds no character the tokenizer keeps as a word: only whitespace (spaces,
+// tabs, line ends, Unicode space separators) and what BERT's clean-up drops (controls,
+// zero-width spaces). Such a text would be classified from [CLS] [SEP] alone.
+bool is_blank(const std::string& text) {
+    for (char32_t cp : data::decode_utf8(text))
+        if (!data::unicode::is_bert_whitespace(cp) && !data::unicode::is_dropped_by_bert(cp))
+            return false;
+    return true;
+}
+
+// task.json's "task" and "max_len" are copies of finetune.toml's: the task classify names must
+// be the one --test-split rebuilds and scores (from finetune.toml), so a disagreement — a hand
+// edit of either file — is refused, naming both.
+void require_task_json_agrees(const ClassifierRun& run, const std::string& dir) {
+    const std::string toml_path = run_file(dir, "finetune.toml");
+    const FinetuneConfig fc = load_finetune_config(toml_path);
+    const auto disagree = [&](const std::string& key, const std::string& in_json,
+                              const std::string& in_toml) {
+        throw std::runtime_error("'" + run_file(dir, "task.json") + "' says \"" + key +
+                                 "\": " + in_json + ", but '" + toml_path +
+                                 "', which the run was "
+                                 "fine-tuned with, has " +
+                                 key + " = " + in_toml +
+                                 "; the run was edited — restore the value the run wrote (" +
+                                 in_toml + ") or fine-tune again");
+    };
+    if (run.task != fc.task) disagree("task", "\"" + run.task + "\"", "\"" + fc.task + "\"");
+    if (run.max_len != fc.max_len)
+        disagree("max_len", std::to_string(run.max_len), std::to_string(fc.max_len));
+}
+
+}  // namespace
+
 ClassifierRun load_classifier_run(const std::string& dir) {
     const std::string task_path = run_file(dir, "task.json");
     require_finetune_run(dir, "--run");
-    for (const char* name : {"task.json", "config.toml", "tokenizer.json", "model.safetensors"})
+    for (const char* name :
+         {"task.json", "finetune.toml", "config.toml", "tokenizer.json", "model.safetensors"})
         if (!std::filesystem::exists(run_file(dir, name)))
             throw std::runtime_error("'" + run_file(dir, name) +
                                      "' is missing; --run takes the --out directory of a "
@@ -54,6 +92,7 @@ ClassifierRun load_classifier_run(const std::string& dir) {
                                  std::to_string(run.max_len) +
                                  "; a task has at least 2 labels and room for [CLS] x [SEP]); "
                                  "fine-tune again");
+    require_task_json_agrees(run, dir);
     const Config config = load_config(run_file(dir, "config.toml"));
     run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
     auto encoder = std::make_unique<RoFormer>(
@@ -100,6 +139,16 @@ std::vector<double> classify(ClassifierRun& run, const std::string& a, const std
         throw std::invalid_argument("task " + run.task +
                                     " classifies single sentences; give "
                                     "one text");
+    const bool two = b != nullptr;
+    for (const std::string* text : {&a, b})
+        if (text && is_blank(*text))
+            throw std::invalid_argument(
+                "classify: " +
+                std::string(!two         ? "the text"
+                            : text == &a ? "text a"
+                                         : "text b") +
+                " is blank (only spaces, tabs or line ends), as an empty text would be; give some "
+                "words to classify");
     const std::vector<int> ida = run.tokenizer->encode(a);
     const std::vector<int> idb = b ? run.tokenizer->encode(*b) : std::vector<int>{};
     if (ida.empty() || (b && idb.empty()))
@@ -118,6 +167,10 @@ ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir)
     const Config config = load_config(run_file(dir, "config.toml"));
     apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums
     const data::ClassificationTask task = finetune_setup::build_task(fc, config);
+    if (task.name != run.task || task.pair != run.pair)  // load_classifier_run checked the name
+        throw std::runtime_error("'" + run_file(dir, "task.json") + "' does not describe task " +
+                                 task.name + " (\"pair\": " + (run.pair ? "true" : "false") +
+                                 "); the run was edited — fine-tune again");
     if (task.labels != run.labels)
         throw std::runtime_error("task " + task.name + " built from " +
                                  (task.name == "fortunes-topic" ? fc.fortunes_dir : fc.corpus) +

@@ -2,10 +2,12 @@
 #include "finetune/fortunes.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
+#include "data/utf8.hpp"
 #include "io/fnv1a.hpp"
 #include "io/read_file.hpp"
 
@@ -61,6 +63,27 @@ std::vector<std::string> split_fortunes(const std::string& text) {
     return quotes;
 }
 
+void require_fortune_text(const std::string& text, const std::string& path) {
+    size_t length = 0;
+    for (size_t pos = 0; pos < text.size(); pos += length) {
+        const char32_t cp = decode_one_utf8(text, pos, length);
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[pos]));
+        if (cp == 0)
+            throw std::runtime_error("task fortunes-topic: '" + path +
+                                     "' has a NUL byte at byte offset " + std::to_string(pos) +
+                                     ", so it is not a text file; restore the fortunes package's "
+                                     "file or set finetune.fortunes_dir");
+        if (cp == kReplacementChar && length == 1)  // an encoded U+FFFD takes 3 bytes
+            throw std::runtime_error("task fortunes-topic: '" + path +
+                                     "' is not UTF-8 at byte "
+                                     "offset " +
+                                     std::to_string(pos) + " (" + byte +
+                                     "); convert it (iconv -f LATIN1 -t UTF-8) or set "
+                                     "finetune.fortunes_dir");
+    }
+}
+
 ClassificationTask make_fortunes_task(const std::string& dir) {
     const std::string fix =
         "install Debian's fortunes package (apt-get install fortunes; scripts/setup.sh does) "
@@ -74,7 +97,9 @@ ClassificationTask make_fortunes_task(const std::string& dir) {
         const std::string path = dir + "/" + topic;
         if (!std::filesystem::exists(path))
             throw std::runtime_error("task fortunes-topic: '" + path + "' is missing; " + fix);
-        quotes.push_back(split_fortunes(read_regular_file(path, "fortunes file", fix, 8u << 20)));
+        const std::string text = read_regular_file(path, "fortunes file", fix, 8u << 20);
+        require_fortune_text(text, path);
+        quotes.push_back(split_fortunes(text));
         for (const std::string& q : quotes.back()) ++seen[q];
     }
     size_t per_topic = kFortunesPerTopic;

@@ -42,8 +42,14 @@ std::string clean_fortune(const std::string& raw);
 // The cleaned, non-empty quotes of one fortune file's text ("%" lines separate them).
 std::vector<std::string> split_fortunes(const std::string& text);
 
+// Throws std::runtime_error naming `path` and the byte offset of the first NUL byte or byte
+// that is not UTF-8 (a latin-1 file): the tokenizer would turn such bytes into [UNK] without a
+// word, and a NUL means the file is not text at all.
+void require_fortune_text(const std::string& text, const std::string& path);
+
 // The task from the topic files in `dir`. Refuses in one line a missing directory or topic
-// file (naming `apt-get install fortunes`) and a split left empty.
+// file (naming `apt-get install fortunes`), a file with a NUL byte or one that is not UTF-8
+// (require_fortune_text), and a split left empty.
 ClassificationTask make_fortunes_task(const std::string& dir);
 
 }  // namespace rf::data

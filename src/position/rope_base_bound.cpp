@@ -5,7 +5,9 @@
 #include "position/rope_base_bound.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -37,10 +39,33 @@ double certified_floor(double base, size_t head_dim, size_t length) {
     return floor;
 }
 
+// The watch of rope_base_bound, asked by one thread at a time; once it says stop, every
+// thread's next ask says stop too.
+class Watcher {
+public:
+    explicit Watcher(const BaseBoundWatch& watch) : watch_(watch) {}
+    bool go_on(const BaseBoundProgress& progress) {
+        if (stopped_) return false;
+        if (!watch_) return true;
+        const std::unique_lock<std::mutex> turn(asking_, std::try_to_lock);
+        if (turn.owns_lock() && !watch_(progress)) stopped_ = true;
+        return !stopped_;
+    }
+    bool stopped() const { return stopped_; }
+
+private:
+    const BaseBoundWatch& watch_;
+    std::mutex asking_;
+    std::atomic<bool> stopped_{false};
+};
+
 // One sign change between ln_lo (status `lo_holds`) and ln_hi: bisection to kEdgeTolerance,
-// returns the base on the far side of the edge (the first base with the new status).
-double refine_edge(double ln_lo, double ln_hi, bool lo_holds, size_t head_dim, size_t length) {
+// returns the base on the far side of the edge (the first base with the new status); asks
+// `go_on` before each step (0 when it said stop).
+double refine_edge(double ln_lo, double ln_hi, bool lo_holds, size_t head_dim, size_t length,
+                   const std::function<bool()>& go_on) {
     while (ln_hi - ln_lo > kEdgeTolerance) {
+        if (!go_on()) return 0.0;
         const double mid = 0.5 * (ln_lo + ln_hi);
         if (supports(std::exp(mid), head_dim, length) == lo_holds)
             ln_lo = mid;
@@ -132,7 +157,8 @@ void validate_base_bound(size_t head_dim, size_t length, size_t steps_per_decade
                                     " must be from 10 to 100000 (default 1000)");
 }
 
-BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decade) {
+BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decade,
+                          const BaseBoundWatch& watch) {
     validate_base_bound(head_dim, length, steps_per_decade);
     BaseBound out;
     out.head_dim = head_dim;
@@ -152,9 +178,15 @@ BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decad
     std::vector<char> holds(n);
     for (size_t k = 0; k < n; ++k)
         ln_base[k] = std::min(ln_from + static_cast<double>(k) * delta, ln_to);
+    Watcher watcher(watch);
+    std::atomic<size_t> scanned{0};
 #pragma omp parallel for schedule(dynamic, 4)
-    for (long k = 0; k < static_cast<long>(n); ++k)
+    for (long k = 0; k < static_cast<long>(n); ++k) {
+        if (watcher.stopped()) continue;  // no break out of an OpenMP loop: skip the rest
         holds[k] = supports(std::exp(ln_base[k]), head_dim, length);
+        watcher.go_on({++scanned, n, 0, 0});
+    }
+    if (!watcher.go_on({n, n, 0, 0})) throw BaseBoundStopped("stopped while scanning");
     holds[n - 1] = 1;  // the certificate: proved, whatever rounding says at B(m) = 0
     out.scan_points = n;
     // 3. every sign change refined inside its bracket
@@ -162,11 +194,18 @@ BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decad
     for (size_t k = 0; k + 1 < n; ++k)
         if (holds[k] != holds[k + 1]) brackets.push_back(k);
     std::vector<double> edges(brackets.size());
+    std::atomic<size_t> refined{0};
+    const std::function<bool()> go_on = [&] {
+        return watcher.go_on({n, n, refined.load(), brackets.size()});
+    };
 #pragma omp parallel for schedule(dynamic, 1)
     for (long e = 0; e < static_cast<long>(brackets.size()); ++e) {
         const size_t k = brackets[e];
-        edges[e] = refine_edge(ln_base[k], ln_base[k + 1], holds[k], head_dim, length);
+        edges[e] = refine_edge(ln_base[k], ln_base[k + 1], holds[k], head_dim, length, go_on);
+        ++refined;
     }
+    if (!watcher.go_on({n, n, brackets.size(), brackets.size()}))
+        throw BaseBoundStopped("stopped while refining the edges");
     out.holds_at_scan_start = holds[0];
     out.smallest = holds[0] ? kScanFrom : edges.front();  // holds[n−1]: certified
     out.all_above = holds[0] && edges.empty() ? kScanFrom : edges.back();

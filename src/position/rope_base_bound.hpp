@@ -28,6 +28,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 namespace rf {
@@ -64,7 +66,27 @@ struct BaseBound {
 // whose scan would be absurd (L·D/2 > 2^27, D > 4096).
 void validate_base_bound(size_t head_dim, size_t length, size_t steps_per_decade);
 
+// How far a search has got (a caller's progress line): step 2's bases tried of those planned,
+// then step 3's edges refined of those found.
+struct BaseBoundProgress {
+    size_t scanned = 0, scan_points = 0;
+    size_t edges_refined = 0, edges = 0;
+};
+
+// Asked after every base tried and every bisection step, by one thread at a time (a thread
+// that finds another asking goes on without asking), and once at the end of each step, so the
+// last call sees the step complete; false stops the search (Ctrl-C), and
+// rope_base_bound throws BaseBoundStopped within one evaluation of min_m B(m) per thread. At
+// L·D/2 = 2^27 a search runs for many minutes: the caller shows progress and can stop it.
+// It must not throw (it runs inside the parallel loop).
+using BaseBoundWatch = std::function<bool(const BaseBoundProgress&)>;
+
+struct BaseBoundStopped : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // Steps 1–3. Parallel over the scan points (OpenMP); the result does not depend on threads.
-BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decade = 1000);
+BaseBound rope_base_bound(size_t head_dim, size_t length, size_t steps_per_decade = 1000,
+                          const BaseBoundWatch& watch = {});
 
 }  // namespace rf
