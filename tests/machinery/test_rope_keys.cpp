@@ -72,8 +72,8 @@ std::vector<std::string> with(std::vector<std::string> overrides, const std::str
 
 TEST_CASE("RoPE keys: each one refused where no layer rotates, whatever the scheme") {
     for (const NoRotation& model : kNoRotation) {
-        const std::string why = model.why;
-        CAPTURE(why);
+        const std::string reason = model.why;  // a std::string: CAPTURE prints it as text
+        CAPTURE(reason);
         CHECK_NOTHROW(rf::load_config(std::nullopt, model.overrides));  // the model itself
         for (const std::string& assignment : kRopeKeys) {
             CAPTURE(assignment);
