@@ -136,8 +136,8 @@ def parameters(repo, callee):
 
 
 def spelled(repo, calls):
-    """Each call with constant arguments also as a sentence says it: 'sin_sign = −1' near
-    'accumulate = true' (the constants named by the callee's parameters), as a regex."""
+    """Each call with two or more constant arguments also as a sentence says it: every
+    constant named by its parameter (`NAME = VALUE`), all within SPAN characters, as regexes."""
     out = []
     for callee, want in calls:
         names = parameters(repo, callee)

@@ -143,10 +143,70 @@ TEST_CASE("rope: the OpenMP path (large input) matches the naive product") {
     }
 }
 
-TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta and accumulate adds") {
-    // What RoPE's backward asks of the kernel (rope_backward.cpp: sin_sign = −1, accumulate =
-    // true), checked on the kernel itself: out = old + R_mᵀ in, R_mᵀ = R_{−m} from the naive matrix.
+// The kernel's two flags and its in-place use, each checked alone on rope_kernel itself against
+// the naive matrix (a kernel can get one right and not the other; the grader's hint says which),
+// each logging its first wrong element.
+namespace {
+
+// The kernel's rows (n, t) of [N, T, D] against the naive matrix at position t, transposed when
+// `transposed`, plus `before` (the old contents of out) when given: the largest error, and the
+// first element off by 2e-6 or more ("none" when every element agrees).
+struct KernelCheck {
+    double worst = 0.0;
+    std::string first_wrong = "none";
+};
+KernelCheck check_rows(const RopeOptions& o, const Real* in, const Real* out, const Real* before,
+                       size_t N, size_t T, bool transposed) {
+    const size_t D = o.head_dim;
+    KernelCheck result;
+    for (size_t t = 0; t < T; ++t) {
+        const auto R = naive_rotation(o, double(t));
+        for (size_t n = 0; n < N; ++n) {
+            const size_t row = (n * T + t) * D;
+            for (size_t a = 0; a < D; ++a) {
+                double expected = before ? static_cast<double>(before[row + a]) : 0.0;
+                for (size_t b = 0; b < D; ++b)
+                    expected += (transposed ? R[b * D + a] : R[a * D + b]) * in[row + b];
+                const double error = std::abs(out[row + a] - expected);
+                if (error >= 2e-6 && result.first_wrong == "none")
+                    result.first_wrong = "row n " + std::to_string(n) + ", position " +
+                                         std::to_string(t) + ", dim " + std::to_string(a) +
+                                         ": expected " + std::to_string(expected) + ", got " +
+                                         std::to_string(out[row + a]);
+                result.worst = std::max(result.worst, error);
+            }
+        }
+    }
+    return result;
+}
+
+}  // namespace
+
+TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transposed)") {
+    // out = R_mᵀ in = R_{−m} in, the naive matrix transposed; out starts non-zero, so a kernel
+    // that adds when accumulate is false fails here too.
     Rng rng(21);
+    const size_t N = 3, T = 5, D = 12;
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
+        RopeTable table(o);
+        table.reserve(T);
+        Tensor in = random_tensor({N, T, D}, rng);
+        std::vector<Real> out(N * T * D, Real(7));
+        rope_kernel(in.data(), out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
+                    table.sin_row(0), Real(-1), false);
+        const KernelCheck rotated_back = check_rows(o, in.data(), out.data(), nullptr, N, T, true);
+        const std::string first_wrong = rotated_back.first_wrong;
+        CAPTURE(first_wrong);
+        CHECK(rotated_back.worst < 2e-6);
+    }
+}
+
+TEST_CASE("rope: the kernel with accumulate = true adds into out (out = old + R_m in)") {
+    // Every dim adds, the pass-through dims d >= r too (out_d = old_d + in_d).
+    Rng rng(22);
     const size_t N = 3, T = 5, D = 12;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         const std::string pairing_name = rope_pairing_name(pairing);
@@ -157,20 +217,33 @@ TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta and accumulat
         Tensor in = random_tensor({N, T, D}, rng), old = random_tensor({N, T, D}, rng);
         std::vector<Real> out(old.data(), old.data() + N * T * D);
         rope_kernel(in.data(), out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
-                    table.sin_row(0), Real(-1), true);
-        double worst_dx = 0.0;
-        for (size_t t = 0; t < T; ++t) {
-            const auto R = naive_rotation(o, double(t));
-            for (size_t n = 0; n < N; ++n) {
-                const size_t row = (n * T + t) * D;
-                for (size_t a = 0; a < D; ++a) {
-                    double expected = old.data()[row + a];  // old + (Rᵀ in)_a
-                    for (size_t b = 0; b < D; ++b) expected += R[b * D + a] * in.data()[row + b];
-                    worst_dx = std::max(worst_dx, std::abs(out[row + a] - expected));
-                }
-            }
-        }
-        CHECK(worst_dx < 2e-6);
+                    table.sin_row(0), Real(1), true);
+        const KernelCheck added = check_rows(o, in.data(), out.data(), old.data(), N, T, false);
+        const std::string first_wrong = added.first_wrong;
+        CAPTURE(first_wrong);
+        CHECK(added.worst < 2e-6);
+    }
+}
+
+TEST_CASE("rope: in place (in == out) the kernel equals the naive product") {
+    // The contract allows in == out: each pair's x_lo and x_hi must be read before either is
+    // written.
+    Rng rng(23);
+    const size_t N = 3, T = 5, D = 12;
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
+        RopeTable table(o);
+        table.reserve(T);
+        Tensor in = random_tensor({N, T, D}, rng);
+        std::vector<Real> buffer(in.data(), in.data() + N * T * D);
+        rope_kernel(buffer.data(), buffer.data(), N, T, D, o.rotary_dims, pairing,
+                    table.cos_row(0), table.sin_row(0), Real(1), false);
+        const KernelCheck in_place = check_rows(o, in.data(), buffer.data(), nullptr, N, T, false);
+        const std::string first_wrong = in_place.first_wrong;
+        CAPTURE(first_wrong);
+        CHECK(in_place.worst < 2e-6);
     }
 }
 
