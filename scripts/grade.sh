@@ -221,7 +221,7 @@ SHIM
       s{<!-- answer:begin ?([a-z_]*) -->.*?<!-- answer:end -->}{
         ($1 eq "" || $chosen{$1}) ? "*(Left out of the handout: an answer of graded task"
           . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse;
-      s{\[([^\]]*)\]\((?:\.\./docs/|\./)?exercises-answers\.md(?:#[^)]*)?\)}{$1 (the answer key: not in the handout)}g'
+      s{\[([^\]]*)\]\((?:\.\./docs/|\./)?exercises-answers\.md(?:#[^)]*)?\)}{$1 (not in the handout)}g'
   echo "handout: $dir, without the answers of: ${chosen[*]}"
   echo "  the student writes students/tasks/<task>.cpp and grades it with scripts/grade.sh <task>"
 }
