@@ -180,24 +180,39 @@ KernelCheck check_rows(const RopeOptions& o, const Real* in, const Real* out, co
     return result;
 }
 
+// One use of the kernel on random rows [N, T, D] = [3, 5, 12], r = 8, base 500, checked:
+//   rotate_back  sin_sign = −1 into an out that starts at 7s: out = R_mᵀ in = R_{−m} in
+//                (a kernel that adds when it should assign fails too);
+//   accumulate   accumulate = true into random old contents: out = old + R_m in, the
+//                pass-through dims d ≥ r too (out_d = old_d + in_d);
+//   in_place     in == out: out = R_m in (each pair read before either is written).
+enum class KernelUse { rotate_back, accumulate, in_place };
+KernelCheck kernel_case(RopePairing pairing, KernelUse use, Rng& rng) {
+    const size_t N = 3, T = 5, D = 12;
+    const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
+    RopeTable table(o);
+    table.reserve(T);
+    Tensor in = random_tensor({N, T, D}, rng), old = random_tensor({N, T, D}, rng);
+    std::vector<Real> out(N * T * D, Real(7));
+    if (use == KernelUse::accumulate) out.assign(old.data(), old.data() + N * T * D);
+    if (use == KernelUse::in_place) out.assign(in.data(), in.data() + N * T * D);
+    const Real* source = use == KernelUse::in_place ? out.data() : in.data();
+    rope_kernel(source, out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
+                table.sin_row(0), use == KernelUse::rotate_back ? Real(-1) : Real(1),
+                use == KernelUse::accumulate);
+    return check_rows(o, in.data(), out.data(),
+                      use == KernelUse::accumulate ? old.data() : nullptr, N, T,
+                      use == KernelUse::rotate_back);
+}
+
 }  // namespace
 
 TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transposed)") {
-    // out = R_mᵀ in = R_{−m} in, the naive matrix transposed; out starts non-zero, so a kernel
-    // that adds when accumulate is false fails here too.
     Rng rng(21);
-    const size_t N = 3, T = 5, D = 12;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         const std::string pairing_name = rope_pairing_name(pairing);
         CAPTURE(pairing_name);
-        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
-        RopeTable table(o);
-        table.reserve(T);
-        Tensor in = random_tensor({N, T, D}, rng);
-        std::vector<Real> out(N * T * D, Real(7));
-        rope_kernel(in.data(), out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
-                    table.sin_row(0), Real(-1), false);
-        const KernelCheck rotated_back = check_rows(o, in.data(), out.data(), nullptr, N, T, true);
+        const KernelCheck rotated_back = kernel_case(pairing, KernelUse::rotate_back, rng);
         const std::string first_wrong = rotated_back.first_wrong;
         CAPTURE(first_wrong);
         CHECK(rotated_back.worst < 2e-6);
@@ -205,20 +220,11 @@ TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transpos
 }
 
 TEST_CASE("rope: the kernel with accumulate = true adds into out (out = old + R_m in)") {
-    // Every dim adds, the pass-through dims d >= r too (out_d = old_d + in_d).
     Rng rng(22);
-    const size_t N = 3, T = 5, D = 12;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         const std::string pairing_name = rope_pairing_name(pairing);
         CAPTURE(pairing_name);
-        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
-        RopeTable table(o);
-        table.reserve(T);
-        Tensor in = random_tensor({N, T, D}, rng), old = random_tensor({N, T, D}, rng);
-        std::vector<Real> out(old.data(), old.data() + N * T * D);
-        rope_kernel(in.data(), out.data(), N, T, D, o.rotary_dims, pairing, table.cos_row(0),
-                    table.sin_row(0), Real(1), true);
-        const KernelCheck added = check_rows(o, in.data(), out.data(), old.data(), N, T, false);
+        const KernelCheck added = kernel_case(pairing, KernelUse::accumulate, rng);
         const std::string first_wrong = added.first_wrong;
         CAPTURE(first_wrong);
         CHECK(added.worst < 2e-6);
@@ -226,21 +232,11 @@ TEST_CASE("rope: the kernel with accumulate = true adds into out (out = old + R_
 }
 
 TEST_CASE("rope: in place (in == out) the kernel equals the naive product") {
-    // The contract allows in == out: each pair's x_lo and x_hi must be read before either is
-    // written.
     Rng rng(23);
-    const size_t N = 3, T = 5, D = 12;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
         const std::string pairing_name = rope_pairing_name(pairing);
         CAPTURE(pairing_name);
-        const RopeOptions o = rf::testing::rope_options(pairing, D, 8, 500.0);
-        RopeTable table(o);
-        table.reserve(T);
-        Tensor in = random_tensor({N, T, D}, rng);
-        std::vector<Real> buffer(in.data(), in.data() + N * T * D);
-        rope_kernel(buffer.data(), buffer.data(), N, T, D, o.rotary_dims, pairing,
-                    table.cos_row(0), table.sin_row(0), Real(1), false);
-        const KernelCheck in_place = check_rows(o, in.data(), buffer.data(), nullptr, N, T, false);
+        const KernelCheck in_place = kernel_case(pairing, KernelUse::in_place, rng);
         const std::string first_wrong = in_place.first_wrong;
         CAPTURE(first_wrong);
         CHECK(in_place.worst < 2e-6);
