@@ -205,42 +205,31 @@ KernelCheck kernel_case(RopePairing pairing, KernelUse use, Rng& rng) {
                       use == KernelUse::rotate_back);
 }
 
+// The checks of one use, both pairings; the first wrong element is logged for the student.
+void check_kernel_use(KernelUse use, uint64_t seed) {
+    Rng rng(seed);
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        const std::string pairing_name = rope_pairing_name(pairing);
+        CAPTURE(pairing_name);
+        const KernelCheck result = kernel_case(pairing, use, rng);
+        const std::string first_wrong = result.first_wrong;
+        CAPTURE(first_wrong);
+        CHECK(result.worst < 2e-6);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transposed)") {
-    Rng rng(21);
-    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        const std::string pairing_name = rope_pairing_name(pairing);
-        CAPTURE(pairing_name);
-        const KernelCheck rotated_back = kernel_case(pairing, KernelUse::rotate_back, rng);
-        const std::string first_wrong = rotated_back.first_wrong;
-        CAPTURE(first_wrong);
-        CHECK(rotated_back.worst < 2e-6);
-    }
+    check_kernel_use(KernelUse::rotate_back, 21);
 }
 
 TEST_CASE("rope: the kernel with accumulate = true adds into out (out = old + R_m in)") {
-    Rng rng(22);
-    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        const std::string pairing_name = rope_pairing_name(pairing);
-        CAPTURE(pairing_name);
-        const KernelCheck added = kernel_case(pairing, KernelUse::accumulate, rng);
-        const std::string first_wrong = added.first_wrong;
-        CAPTURE(first_wrong);
-        CHECK(added.worst < 2e-6);
-    }
+    check_kernel_use(KernelUse::accumulate, 22);
 }
 
 TEST_CASE("rope: in place (in == out) the kernel equals the naive product") {
-    Rng rng(23);
-    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        const std::string pairing_name = rope_pairing_name(pairing);
-        CAPTURE(pairing_name);
-        const KernelCheck in_place = kernel_case(pairing, KernelUse::in_place, rng);
-        const std::string first_wrong = in_place.first_wrong;
-        CAPTURE(first_wrong);
-        CHECK(in_place.worst < 2e-6);
-    }
+    check_kernel_use(KernelUse::in_place, 23);
 }
 
 TEST_CASE("rope backward: the OpenMP path (large input) gives dx = R_mᵀ dy") {
