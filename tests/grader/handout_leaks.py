@@ -10,9 +10,11 @@ Run from the full repository (it reads our answers there). For each task, the an
     token-normalised (whitespace and line breaks do not count). A statement the task's stub
     also holds (the signature) is no answer; nor is one of fewer than MIN_TOKENS tokens.
     Each is looked for as written (names kept), and two that follow each other in ours found
-    within NEAR lines in that order are a leak; a call with a literal argument is looked for by
-    its shape: the callee and the literal arguments, every other argument any expression
-    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`);
+    within NEAR lines in that order are a leak. A call with constant arguments is looked for
+    by its shape: the callee and the constants, every other argument any expression
+    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), and in
+    words: with two constants or more, each named by the callee's parameter as src/ declares
+    it (`NAME = VALUE`), all within SPAN characters, comment leaders and markdown dropped;
   - the passages the docs mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
     in docs/*.md, README.md and notebooks/*.ipynb; no TASK: any task): any run of
     PROSE_WORDS words of one is looked for, punctuation and markdown dropped.
