@@ -224,7 +224,7 @@ TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transpos
     check_kernel_use(KernelUse::rotate_back, 21);
 }
 
-TEST_CASE("rope: the kernel with accumulate = true adds into out (out = old + R_m in)") {
+TEST_CASE("rope: the kernel with accumulate adds into out (out = old + R_m in)") {
     check_kernel_use(KernelUse::accumulate, 22);
 }
 
