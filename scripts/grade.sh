@@ -12,10 +12,12 @@
 #                                     write a copy of the repository without the answers of
 #                                     the tasks (default: all) into DIR (new or empty), for the
 #                                     students; in it, --reference and --check refuse
-#   scripts/grade.sh --check          CI: every stub as committed compiles, fails its tests and
-#                                     the console names them; every wrong solution of
-#                                     tests/grader/wrong/ fails with the hint it names; our
-#                                     implementation passes (run by scripts/test.sh)
+#   scripts/grade.sh --check          CI: the handout of every task holds none of their answers
+#                                     (tests/grader/handout_leaks.py); every stub as committed
+#                                     compiles, fails its tests and the console names them;
+#                                     every wrong solution of tests/grader/wrong/ fails with the
+#                                     hint it names; our implementation passes (run by
+#                                     scripts/test.sh)
 #
 # Builds in GRADE_BUILD_DIR (default build-student), reconfigured for each task; only the
 # libraries the task's tests need and `test_student` are compiled, so after the first task a
@@ -139,8 +141,9 @@ declare -A PASSED FAILED
 run() {
   local mode="$1"; shift
   printf "\n%-20s %-8s %-8s %s\n" "task ($mode)" passed failed score
-  local full=0 n=0
+  local full=0 n=0 logs=()
   for task in "$@"; do
+    logs+=("$BUILD/$task.$mode.log")
     read -r p f < <(grade "$task" "$mode")
     PASSED[$task.$mode]=$p; FAILED[$task.$mode]=$f
     local score="0/1 (does not compile or crashed)"
@@ -151,7 +154,7 @@ run() {
     printf "%-20s %-8s %-8s %s\n" "$task" "$p" "$f" "$score"
     [ "$p" != "-" ] && [ "$f" != 0 ] && teach "$task" "$BUILD/$task.$mode.report"
   done
-  echo "score: $full of $n tasks pass all their tests (logs: $BUILD/<task>.$mode.log)"
+  echo "score: $full of $n tasks pass all their tests (log$([ "$n" -gt 1 ] && echo s): ${logs[*]})"
   [ "$full" = "$n" ]
 }
 
@@ -208,15 +211,102 @@ handout() {
 #include "$depth/students/tasks/$task.cpp"
 SHIM
   done
+  for task in "${chosen[@]}"; do cut_twin "$dir" "$task"; done
   rm -rf "$dir/docs/exercises-answers.md" "$dir/tests/grader/wrong"
   printf '%s\n' "${chosen[@]}" > "$dir/students/handout.txt"
-  find "$dir" -name '*.md' -print0 | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
+  # The marked passages of the docs and the notebooks' markdown (the cut stays inside one JSON
+  # string: the note holds no quote), and the links to the answer key, which is left out.
+  find "$dir" \( -name '*.md' -o -name '*.ipynb' \) -print0 | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
       my %chosen = map { $_ => 1 } split / /, $ENV{RF_HANDOUT_TASKS};
       s{<!-- answer:begin ?([a-z_]*) -->.*?<!-- answer:end -->}{
         ($1 eq "" || $chosen{$1}) ? "*(Left out of the handout: an answer of graded task"
-          . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse'
+          . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse;
+      s{\[([^\]]*)\]\((?:\.\./docs/|\./)?exercises-answers\.md(?:#[^)]*)?\)}{$1 (not in the handout)}g'
   echo "handout: $dir, without the answers of: ${chosen[*]}"
   echo "  the student writes students/tasks/<task>.cpp and grades it with scripts/grade.sh <task>"
+}
+
+# cut_twin DIR TASK → the fast path's twin of TASK in the handout DIR runs the student's function
+# instead of holding our answer in another form: the SIMD RoPE rows of src/fast/simd_kernels.hpp
+# (their scalar tails are the kernel, both pairings) call rope_kernel through a new file outside
+# the per-ISA files (simd_kernels.hpp: the One Definition Rule note); AdamW::step_vectorized
+# (src/fast/adamw_vectorized.cpp, step()'s update in lanes) calls step(). A twin that is not
+# where it was stops the handout: fix the cut here.
+cut_twin() {
+  local dir="$1" task="$2" file
+  case "$task" in
+    rope_forward)
+      file="$dir/src/fast/simd_kernels.hpp"
+      RF_DECLARATION='namespace rf {
+// Handout: the RoPE rows of graded task rope_forward run your rope_kernel
+// (src/fast/rope_rows_handout.cpp).
+void rope_rows_handout(Real* x, size_t T, size_t D, size_t r, const Real* cos, const Real* sin,
+                       Real sin_sign, bool interleaved);
+}  // namespace rf
+
+namespace rf {
+namespace {' RF_ROWS='    // Handout: the lanes of graded task rope_forward are cut; these rows run your rope_kernel.
+    static void rope_rows_interleaved(Real* x, size_t T, size_t D, size_t r, const Real* cos2,
+                                      const Real* sin2, Real sin_sign) {
+        rope_rows_handout(x, T, D, r, cos2, sin2, sin_sign, true);
+    }
+
+    static void rope_rows_half(Real* x, size_t T, size_t D, size_t r, const Real* cos,
+                               const Real* sin, Real sin_sign) {
+        rope_rows_handout(x, T, D, r, cos, sin, sin_sign, false);
+    }
+
+' perl -0pi -e '
+        s{^namespace rf \{\nnamespace \{}{$ENV{RF_DECLARATION}}m or die "no namespace\n";
+        s{^    static void rope_rows_interleaved\(.*?(?=^    static void adamw_update\()}{$ENV{RF_ROWS}}ms
+          or die "no rope rows\n"' "$file" \
+        || { echo "grade: --handout: the RoPE rows of $file are not where the cut expects them" >&2; exit 2; }
+      cat > "$dir/src/fast/rope_rows_handout.cpp" <<'CPP'
+// Handout: the fast path's RoPE rows (src/fast/simd_kernels.hpp) run the student's rope_kernel,
+// in place (in == out), one row of heads at a time. Interleaved rows come with the angle tables
+// expanded to [T, r]: cos2 = (c_0, c_0, c_1, c_1, …), sin2 = (−s_0, s_0, −s_1, s_1, …).
+#include <vector>
+
+#include "position/rope.hpp"
+
+namespace rf {
+
+void rope_rows_handout(Real* x, size_t T, size_t D, size_t r, const Real* cos, const Real* sin,
+                       Real sin_sign, bool interleaved) {
+    if (!interleaved) {
+        rope_kernel(x, x, 1, T, D, r, RopePairing::half, cos, sin, sin_sign, false);
+        return;
+    }
+    const size_t h = r / 2;
+    std::vector<Real> c(T * h), s(T * h);
+    for (size_t t = 0; t < T; ++t)
+        for (size_t i = 0; i < h; ++i) {
+            c[t * h + i] = cos[t * r + 2 * i];
+            s[t * h + i] = sin[t * r + 2 * i + 1];
+        }
+    rope_kernel(x, x, 1, T, D, r, RopePairing::interleaved, c.data(), s.data(), sin_sign, false);
+}
+
+}  // namespace rf
+CPP
+      ;;
+    adamw_step)
+      file="$dir/src/fast/adamw_vectorized.cpp"
+      grep -q "void AdamW::step_vectorized(double lr)" "$file" \
+        || { echo "grade: --handout: $file does not define AdamW::step_vectorized(double lr)" >&2; exit 2; }
+      cat > "$file" <<'CPP'
+// Handout: AdamW's update on the fast path (model.fused = true) is graded task adamw_step's
+// twin; in the handout it runs your AdamW::step (students/tasks/adamw_step.cpp).
+#include "nn/adamw.hpp"
+
+namespace rf {
+
+void AdamW::step_vectorized(double lr) { step(lr); }
+
+}  // namespace rf
+CPP
+      ;;
+  esac
 }
 
 check_task() {
@@ -237,8 +327,17 @@ case "${1:-list}" in
   --check)
     refuse_in_handout --check
     mapfile -t all < <(tasks)
-    run student "${all[@]}" || true
     bad=0
+    # The handout of every task holds none of their answers (tests/grader/handout_leaks.py).
+    echo "the handout of every task (--handout): no file holds our code or a marked answer passage"
+    leaks=$(mktemp -d)
+    if ( handout "$leaks/handout" > "$leaks/handout.log" 2>&1 ); then
+      python3 tests/grader/handout_leaks.py "$leaks/handout" || bad=1
+    else
+      cat "$leaks/handout.log"; echo "FAIL: grade.sh --handout failed"; bad=1
+    fi
+    rm -rf "$leaks"
+    run student "${all[@]}" || true
     for task in "${all[@]}"; do
       sp=${PASSED[$task.student]}; sf=${FAILED[$task.student]}
       if [ "$sp" = "-" ]; then echo "FAIL: the stub of $task does not compile"; bad=1
@@ -255,8 +354,8 @@ case "${1:-list}" in
         echo "FAIL: our implementation of $task does not pass its tests ($rp passed, $rf failed)"; bad=1
       fi
     done
-    [ "$bad" = 0 ] && echo "grade --check: PASS (${#all[@]} stubs compile, fail and name their failing tests;" \
-      "${#wrong[@]} wrong solutions fail with their hints; the reference passes)"
+    [ "$bad" = 0 ] && echo "grade --check: PASS (the handout holds no answer; ${#all[@]} stubs compile, fail" \
+      "and name their failing tests; ${#wrong[@]} wrong solutions fail with their hints; the reference passes)"
     exit "$bad" ;;
   *)
     mode=student

@@ -81,10 +81,10 @@ Tensor rope_learned_frequencies(const Tensor& x, const Tensor& theta, const Rope
                 Real(1), false);
     const RopePairing pairing = o.pairing;
     return make_result(std::move(y), {x, theta}, "rope_learned_frequencies", [=](TensorImpl& out) {
-        // dx += R_mᵀ dy   (sin sign −1)
+        // dx += R_mᵀ dy: RoPE's backward (rope_backward.cpp), with this row's angles
         if (Array* dx = grad_of(out.node->parents[0]))
-            rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
-                        angles->sin.data(), Real(-1), true);
+            rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
+                          angles->sin.data());
         // The pair (y_lo, y_hi) turns with its angle φ = m·θ_i: dy_lo/dφ = −y_hi,
         // dy_hi/dφ = y_lo, so dφ = y_lo·dy_hi − y_hi·dy_lo and dθ_i += Σ m_t·dφ.
         if (Array* dtheta = grad_of(out.node->parents[1])) {

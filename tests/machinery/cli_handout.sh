@@ -7,8 +7,10 @@
 # For every task of students/tasks.txt: no code line of our implementation (field 2 of the table,
 # read from this repository) is left in the handout's copy of that file, which compiles the
 # student's file instead; the content between the docs' answer markers is gone, and so are the
-# markers; the answer key docs/exercises-answers.md and tests/grader/wrong/ are left out; in
-# the handout, --reference and --check refuse with one line; a non-empty folder is refused.
+# markers; the answer key docs/exercises-answers.md and tests/grader/wrong/ are left out and no
+# link points at them; the fast twins run the student's function; no file holds an answer in
+# another form (tests/grader/handout_leaks.py); the notebooks are still JSON; in the handout,
+# --reference and --check refuse with one line; a non-empty folder is refused.
 set -u
 W=$(realpath -m "$1")
 rm -rf "$W" && mkdir -p "$W" || exit 1
@@ -45,8 +47,42 @@ while IFS= read -r doc; do
   done < <(perl -0ne 'while (/<!-- answer:begin ?[a-z_]* -->(.*?)<!-- answer:end -->/gs) {
              for (split /\n/, $1) { s/^\s+|\s+$//g; print "$_\n" if length($_) >= 12 } }' "$doc")
   grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
-done < <(grep -rlE --include='*.md' "$BEGIN" docs README.md 2>/dev/null)
+done < <(grep -rlE --include='*.md' --include='*.ipynb' "$BEGIN" docs README.md notebooks 2>/dev/null)
 [ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
+
+# No file of the handout holds an answer in another form: our statements elsewhere (a fast
+# twin), our call by its shape or in words, a copy of a marked passage (tests/grader/handout_leaks.py).
+python3 tests/grader/handout_leaks.py "$H" > "$W/leaks.log" 2>&1 || { cat "$W/leaks.log"; fail "the handout leaks answers"; }
+grep -q "^handout_leaks: PASS" "$W/leaks.log" || fail "handout_leaks.py said no PASS: $(tail -n 1 "$W/leaks.log")"
+# The fast twins run the student's function: RoPE's SIMD rows call rope_kernel, AdamW's calls step().
+grep -q "rope_rows_handout(x, T, D, r, cos2, sin2, sin_sign, true)" "$H/src/fast/simd_kernels.hpp" \
+  && grep -q "rope_kernel(x, x, 1, T, D, r, RopePairing::half" "$H/src/fast/rope_rows_handout.cpp" \
+  || fail "the handout's src/fast/simd_kernels.hpp still holds RoPE's rows (rope_forward's fast twin)"
+grep -q "step(lr);" "$H/src/fast/adamw_vectorized.cpp" && ! grep -q "adamw_update" "$H/src/fast/adamw_vectorized.cpp" \
+  || fail "the handout's src/fast/adamw_vectorized.cpp still holds the update (adamw_step's fast twin)"
+# Every notebook is still JSON (a cut passage stays inside one string), and no relative link of
+# a markdown file points at a file the handout lacks (the answer key is left out).
+python3 - "$H" > "$W/links.log" 2>&1 <<'PY' || { cat "$W/links.log"; fail "a notebook is broken or a link is dead in the handout"; }
+import json, os, re, sys
+handout, bad = sys.argv[1], 0
+for root, _, files in os.walk(handout):
+    for name in files:
+        path = os.path.join(root, name)
+        if name.endswith(".ipynb"):
+            try:
+                json.load(open(path, encoding="utf-8"))
+            except ValueError as e:
+                print(f"{os.path.relpath(path, handout)}: not JSON: {e}"); bad += 1
+        elif name.endswith(".md"):
+            text = open(path, encoding="utf-8").read()
+            for m in re.finditer(r"\]\(([^)\s]+)\)", text):
+                target = m.group(1).split("#")[0]
+                if target and not re.match(r"^[a-z]+:", target) and \
+                        not os.path.exists(os.path.normpath(os.path.join(root, target))):
+                    line = text.count("\n", 0, m.start()) + 1
+                    print(f"{os.path.relpath(path, handout)}:{line}: dead link {target}"); bad += 1
+sys.exit(1 if bad else 0)
+PY
 
 [ -e "$H/docs/exercises-answers.md" ] && fail "the answer key docs/exercises-answers.md is in the handout"
 [ -e "$H/tests/grader/wrong" ] && fail "the wrong solutions tests/grader/wrong/ are in the handout"
@@ -65,5 +101,5 @@ mkdir -p "$W/full" && echo "mine" > "$W/full/notes.txt"
 scripts/grade.sh --handout "$W/full" > /dev/null 2>&1 && fail "--handout wrote into a non-empty folder"
 [ "$(cat "$W/full/notes.txt")" = mine ] && [ "$(ls "$W/full")" = notes.txt ] || fail "--handout touched a non-empty folder"
 
-[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, refusals work)"
+[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, no leak, no dead link, refusals work)"
 exit "$fails"

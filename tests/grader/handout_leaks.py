@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""The handout's leak check (docs/graded-tasks.md, "The handout"): no file of a handout holds
+the answer of a task it hands out.
+
+    tests/grader/handout_leaks.py HANDOUT [TASK...]      (default: the tasks of its
+                                                         students/handout.txt)
+
+Run from the full repository (it reads our answers there). For each task, the answer is
+  - our implementation (field 2 of students/tasks.txt): its statements, comments dropped,
+    token-normalised (whitespace and line breaks do not count). A statement the task's stub
+    also holds (the signature) is no answer; nor is one of fewer than MIN_TOKENS tokens.
+    Each is looked for as written (names kept), and two that follow each other in ours found
+    within NEAR lines in that order are a leak. A call with constant arguments is looked for
+    by its shape: the callee and the constants, every other argument any expression
+    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), and in
+    words: with two constants or more, each named by the callee's parameter as src/ declares
+    it (`NAME = VALUE`), all within SPAN characters, comment leaders and markdown dropped;
+  - the passages the docs mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
+    in docs/*.md, README.md and notebooks/*.ipynb; no TASK: any task): any run of
+    PROSE_WORDS words of one is looked for, punctuation and markdown dropped.
+Every text file of the handout is searched except the task's own stub. Each hit prints
+`LEAK task: file:line: what` and the exit status is 1; with none, one PASS line.
+"""
+import json
+import os
+import re
+import sys
+
+MIN_TOKENS = 8     # a statement shorter than this is too common to be anyone's answer
+NEAR = 3           # lines between two consecutive statements of ours found in a file
+SPAN = 120         # characters: how close the named constants of our call must stand
+PROSE_WORDS = 8    # a copied passage is found by any run of this many of its words
+TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d[\w.]*|->|::|[-+*/<>=!&|]=|&&|\|\||\+\+|--|\S")
+LITERAL = re.compile(r"^(\d[\w.]*|true|false|nullptr)$")
+MARKED = re.compile(r"<!-- answer:begin ?([a-z_]*) -->(.*?)<!-- answer:end -->", re.S)
+
+
+def table(repo):
+    rows = {}
+    with open(os.path.join(repo, "students/tasks.txt"), encoding="utf-8") as f:
+        for line in f:
+            if re.match(r"^[a-z_]+ [|] ", line):
+                fields = line.rstrip("\n").split(" | ")
+                rows[fields[0]] = fields
+    return rows
+
+
+def strip_comments(code):
+    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+    code = re.sub(r"//[^\n]*", " ", code)
+    return re.sub(r"^\s*#[^\n]*", " ", code, flags=re.M)
+
+
+def statements(code):
+    """The statements of C++ code as token lists, split at ; { }."""
+    out, current = [], []
+    for token in TOKEN.findall(strip_comments(code)):
+        if token in ";{}":
+            if current:
+                out.append(current)
+            current = []
+        else:
+            current.append(token)
+    if current:
+        out.append(current)
+    return out
+
+
+def split_args(tokens, start):
+    """tokens[start] is '(': the top-level arguments (token lists) and the index after ')'."""
+    depth, args, current = 0, [], []
+    for k in range(start, len(tokens)):
+        t = tokens[k]
+        if t in "([":
+            depth += 1
+            if depth == 1:
+                continue
+        elif t in ")]":
+            depth -= 1
+            if depth == 0:
+                args.append(current)
+                return args, k + 1
+        elif t == "," and depth == 1:
+            args.append(current)
+            current = []
+            continue
+        current.append(t)
+    return None, len(tokens)
+
+
+CONSTANT_WORDS = {"Real", "float", "double", "int", "long", "size_t", "static_cast", "true",
+                  "false", "nullptr"}
+
+
+def shape(args):
+    """A call's arguments, each kept if it is a constant (`true`, `Real(-1)`, `0.5`), else '_'."""
+    def constant(a):
+        return any(LITERAL.match(t) for t in a) and all(
+            t in CONSTANT_WORDS or not re.match(r"^[A-Za-z_]", t) for t in a)
+    return tuple(" ".join(a) if constant(a) else "_" for a in args)
+
+
+def answer_code(repo, fields):
+    ours = open(os.path.join(repo, fields[1]), encoding="utf-8").read()
+    stub = open(os.path.join(repo, "students/tasks", fields[0] + ".cpp"), encoding="utf-8").read()
+    given = {" ".join(s) for s in statements(stub)}
+    exact, calls = [], []
+    for s in statements(ours):
+        text = " ".join(s)
+        if len(s) < MIN_TOKENS or text in given or s[0] == "namespace":
+            continue
+        exact.append(text)
+        k = 0
+        while k < len(s) - 1:  # the calls the statement makes, not those inside their arguments
+            if re.match(r"^[A-Za-z_]\w*$", s[k]) and s[k + 1] == "(":
+                args, after = split_args(s, k + 1)
+                if args and any(part != "_" for part in shape(args)):
+                    calls.append((s[k], shape(args)))
+                k = after
+            else:
+                k += 1
+    return exact, calls
+
+
+def parameters(repo, callee):
+    """The parameter names of CALLEE as src/ declares it (the first declaration found)."""
+    for root, _, files in os.walk(os.path.join(repo, "src")):
+        for name in sorted(files):
+            if not name.endswith((".hpp", ".h")):
+                continue
+            tokens = TOKEN.findall(strip_comments(open(os.path.join(root, name), encoding="utf-8").read()))
+            for k in range(1, len(tokens) - 1):
+                if tokens[k] == callee and tokens[k + 1] == "(" and re.match(r"^[A-Za-z_]", tokens[k - 1]):
+                    args, _ = split_args(tokens, k + 1)
+                    if args and all(len(a) >= 2 for a in args):
+                        return [a[-1] for a in args]
+    return None
+
+
+def spelled(repo, calls):
+    """Each call with two or more constant arguments also as a sentence says it: every
+    constant named by its parameter (`NAME = VALUE`), all within SPAN characters, as regexes."""
+    out = []
+    for callee, want in calls:
+        names = parameters(repo, callee)
+        if not names or len(names) != len(want):
+            continue
+        named = []
+        for name, value in zip(names, want):
+            if value == "_":
+                continue
+            number = re.sub(r"^Real \( (.*) \)$", r"\1", value).replace(" ", "")
+            number = "".join("[-−]" if ch == "-" else re.escape(ch) for ch in number)
+            named.append(rf"\b{re.escape(name)}\s*=\s*(?:Real\(\s*)?{number}(?![\w.])")
+        if len(named) >= 2:
+            out.append((f"{callee}: " + ", ".join(n for n, v in zip(names, want) if v != "_"), named))
+    return out
+
+
+def words(text):
+    """The words of prose with their offsets: markdown's ` and * dropped, punctuation around
+    a word stripped."""
+    text = re.sub(r"[`*]", " ", text)
+    found = ((m.group(0).strip("()[],.;:\"'"), m.start()) for m in re.finditer(r"\S+", text))
+    return [(w, at) for w, at in found if w]
+
+
+def answer_prose(repo, task):
+    passages = []
+    for root in ("docs", "notebooks", "."):
+        base = os.path.join(repo, root)
+        names = ["README.md"] if root == "." else sorted(os.listdir(base))
+        for name in names:
+            path = os.path.join(base, name)
+            if not (name.endswith(".md") or name.endswith(".ipynb")) or not os.path.isfile(path):
+                continue
+            for found in MARKED.finditer(readable(path)[0] or ""):
+                if found.group(1) in ("", task):
+                    passages.append([w for w, _ in words(found.group(2))])
+    runs = set()
+    for w in passages:
+        for k in range(len(w) - PROSE_WORDS + 1):
+            runs.add(tuple(w[k:k + PROSE_WORDS]))
+    return runs
+
+
+def readable(path):
+    """(text, line of each character offset) of a text file; a notebook: its cells' sources."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if b"\0" in raw[:8192]:
+        return None, None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, None
+    cells = None
+    if path.endswith(".ipynb"):
+        try:
+            cells = ["".join(c.get("source", [])) for c in json.loads(text).get("cells", [])]
+            text = "\n".join(cells)
+        except (ValueError, AttributeError):
+            cells = None
+    return text, cells
+
+
+def line_of(text, offset, cells=None):
+    """file:LINE, or for a notebook (its cells' sources joined) 'cell K line L'."""
+    line = text.count("\n", 0, offset) + 1
+    if cells is None:
+        return str(line)
+    for k, cell in enumerate(cells):
+        lines = cell.count("\n") + 1
+        if line <= lines:
+            return f"cell {k} line {line}"
+        line -= lines
+    return str(line)
+
+
+def scan(handout, task, exact, calls, sentences, runs, stub):
+    hits = []
+    for root, dirs, files in os.walk(handout):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, handout)
+            if rel == stub:
+                continue
+            text, cells = readable(path)
+            if text is None:
+                continue
+            spans = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
+            tokens = [t for t, _ in spans]
+            joined = " " + " ".join(tokens) + " "
+            starts, pos = [], 1
+            for t in tokens:
+                starts.append(pos)
+                pos += len(t) + 1
+            # One statement alone may be common code; two that follow each other in ours, found
+            # within NEAR lines of each other in that order, are our code (a body of one
+            # statement: that one alone).
+            where = {}
+            for stmt in exact:
+                k = joined.find(" " + stmt + " ")
+                if k >= 0:
+                    where[stmt] = spans[starts.index(k + 1)][1]
+            pairs = list(zip(exact, exact[1:])) if len(exact) > 1 else [(exact[0], exact[0])] if exact else []
+            for first, second in pairs:
+                if first in where and second in where and \
+                        0 <= text.count("\n", where[first], where[second]) <= NEAR and \
+                        where[first] <= where[second]:
+                    hits.append(f"{rel}:{line_of(text, where[first], cells)}: our code: {first}"
+                                + (f"; then {second}" if second != first else ""))
+                    break
+            for callee, want in calls:
+                for k, t in enumerate(tokens[:-1]):
+                    if t == callee and tokens[k + 1] == "(":
+                        args, _ = split_args(tokens, k + 1)
+                        if args is not None and shape(args) == want:
+                            hits.append(f"{rel}:{line_of(text, spans[k][1], cells)}: our call "
+                                        f"{callee}({', '.join(want)})")
+            # the constants of our call, named, within one stretch of prose (comment leaders
+            # and markdown dropped)
+            prose = re.sub(r"(?m)^[ \t]*(//+|#+|\*)", " ", text.replace("`", " "))
+            for label, named in sentences:
+                first = re.search(named[0], prose)
+                while first:
+                    window = prose[max(0, first.start() - SPAN):first.end() + SPAN]
+                    if all(re.search(n, window) for n in named[1:]):
+                        hits.append(f"{rel}:{line_of(prose, first.start(), cells)}: our call in words "
+                                    f"({label}): {' '.join(prose[first.start():first.end() + 40].split())}")
+                        break
+                    first = re.search(named[0], prose[first.end():]) and \
+                        re.compile(named[0]).search(prose, first.end())
+            if runs:
+                spots = words(text)
+                for k in range(len(spots) - PROSE_WORDS + 1):
+                    if tuple(w for w, _ in spots[k:k + PROSE_WORDS]) in runs:
+                        sentence = " ".join(w for w, _ in spots[k:k + PROSE_WORDS])
+                        hits.append(f"{rel}:{line_of(text, spots[k][1], cells)}: an answer passage: {sentence}")
+                        break
+    return hits
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    handout = sys.argv[1]
+    repo = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
+    rows = table(repo)
+    tasks = sys.argv[2:]
+    if not tasks:
+        with open(os.path.join(handout, "students/handout.txt"), encoding="utf-8") as f:
+            tasks = f.read().split()
+    leaks, looked = 0, 0
+    for task in tasks:
+        if task not in rows:
+            sys.exit(f"handout_leaks: no task '{task}' in students/tasks.txt")
+        exact, calls = answer_code(repo, rows[task])
+        if not exact:
+            print(f"LEAK {task}: found no statement of {rows[task][1]} to look for (the check sees nothing)")
+            leaks += 1
+        runs = answer_prose(repo, task)
+        looked += len(exact) + len(calls)
+        sentences = spelled(repo, calls)
+        for hit in scan(handout, task, exact, calls, sentences, runs, f"students/tasks/{task}.cpp"):
+            print(f"LEAK {task}: {hit}")
+            leaks += 1
+    if leaks:
+        print(f"handout_leaks: FAIL ({leaks} leaks in {handout})")
+        sys.exit(1)
+    print(f"handout_leaks: PASS ({len(tasks)} tasks, {looked} statements and calls of ours and the "
+          f"marked passages looked for, none found)")
+
+
+if __name__ == "__main__":
+    main()
