@@ -21,8 +21,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "experiments/compare_directory.hpp"
 #include "experiments/compare_mpi.hpp"
-#include "run/directory_kind.hpp"
 #include "experiments/report.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
@@ -98,43 +98,6 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
     if (step >= config.train.steps) return RunState::finished;
     // Interrupted: --resume continues from its checkpoint, or from step 0 if it has none.
     return RunState::resume;
-}
-
-// compare writes curves.csv, summary.md and curves.png into --out; a file of that name it did
-// not write is the user's, and is refused before any training (io/output_file.hpp).
-static void refuse_foreign_outputs(const std::string& out_dir, bool plot) {
-    const fs::path dir(out_dir);
-    check_output_file((dir / "summary.md").string(), summary_rule());
-    check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv"));
-    if (plot) check_output_file((dir / "curves.png").string(), plot_rule("curves.png"));
-}
-
-// compare writes its lock record and its runs only into a directory it owns: a new or empty one,
-// or one that already holds a comparison (a lock record, one of its scheme directories, or a
-// summary.md / curves.csv of ours). `--out ~/Documents` is refused before anything is written.
-static void refuse_foreign_directory(const std::string& out_dir,
-                                     const std::vector<std::string>& schemes) {
-    std::error_code ec;
-    if (!fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
-    refuse_other_directory(out_dir, "compare: --out", "a comparison", DirectoryKind::comparison);  // it holds a lock too
-    const fs::path dir(out_dir);
-    // A `lock` of any kind: RunLock::acquire says whether it is ours, by name.
-    bool ours = fs::exists(fs::symlink_status(dir / RunLock::kFileName, ec));
-    for (const std::string& scheme : schemes) ours = ours || fs::is_directory(dir / scheme, ec);
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
-        ours = ours || (e.is_directory() && fs::exists(e.path() / "seed1" / "config.toml", ec));
-    try {
-        check_output_file((dir / "summary.md").string(), summary_rule());
-        check_output_file((dir / "curves.csv").string(), csv_rule("curves.csv"));
-        ours = ours || fs::exists(dir / "summary.md", ec) || fs::exists(dir / "curves.csv", ec);
-    } catch (const std::runtime_error&) {  // reported by refuse_foreign_outputs, by name
-        ours = true;
-    }
-    if (!ours)
-        throw std::runtime_error(
-            "compare: --out '" + out_dir +
-            "' is not empty and holds no comparison; pick a new --out (compare "
-            "writes only into a new directory or one of its own)");
 }
 
 static std::string summary_header(const ComparePreset& preset, const CompareOptions& options) {
@@ -296,20 +259,8 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
                                  "' is a file, not a directory; pick another --out");
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
-    // One comparison per directory, locked before anything is checked: a second `compare --out
-    // DIR` is told who holds it. The pid record is written only once DIR is known to be ours
-    // (nothing is written into a folder of the user's), and a DIR this call created goes again
-    // with a refusal.
-    const bool created = !fs::exists(options.out_dir);
-    RunLock lock = RunLock::acquire(options.out_dir, false);
-    try {
-        refuse_foreign_directory(options.out_dir, settings.schemes);
-        lock.record_holder();
-        refuse_foreign_outputs(options.out_dir, options.plot);
-    } catch (...) {
-        if (created && lock.in_place()) fs::remove(options.out_dir);  // only if empty
-        throw;
-    }
+    // One comparison per directory, locked before anything is checked (compare_directory.hpp).
+    RunLock lock = lock_comparison_directory(options.out_dir, settings.schemes, options.plot);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;
