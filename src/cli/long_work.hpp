@@ -56,35 +56,16 @@ public:
                 (terminal_ ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000));
     }
 
-    // Ends the process after a stop signal: one line, "<command>: stopped by SIGINT <where>;
-    // <what is left>", exit 128 + the signal. Standard output so far is flushed first.
+    // After a stop signal: throws Interrupted (main prints "roformer <command>: stopped by
+    // Ctrl-C (SIGINT) <where>; <what is left>" and exits 128 + the signal), so nothing after
+    // the call — a table, a --csv — is written.
     [[noreturn]] void exit_stopped(const std::string& where, const std::string& left) {
-        const int signal = stop_signal();
         clear();
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: stopped by %s %s; %s\n", command_.c_str(), signal_name(signal),
-                     where.c_str(), left.c_str());
-        std::fflush(stderr);
-        std::exit(128 + signal);
+        throw Interrupted(stop_signal(), command_, " " + where + "; " + left);
     }
 
 private:
     using Clock = std::chrono::steady_clock;
-
-    static const char* signal_name(int signal) {
-        switch (signal) {
-            case SIGINT:
-                return "Ctrl-C (SIGINT)";
-            case SIGTERM:
-                return "SIGTERM";
-            case SIGHUP:
-                return "SIGHUP";
-            case SIGPIPE:
-                return "SIGPIPE";
-            default:
-                return "a signal";
-        }
-    }
 
     void clear() {
         if (drawn_) std::fprintf(stderr, "\r\033[K");

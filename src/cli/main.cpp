@@ -157,8 +157,10 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const std::filesystem::filesystem_error& e) {
         err << "error: roformer" << command << ": cannot access '" << e.path1().string() << "' ("
             << e.code().message() << "); check the path and its permissions\n";
-    } catch (const Interrupted& e) {  // a one-shot command stopped by a signal: it cleaned up
-        std::cerr << "stopped: " << e.what() << "\n";
+    } catch (const Interrupted& e) {  // stopped by a signal; it cleaned up as it unwound
+        std::cout.flush();
+        std::fflush(stdout);
+        std::cerr << e.what() << "\n";
         return 128 + e.signal;
     } catch (const RanksDisagree& e) {
         // Every rank found the same difference and throws this same line: rank 0 prints it,

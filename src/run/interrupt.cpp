@@ -2,6 +2,7 @@
 #include "run/interrupt.hpp"
 
 #include <csignal>
+#include <string>
 
 #include <unistd.h>
 
@@ -43,6 +44,16 @@ InterruptGuard::~InterruptGuard() {
 }
 
 int InterruptGuard::pending() { return g_signal; }
+
+std::string stop_signal_name(int sig) {
+    switch (sig) {
+        case SIGINT: return "Ctrl-C (SIGINT)";
+        case SIGTERM: return "SIGTERM";
+        case SIGHUP: return "SIGHUP";
+        case SIGPIPE: return "SIGPIPE";
+        default: return "signal " + std::to_string(sig);
+    }
+}
 
 int InterruptGuard::count() { return g_count; }
 

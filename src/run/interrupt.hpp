@@ -17,10 +17,18 @@
 
 namespace rf {
 
-// A one-shot command (import-hf, export-hf: run/staged_directory.hpp) stopped by a signal: what()
-// says what was left; main exits with 128 + signal, as train does.
+// "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP", "SIGPIPE": how a stop line names the signal.
+std::string stop_signal_name(int sig);
+
+// A command without training steps stopped by a signal (import-hf and export-hf:
+// run/staged_directory.hpp; base-bound and generate: cli/long_work.hpp). It has cleaned up as
+// it unwound; main prints what() — "roformer CMD: stopped by Ctrl-C (SIGINT)<detail>", one
+// line — and exits with 128 + the signal, as train does.
 struct Interrupted : std::runtime_error {
-    Interrupted(int sig, const std::string& what) : std::runtime_error(what), signal(sig) {}
+    Interrupted(int sig, const std::string& command, const std::string& detail)
+        : std::runtime_error("roformer " + command + ": stopped by " + stop_signal_name(sig) +
+                             detail),
+          signal(sig) {}
     int signal;
 };
 

@@ -171,9 +171,8 @@ void StagedDirectory::record(const std::string& name, const std::string& sha256)
 
 void StagedDirectory::check_interrupt() const {
     if (const int sig = InterruptGuard::pending())
-        throw Interrupted(sig, "roformer " + command_ + " stopped by signal " + std::to_string(sig) +
-                                   " (" + strsignal(sig) + "); nothing was written to '" + out_ +
-                                   "'; run it again to write it");
+        throw Interrupted(sig, command_,
+                          "; nothing was written to '" + out_ + "'; run it again to write it");
 }
 
 void StagedDirectory::publish() {

@@ -37,7 +37,7 @@ stop_midway() {
   wait $pid; local rc=$?
   [ $rc -eq "$code" ] || fail "SIG$sig: exit $rc, not $code: $(cat "$err")"
   local last; last=$(tail -n 1 "$err")
-  echo "$last" | grep -q "^base-bound: stopped by .*SIG$sig.* at L = 1048576; nothing printed, no --csv written" \
+  echo "$last" | grep -q "^roformer base-bound: stopped by .*SIG$sig.* at L = 1048576; nothing printed, no --csv written" \
     || fail "SIG$sig: the last line: $(cat "$err")"
   [ "$(grep -vc "bases scanned" "$err")" -eq 1 ] || fail "SIG$sig: more than the one stop line: $(cat "$err")"
   [ -s "$WORK/out_$sig.txt" ] && fail "SIG$sig: printed a table: $(cat "$WORK/out_$sig.txt")"
@@ -59,7 +59,7 @@ for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then kill -9 $pid; fail "generate: still running 5 s after SIGINT"; fi
 wait $pid; rc=$?
 [ $rc -eq 130 ] || fail "generate after SIGINT: exit $rc, not 130: $(cat "$WORK/gen_err.txt")"
-tail -n 1 "$WORK/gen_err.txt" | grep -q "^generate: stopped by Ctrl-C (SIGINT) after [0-9]* of 100000 tokens; the text above is what it generated$" \
+tail -n 1 "$WORK/gen_err.txt" | grep -q "^roformer generate: stopped by Ctrl-C (SIGINT) after [0-9]* of 100000 tokens; the text above is what it generated$" \
   || fail "generate's stop line: $(cat "$WORK/gen_err.txt")"
 [ "$(wc -l <"$WORK/gen_err.txt")" -eq 2 ] || fail "generate: more than its header and the stop line: $(cat "$WORK/gen_err.txt")"
 echo "generate after SIGINT: exit 130, $(tail -n 1 "$WORK/gen_err.txt")"

@@ -17,8 +17,8 @@ BIN=$(realpath "$1") WORK=$(realpath -m "$2")
 rm -rf "$WORK" && mkdir -p "$WORK"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-one_line() {  # one_line FILE LABEL: stderr is one "error: …" or "stopped: …" line
-    [ "$(grep -vc '^note: ' "$1")" -eq 1 ] && grep -qE '^(error|stopped): ' "$1" ||
+one_line() {  # one_line FILE LABEL: stderr is one "error: …" or "roformer CMD: stopped by …" line
+    [ "$(grep -vc '^note: ' "$1")" -eq 1 ] && grep -qE '^(error: |roformer [a-z-]+: stopped by )' "$1" ||
         fail "$2: not one error line: $(head -3 "$1")"
 }
 leftovers() { find "$WORK" -maxdepth 1 -name '.*.partial-*' | head -3; }
@@ -88,7 +88,7 @@ for cmd in import export; do
       pid=$!
       sleep "$delay"; kill -s "$sig" $pid 2>/dev/null
       wait $pid 2>/dev/null; rc=$?
-      grep -q "^stopped: " "$WORK/sig.err" && caught=$((caught + 1))
+      grep -q "^roformer [a-z-]*: stopped by " "$WORK/sig.err" && caught=$((caught + 1))
       if [ $rc = 0 ]; then
         finished=$((finished + 1))
         [ $cmd = import ] && { cmp -s "$WORK/ref_import/model.safetensors" "$X/model.safetensors" ||
