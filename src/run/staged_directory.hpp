@@ -53,7 +53,8 @@ public:
     std::string file(const std::string& name) const;
     // Writes `bytes` to file(name) atomically and records its hash for publish().
     void write(const std::string& name, const std::string& bytes);
-    // Records the hash of a file written by another writer (the checkpoint, an output file).
+    // Records the hash of a file written by another writer (an output file); "" for one its
+    // writer has already read back and checked (a checkpoint against its manifest).
     void record(const std::string& name, const std::string& sha256);
     // Throws Interrupted when a stop signal arrived.
     void check_interrupt() const;
