@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "fast/simd.hpp"
-#include "ops/gemm.hpp"
+#include "fast/products.hpp"
 #include "position/position.hpp"
 
 namespace rf {
@@ -86,7 +86,7 @@ inline void tile_gemm(size_t T, bool ta, bool tb, size_t M, size_t N, size_t K, 
     if (T >= kLibraryTileLength)
         block_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     else
-        gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+        blas_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
 // ctx_h = softmax(R q_h·(R k_h)ᵀ/√D) · v_h per tile   q,k,v:[B,T,C] (in place) → ctx:[B,T,C]

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/gemm.hpp"
+#include "fast/products.hpp"
 #include "fast/fused_ops.hpp"
 #include "fast/xsimd_compat.hpp"
 #include "ops/ops.hpp"

@@ -8,7 +8,8 @@
 //             forward;
 //   backward  each node's backward closure (its gradient buffers' first zeroing included)
 //             under the node's op name;
-//   engine    "graph: record" (making nodes), "graph: sort" (the topological order);
+//   engine    "graph: record" (making nodes; the backward's topological sort is left in
+//             "(not in a row)");
 //   phases    whatever the caller marks with ObservedScope (the loop's "optimizer", …).
 // Timings are wall-clock seconds summed over the profiled steps; with several threads an op's
 // time is the wall time of its parallel region, so the shares still add up to the step.

@@ -5,8 +5,10 @@
 //          op(X)    X or Xᵀ, chosen by a gemm transpose flag — a transpose is never copied
 //
 // Every backward product is one more gemm that ACCUMULATES into the gradient buffer
-// (beta = 1), so fan-out needs no temporary. Batched products run the batch loop under
-// OpenMP: each iteration writes its own slice, so results do not depend on scheduling.
+// (beta = 1), so fan-out needs no temporary. A batch of products is a loop of gemm calls,
+// one per product, each on its own slice.
+#include <cblas.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -16,6 +18,27 @@
 #include "ops/ops.hpp"
 
 namespace rf {
+
+// ---- gemm: the one call into BLAS (ops/gemm.hpp) ------------------------------------------
+static FloatProduct g_float_product = nullptr;  // the fast path's, when it installed one
+void set_float_product(FloatProduct product) { g_float_product = product; }
+
+static int leading(size_t ld) { return int(std::max<size_t>(ld, 1)); }  // BLAS wants ≥ 1
+static CBLAS_TRANSPOSE op(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
+
+void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A, size_t lda,
+          const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+    if (g_float_product)
+        return g_float_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    cblas_sgemm(CblasRowMajor, op(trans_a), op(trans_b), int(M), int(N), int(K), 1.0f, A,
+                leading(lda), B, leading(ldb), beta, C, leading(ldc));
+}
+void gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A, size_t lda,
+          const double* B, size_t ldb, double beta, double* C, size_t ldc) {
+    cblas_dgemm(CblasRowMajor, op(trans_a), op(trans_b), int(M), int(N), int(K), 1.0, A,
+                leading(lda), B, leading(ldb), beta, C, leading(ldc));
+}
+
 namespace {
 
 // Where one product's operands sit. A is stored [M,K] (or [K,M] when trans_a), B is stored
@@ -54,35 +77,20 @@ ProductShape product_shape(const Shape& sa, const Shape& sb, bool trans_a, bool 
     return p;
 }
 
-// C = op(A)·op(B) + beta·C, its rows split over the threads when `split` (one large
-// product, gemm_rows_parallel), else one gemm call (one of many products run in parallel).
-template <class... Args>
-void product(bool split, Args... args) {
-    if (split)
-        gemm_rows_parallel(args...);
-    else
-        gemm(args...);
-}
-
 // dop(A) += dC·op(B)ᵀ into A's stored layout, for one product (see matmul_backward).
-void accumulate_grad_a(const ProductShape& p, size_t M, const Real* dC, const Real* B, Real* dA,
-                       bool split = false) {
+void accumulate_grad_a(const ProductShape& p, size_t M, const Real* dC, const Real* B, Real* dA) {
     if (!p.trans_a)
-        product(split, false, !p.trans_b, M, p.K, p.N, dC, p.N, B, p.ldb(), Real(1), dA,
-                p.K);  // [M,K]
+        gemm(false, !p.trans_b, M, p.K, p.N, dC, p.N, B, p.ldb(), Real(1), dA, p.K);  // [M,K]
     else
-        product(split, p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA,
-                M);  // [K,M]
+        gemm(p.trans_b, true, p.K, M, p.N, B, p.ldb(), dC, p.N, Real(1), dA, M);  // [K,M]
 }
 // dop(B) += op(A)ᵀ·dC into B's stored layout, for one product.
 void accumulate_grad_b(const ProductShape& p, size_t M, const Real* A, size_t lda, const Real* dC,
-                       Real* dB, bool split = false) {
+                       Real* dB) {
     if (!p.trans_b)
-        product(split, !p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB,
-                p.N);  // [K,N]
+        gemm(!p.trans_a, false, p.K, p.N, M, A, lda, dC, p.N, Real(1), dB, p.N);  // [K,N]
     else
-        product(split, true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB,
-                p.K);  // [N,K]
+        gemm(true, p.trans_a, p.N, p.K, M, dC, p.N, A, lda, Real(1), dB, p.K);  // [N,K]
 }
 
 }  // namespace
@@ -103,13 +111,11 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
     const size_t a_step = p.M * p.K, b_step = p.shared_b ? 0 : p.K * p.N, c_step = p.M * p.N;
     if (p.shared_b && !trans_a) {
         // [batch·M, K]·op(B): the batch folds into the rows of one large product.
-        gemm_rows_parallel(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C,
-                           p.N);
+        gemm(false, trans_b, p.batch * p.M, p.N, p.K, A, p.K, B, p.ldb(), Real(0), C, p.N);
     } else {
-        for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
+        for (size_t i = 0; i < p.batch; ++i)
             gemm(trans_a, trans_b, p.M, p.N, p.K, A + i * a_step, p.lda(), B + i * b_step, p.ldb(),
                  Real(0), C + i * c_step, p.N);
-        });
     }
 
     return make_result(std::move(out), {a, b}, "matmul", [a = a, b = b, p](TensorImpl& o) mutable {
@@ -125,24 +131,23 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
         if (p.shared_b && !p.trans_a) {
             // Folded as in the forward: one [batch·M]-row product each.
             const size_t rows = p.batch * p.M;
-            if (dA) accumulate_grad_a(p, rows, dC, B, dA, true);
-            if (dB) accumulate_grad_b(p, rows, A, p.K, dC, dB, true);
+            if (dA) accumulate_grad_a(p, rows, dC, B, dA);
+            if (dB) accumulate_grad_b(p, rows, A, p.K, dC, dB);
         } else if (p.shared_b) {
             // Aᵀ stored per batch: dA slices are independent; dB sums over the batch in order.
             if (dA)
-                for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
+                for (size_t i = 0; i < p.batch; ++i)
                     accumulate_grad_a(p, p.M, dC + i * c_step, B, dA + i * a_step);
-                });
             if (dB)
                 for (size_t i = 0; i < p.batch; ++i)
                     accumulate_grad_b(p, p.M, A + i * a_step, p.lda(), dC + i * c_step, dB);
         } else {
-            for_each_product(p.batch, 2 * p.M * p.N * p.K, [&](size_t i) {
+            for (size_t i = 0; i < p.batch; ++i) {
                 if (dA) accumulate_grad_a(p, p.M, dC + i * c_step, B + i * b_step, dA + i * a_step);
                 if (dB)
                     accumulate_grad_b(p, p.M, A + i * a_step, p.lda(), dC + i * c_step,
                                       dB + i * b_step);
-            });
+            }
         }
     });
 }
@@ -164,10 +169,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     Shape out_shape(sx.begin(), sx.end() - 1);
     out_shape.push_back(out_features);
     Array y = Array::from_shape(out_shape);
-    // y's rows start as b (beta = 1), or the product overwrites them (beta = 0)
+    // y's rows start as b and the product is added to them (beta = 1), or it overwrites them
     const Real* b = bias.defined() ? bias.data() : nullptr;
-    gemm_rows_parallel(false, true, rows, out_features, in, x.data(), in, weight.data(), in,
-                       Real(b ? 1 : 0), y.data(), out_features, b);
+    if (b)
+        for (size_t r = 0; r < rows; ++r) std::copy(b, b + out_features, y.data() + r * out_features);
+    gemm(false, true, rows, out_features, in, x.data(), in, weight.data(), in, Real(b ? 1 : 0),
+         y.data(), out_features);
 
     std::vector<Tensor> parents{x, weight};
     if (bias.defined()) parents.push_back(bias);
@@ -177,12 +184,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             // linear backward: dx += dy·W [R,in]   dW += dyᵀ·x [out,in]   db += Σ_rows dy [out]
             const Real* dY = o.grad.data();
             if (Array* gx = grad_of(x))
-                gemm_rows_parallel(false, false, rows, in, out_features, dY, out_features,
-                                   weight.data(), in, Real(1), gx->data(), in);
+                gemm(false, false, rows, in, out_features, dY, out_features, weight.data(), in,
+                     Real(1), gx->data(), in);
             if (Array* gw = grad_of(weight))
-                gemm_rows_parallel(true, false, out_features, in, rows, dY, out_features, x.data(),
-                                   in, Real(1), gw->data(), in);
-            if (Array* gb = grad_of(bias)) add_column_sums(dY, rows, out_features, gb->data());
+                gemm(true, false, out_features, in, rows, dY, out_features, x.data(), in, Real(1),
+                     gw->data(), in);
+            if (Array* gb = grad_of(bias)) {  // rows added in order 0, 1, … for every column
+                Real* db = gb->data();
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t j = 0; j < out_features; ++j) db[j] += dY[r * out_features + j];
+            }
         });
 }
 

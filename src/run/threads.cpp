@@ -1,5 +1,5 @@
 // Run — a run's threads (see threads.hpp).
-#include "ops/threading.hpp"
+#include "fast/threading.hpp"
 #include "run/threads.hpp"
 
 #include <cctype>
@@ -19,7 +19,7 @@ size_t apply_threading(const Config& config, size_t threads) {
     set_simd_isa(config.model.isa);
     const bool onednn = config.model.fused && config.model.products == ProductLibrary::onednn;
     return set_threading({threads, config.model.fused, onednn ? onednn_product() : nullptr})
-        .threads;  // ops/threading.hpp, Threading
+        .threads;  // fast/threading.hpp, Threading
 }
 
 std::string fast_path_line(const ModelConfig& model) {

@@ -8,7 +8,7 @@
 
 namespace rf {
 
-// Applies the run's threading setting (ops/threading.hpp, Threading): train.threads threads (0 = every
+// Applies the run's threading setting (fast/threading.hpp, Threading): train.threads threads (0 = every
 // core) for OpenMP and OpenBLAS, and the product split the fast path wants
 // (model.fused), and the fast path's vector instruction set
 // (model.isa; src/fast/simd.hpp). Returns the thread count in force.

@@ -77,15 +77,7 @@ Tensor& Tensor::set_requires_grad(bool flag) {
 
 Array& Tensor::grad() {
     TensorImpl& t = checked(impl_);
-    if (t.grad.shape() != t.data.shape()) {
-        // zeros, written by every OpenMP thread when large: a backward makes one such gradient
-        // per activation, and one thread alone made each a serial pass
-        t.grad = Array::from_shape(t.data.shape());
-        Real* g = t.grad.data();
-        const long n = long(t.grad.size());
-#pragma omp parallel for schedule(static) if (n > (1L << 16))
-        for (long i = 0; i < n; ++i) g[i] = Real(0);
-    }
+    if (t.grad.shape() != t.data.shape()) t.grad = Array(xt::zeros<Real>(t.data.shape()));
     return t.grad;
 }
 bool Tensor::has_grad() const {
@@ -151,15 +143,10 @@ void Tensor::backward(const Array& dout) {
                                     " but the tensor has shape " + shape_str(shape()));
     }
     grad() += dout;
-    std::vector<TensorImpl*> order;
-    {
-        const ObservedScope sorting("graph: sort", true);
-        order = topological_order(&root);
-    }
+    const std::vector<TensorImpl*> order = topological_order(&root);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         TensorImpl* t = *it;
         if (!t->node || !t->node->backward || t->grad.shape() != t->data.shape()) continue;
-        const ObservedScope closure(t->node->op, true);
         t->node->backward(*t);
     }
 }
@@ -186,10 +173,9 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
     return false;
 }
 
-Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
-                   std::function<void(TensorImpl& out)> backward) {
-    EngineObserver* observer = g_observer;
-    if (observer) observer->forward_op(op);
+// The one place an edge of the graph is made: out remembers its parents and its backward.
+static Tensor record(Array data, std::vector<Tensor> parents, const char* op,
+                     std::function<void(TensorImpl& out)> backward) {
     Tensor out(std::move(data), false);
     if (any_requires_grad(parents)) {
         auto node = std::make_shared<Node>();
@@ -199,8 +185,29 @@ Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
         out.impl()->node = std::move(node);
         out.set_requires_grad(true);
     }
-    if (observer) observer->forward_op("graph: record");
     return out;
+}
+
+// record() while an observer watches (--profile): it is told of the op, of the time spent
+// recording it ("graph: record"), and of every call of the backward closure.
+static Tensor watched(Array data, std::vector<Tensor> parents, const char* op,
+                      std::function<void(TensorImpl& out)> backward) {
+    EngineObserver* observer = g_observer;
+    observer->forward_op(op);
+    Tensor out = record(std::move(data), std::move(parents), op,
+                        [observer, op, backward = std::move(backward)](TensorImpl& o) {
+                            observer->begin(op, true);
+                            backward(o);
+                            observer->end();
+                        });
+    observer->forward_op("graph: record");
+    return out;
+}
+
+Tensor make_result(Array data, std::vector<Tensor> parents, const char* op,
+                   std::function<void(TensorImpl& out)> backward) {
+    if (g_observer) return watched(std::move(data), std::move(parents), op, std::move(backward));
+    return record(std::move(data), std::move(parents), op, std::move(backward));
 }
 
 Array* grad_of(Tensor& t) {

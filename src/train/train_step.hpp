@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -18,10 +17,6 @@ struct StepResult {
     double grad_norm = 0;  // ‖g‖ before clipping
 };
 
-// Data parallelism's hook: adds the other processes' gradients into the optimizer's and
-// returns the whole batch's loss (train/data_parallel.hpp). Empty: one process, nothing to add.
-using GradientSum = std::function<double(AdamW& optimizer, double local_loss)>;
-
 // The loss of a step was not finite. Its message names the step and the usual cause (train.lr);
 // the trainer, which knows the whole config, rethrows it with every candidate
 // (trainer.cpp, divergence_candidates).
@@ -32,9 +27,17 @@ struct NonFiniteLoss : std::runtime_error {
     size_t step;  // 1-based: the step whose forward gave it
 };
 
-// One update of `model` on `batch`. Throws NonFiniteLoss when the loss is not finite.
+// One update of `model` on `batch`: the composed step a student reads. Throws NonFiniteLoss
+// when the loss is not finite.
 StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
-                      uint64_t dropout_seed, double grad_clip, double lr, size_t step,
-                      const GradientSum& sum_gradients = {});
+                      uint64_t dropout_seed, double grad_clip, double lr, size_t step);
+
+// The step's parts, for a loop that puts something between them or swaps the update (the
+// fast path's AdamW, the gradient sum of data parallelism: trainer.cpp):
+// zero_grad, forward and backward; returns the batch's loss (throws NonFiniteLoss).
+double compute_gradients(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+                         uint64_t dropout_seed, size_t step);
+// ‖g‖ before clipping, the gradients clipped to grad_clip when it is > 0.
+double clip_gradients(AdamW& optimizer, double grad_clip);
 
 }  // namespace rf

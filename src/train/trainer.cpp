@@ -98,6 +98,36 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 }  // namespace
 
+// One step. The composed path of one process runs train_step, the step a student reads; the
+// fast path swaps AdamW's update for the model's (model/kernels.hpp), and P > 1 processes add
+// their gradients between backward and the update (a process whose rows hold no label has no
+// loss to differentiate, only zeros to add). The loop's own phases are marked for an engine
+// observer (--profile).
+static StepResult run_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
+                           const ShardedBatch& batch, uint64_t seed, double lr, size_t step,
+                           double grad_clip, double& allreduce_seconds) {
+    if (comm.size() == 1 && !model.config().fused)
+        return train_step(model, optimizer, batch.local, seed, grad_clip, lr, step);
+    StepResult r;
+    if (batch.local.n_selected() > 0 || comm.size() == 1) {
+        r.loss = compute_gradients(model, optimizer, batch.local, seed, step);
+    } else {
+        model.dropout_rng() = Rng(seed);
+        optimizer.zero_grad();
+    }
+    if (comm.size() > 1) {
+        const ObservedScope phase("allreduce", true);
+        const ReducedGradients sum = allreduce_gradients(
+            comm, optimizer, r.loss, batch.local.n_selected(), batch.global_labels);
+        allreduce_seconds += sum.seconds;
+        r.loss = sum.loss;
+    }
+    const ObservedScope phase("optimizer: clip + step", true);
+    r.grad_norm = clip_gradients(optimizer, grad_clip);
+    model.kernels().optimizer_step(optimizer, lr);
+    return r;
+}
+
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
     SingleProcess alone;  // the communicator when none is given: this process by itself
@@ -189,18 +219,10 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             return shard(comm, batches(step, tc.batch_size));
         }();
         const uint64_t seed = dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step);
-        GradientSum sum_gradients;  // P > 1: the labelled-position-weighted all-reduce
-        if (comm.size() > 1)
-            sum_gradients = [&](AdamW& opt, double local_loss) {
-                const ReducedGradients sum = allreduce_gradients(
-                    comm, opt, local_loss, batch.local.n_selected(), batch.global_labels);
-                allreduce_seconds += sum.seconds;
-                return sum.loss;
-            };
         const StepResult r = [&] {
             try {
-                return train_step(model, optimizer, batch.local, seed, tc.grad_clip, lr, step,
-                                  sum_gradients);
+                return run_step(comm, model, optimizer, batch, seed, lr, step, tc.grad_clip,
+                                allreduce_seconds);
             } catch (const NonFiniteLoss& e) {
                 throw std::runtime_error("training loss became " + format_shortest(e.loss) +
                                          " at step " + std::to_string(e.step) + "; " +

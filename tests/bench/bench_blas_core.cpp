@@ -6,7 +6,7 @@
 //
 // Each product is timed with 1 thread, with 2 threads inside OpenBLAS, and with 2 OpenMP
 // threads each running half of C's rows on a 1-thread BLAS (the fast path's row split,
-// gemm_rows_parallel in src/ops/gemm.hpp). Each line is the median of 7 repetitions.
+// gemm_rows_parallel in src/fast/products.hpp). Each line is the median of 7 repetitions.
 // To compare two cores, run the same binary under each, alternating, on an idle machine:
 //
 //   for i in 1 2 3; do for c in Haswell SkylakeX; do

@@ -49,7 +49,7 @@ constexpr const char* kLibraries = "OpenBLAS only: this build has no oneDNN";
 #include <string>
 #include <vector>
 
-#include "ops/gemm.hpp"
+#include "fast/products.hpp"
 #include "ops/ops.hpp"
 
 using rf::Real;

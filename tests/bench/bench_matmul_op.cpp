@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/threading.hpp"
+#include "fast/threading.hpp"
 #include "ops/ops.hpp"
 
 using rf::Real;

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/threading.hpp"
-#include "ops/gemm.hpp"
+#include "fast/threading.hpp"
+#include "fast/products.hpp"
 #include "ops/ops.hpp"
 
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/threading.hpp"
+#include "fast/threading.hpp"
 #include "fast/blas_core.hpp"
-#include "ops/gemm.hpp"
+#include "fast/products.hpp"
 
 using namespace rf;
 

@@ -1,16 +1,23 @@
-// Stage 2 — ops: the process's one threading setting (see ops/threading.hpp, Threading).
+// The fast room: the process's one threading setting (see threading.hpp, Threading).
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "ops/threading.hpp"
-#include "ops/ops.hpp"
+#include "fast/threading.hpp"
+#include "fast/products.hpp"
 
 namespace rf {
 
 static Threading g_threading;  // the setting in force; split_products on until set
+
+// The core's float product on the fast path: gemm() with C's rows split over the threads.
+static void row_split_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
+                              const float* A, size_t lda, const float* B, size_t ldb, float beta,
+                              float* C, size_t ldc) {
+    gemm_rows_parallel(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
 
 // One thread pool: OpenMP's. With split_products (the fast path) our loops split every large
 // product themselves, so OpenBLAS (Debian's pthreads build) is held to one thread and never
@@ -25,6 +32,7 @@ Threading set_threading(Threading setting) {
     omp_set_num_threads(static_cast<int>(setting.threads));
     if (openblas_get_parallel() == 1)
         openblas_set_num_threads(setting.split_products ? 1 : static_cast<int>(setting.threads));
+    set_float_product(setting.split_products ? row_split_product : nullptr);
     g_threading = setting;
     return g_threading;
 }

@@ -1,17 +1,14 @@
-// Stage 2 — ops: the process's one threading setting (threading.cpp). Not part of the math:
+// The fast room: the process's one threading setting (threading.cpp). Not part of the math:
 // which threads run a product, never what it computes (each element of a product is still one
 // dot product in BLAS's order; tests/lesson/test_gemm.cpp).
 #pragma once
 
 #include <cstddef>
 
+#include "ops/gemm.hpp"  // FloatProduct
+
 namespace rf {
 
-// One float product C[M,N] = op(A)·op(B) + beta·C, row-major, with gemm()'s arguments
-// (ops/gemm.hpp): the fast path's block product when a fast room installs one.
-using FloatProduct = void (*)(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
-                              const float* A, size_t lda, const float* B, size_t ldb, float beta,
-                              float* C, size_t ldc);
 // BLAS requires every leading dimension to be ≥ 1 even when a dim is 0 (an empty product).
 inline size_t gemm_leading(size_t leading) { return leading > 0 ? leading : 1; }
 
@@ -22,8 +19,8 @@ inline size_t gemm_leading(size_t leading) { return leading > 0 ? leading : 1; }
 struct Threading {
     size_t threads = 0;  // 0 = whatever OpenMP / OpenBLAS chose at start-up (every core)
     // true: a large product's rows are split over our OpenMP threads (gemm_rows_parallel in
-    // gemm.hpp) and BLAS runs one thread throughout, so no BLAS thread waits beside ours
-    // (threading.cpp) — the fast path's choice, and the library's default; false: OpenBLAS
+    // products.hpp, installed as the core's float product) and BLAS runs one thread
+    // throughout, so no BLAS thread waits beside ours (threading.cpp) — the fast path's choice, and the library's default; false: OpenBLAS
     // threads each product itself — the composed path's choice, so model.fused = false
     // reproduces its numbers bit for bit.
     bool split_products = true;
@@ -31,8 +28,9 @@ struct Threading {
     // fast room may install another library's (model.products, src/fast/onednn_products.hpp).
     FloatProduct block_product = nullptr;
 };
-// Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split;
-// returns the setting now in force (threads resolved to a count).
+// Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split
+// (split_products: the core's gemm() runs gemm_rows_parallel; else plain sgemm); returns the
+// setting now in force (threads resolved to a count).
 Threading set_threading(Threading setting);
 const Threading& threading();  // the setting in force
 
