@@ -8,8 +8,7 @@
 namespace rf {
 
 Tensor split_heads(const Tensor& x, size_t num_heads) {
-    const size_t B = x.size(0), T = x.size(1), C = x.size(2);
-    const size_t D = attention_head_size(C, num_heads);
+    const size_t B = x.size(0), T = x.size(1), D = x.size(2) / num_heads;  // C = H·D
     return permute(reshape(x, {B, T, num_heads, D}), {0, 2, 1, 3});
 }
 

@@ -159,11 +159,4 @@ RopeTable& RopePosition::value_table() {
     return *value_table_;
 }
 
-// q, k:[B,H,T,D] → R_m q, R_m k at m = offset + t; v too (without YaRN's a) when rotate_values.
-void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
-    q = rope(q, table_, offset);
-    k = rope(k, table_, offset);
-    if (rotate_values_) v = rope(v, value_table(), offset);
-}
-
 }  // namespace rf

@@ -1,31 +1,26 @@
-// Stage 4 — position: the RoPE angle table, the raw-loop kernel and the differentiable op.
+// Stage 4 — position: the RoPE angle table and the differentiable op (the kernel is
+// rope_kernel.cpp, its backward rope_backward.cpp).
 //
 // Legend: N = B·H rows of heads, T sequence length, D head size, r rotary dims, h = r/2 pairs.
 #include "position/rope.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <memory>
 #include <stdexcept>
 
 #include "position/rope_scaling.hpp"
-#include "tensor/format.hpp"
+#include "position/schemes.hpp"  // RopePosition
 
 namespace rf {
 
 // ---- the frequencies and the angle table ------------------------------------------------
 RopeFrequencies rope_frequencies(const RopeOptions& o, size_t length) {
     RopeFrequencies f;
-    f.base = scaled_rope_base(o, length);  // o.base unless an NTK scaling grows it
+    f.base = o.base;
     const double r = static_cast<double>(o.rotary_dims);
     f.theta.resize(o.rotary_dims / 2);
     for (size_t i = 0; i < f.theta.size(); ++i)
-        f.theta[i] = std::pow(f.base, -2.0 * static_cast<double>(i) / r);
-    rescale_rope_frequencies(o, f);  // divisor, per-pair θ_i, a: rope_scaling.cpp
-    // p-RoPE: the slowest pairs stop turning (θ_i = 0: cos 1, sin 0, the identity), after any
-    // scaling, so a scaled p-RoPE model rescales only the pairs it rotates. p = 1 changes nothing.
-    for (size_t i = rope_p_rotated_pairs(o.rope_p, f.theta.size()); i < f.theta.size(); ++i)
-        f.theta[i] = 0.0;
+        f.theta[i] = std::pow(f.base, -2.0 * static_cast<double>(i) / r);  // θ_i = base^(−2i/r)
+    adjust_rope_frequencies(o, length, f);  // scalings, p-RoPE (none here: rope_scaling.cpp)
     return f;
 }
 
@@ -53,82 +48,41 @@ void RopeTable::reserve(size_t length) {
     capacity_ = length;
 }
 
-// ---- the op (the kernel: rope_kernel.cpp forward, rope_backward.cpp backward) -------------
-static void check_head(const Tensor& x, size_t D, const char* op) {  // x:[..., T, D]
+// ---- the op -------------------------------------------------------------------------------
+// y = R_m x per row, m = offset + t   x:[..., T, D] → y:[..., T, D]
+Tensor rope(const Tensor& x, RopeTable& given, size_t offset) {
+    const RopeOptions& o = given.options();
+    const size_t D = o.head_dim, r = o.rotary_dims, h = r / 2;
     if (x.dim() < 2 || x.size(-1) != D)
-        throw std::invalid_argument(std::string(op) + ": x has shape " + shape_str(x.shape()) +
+        throw std::invalid_argument("rope: x has shape " + shape_str(x.shape()) +
                                     " but the table is for [..., T, " + std::to_string(D) +
                                     "] (head size D)");
-}
-
-// y = K_t x per row   x:[..., T, D] → y:[..., T, D]   angles: [T, r/2]
-Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
-                        std::shared_ptr<const RopeAngles> angles, const char* op,
-                        Real backward_sin_sign) {
-    check_head(x, D, op);
-    const size_t T = x.size(-2), h = r / 2;
-    if (angles->cos.size() != T * h)
-        throw std::invalid_argument(std::string(op) + ": " + std::to_string(angles->cos.size()) +
-                                    " angles for a sequence of length T = " + std::to_string(T) +
-                                    " with r/2 = " + std::to_string(h) + " pairs in x " +
-                                    shape_str(x.shape()));
-    const size_t N = T == 0 ? 0 : x.numel() / (T * D);
+    const size_t T = x.size(-2), N = T == 0 ? 0 : x.numel() / (T * D);
+    RopeTable& table = given.for_length(offset + T);  // dynamic NTK: the base for this length
+    table.reserve(offset + T);
+    // This call's rows m = offset … offset+T−1, kept by the backward: a later, longer call may
+    // grow (and so move) the table.
+    const auto cos = std::make_shared<const std::vector<Real>>(
+        table.cos_row(offset), table.cos_row(offset) + T * h);
+    const auto sin = std::make_shared<const std::vector<Real>>(
+        table.sin_row(offset), table.sin_row(offset) + T * h);
+    const RopePairing pairing = o.pairing;
     Array y = Array::from_shape(x.value().shape());
-    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, angles->cos.data(), angles->sin.data(),
-                Real(1), false);
-    return make_result(std::move(y), {x}, op, [=](TensorImpl& out) {
-        // dx += K_tᵀ dy   dy, dx:[..., T, D]   (sin sign −1, rope_backward.cpp; a scale a in
-        // the rows stays a)
-        Array* dx = grad_of(out.node->parents[0]);
-        if (!dx) return;
-        if (backward_sin_sign < 0)
-            rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
-                          angles->sin.data());
-        else  // rope_with_broken_backward: the forward's rotation, the classic bug
-            rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
-                        angles->sin.data(), Real(1), true);
+    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, cos->data(), sin->data(), Real(1), false);
+    return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {
+        // rope backward: dx += R_mᵀ dy   dy, dx:[..., T, D]
+        if (Array* dx = grad_of(out.node->parents[0]))
+            rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, cos->data(),
+                          sin->data());
     });
 }
 
-// y = R_m x per row, m = positions[t]   x:[..., T, D] → y:[..., T, D]
-// backward_sin_sign is −1 for the real op; +1 only for rope_with_broken_backward.
-static Tensor rope_op(const Tensor& x, RopeTable& given, const std::vector<size_t>& positions,
-                      Real backward_sin_sign) {
-    const RopeOptions& o = given.options();
-    check_head(x, o.head_dim, "rope");
-    const size_t T = x.size(-2), h = o.rotary_dims / 2;
-    if (positions.size() != T)
-        throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
-                                    " position ids for a sequence of length T = " +
-                                    std::to_string(T) + " in x " + shape_str(x.shape()));
-    size_t longest = 0;
-    for (size_t p : positions) longest = std::max(longest, p + 1);
-    RopeTable& table = given.for_length(longest);  // dynamic_ntk: the base for this length
-    table.reserve(longest);
-    auto angles = std::make_shared<RopeAngles>();
-    angles->cos.resize(T * h);
-    angles->sin.resize(T * h);
-    for (size_t t = 0; t < T; ++t) angles->set_from(table, positions[t], t, h, 0, h);
-    return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims, angles, "rope",
-                            backward_sin_sign);
-}
-
-static std::vector<size_t> consecutive_positions(const Tensor& x, size_t offset) {
-    std::vector<size_t> positions(x.dim() >= 2 ? x.size(-2) : 0);
-    for (size_t t = 0; t < positions.size(); ++t) positions[t] = offset + t;
-    return positions;
-}
-
-Tensor rope(const Tensor& x, RopeTable& table, size_t offset) {
-    return rope_op(x, table, consecutive_positions(x, offset), Real(-1));
-}
-
-Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions) {
-    return rope_op(x, table, positions, Real(-1));
-}
-
-Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset) {
-    return rope_op(x, table, consecutive_positions(x, offset), Real(+1));
+// Where RoPE enters attention (schemes.hpp, RopePosition): q, k:[B,H,T,D] → R_m q, R_m k at
+// m = offset + t; v too (without YaRN's a) when rotate_values.
+void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
+    q = rope(q, table_, offset);
+    k = rope(k, table_, offset);
+    if (rotate_values_) v = rope(v, value_table(), offset);
 }
 
 }  // namespace rf

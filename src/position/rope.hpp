@@ -3,13 +3,17 @@
 // Legend: B batch, H heads, T sequence length, D head size, r rotary dims (the first r of D,
 //         even), m a position, θ_i = base^(−2i/r) for i = 0 … r/2−1.
 //
-// R_m is block-diagonal: r/2 independent 2-D rotations by the angles m·θ_i, one per pair of
-// dims, identity on dims r … D−1. Which dims form a pair is the `pairing`:
+// The paper's eq. 34, one pair of dims at a time: with c = cos mθ_i, s = sin mθ_i,
+//   y_lo = c·x_lo − s·x_hi          R_m is block-diagonal: r/2 independent 2-D rotations,
+//   y_hi = s·x_lo + c·x_hi          identity on dims r … D−1.
+// so ⟨R_m q, R_n k⟩ depends on m − n only (the relative property; docs/rope.md). Which dims
+// form a pair is the `pairing`:
 //   interleaved  pair i = (2i, 2i+1)       the paper, GPT-J, Meta LLaMA, ggml NORMAL
 //   half         pair i = (i, i + r/2)     GPT-NeoX rotate_half, HF LLaMA, ggml NEOX
-// The two are the same rotation up to a fixed permutation of the head dims (docs/rope.md).
-// Scaling a trained model (rope_scaling.hpp) and the variants xPos, learned frequencies and
-// 2-D RoPE (rope_variants.hpp) build on this file; none of them is needed to read it.
+// The two are the same rotation up to a fixed permutation of the head dims.
+// The call from attention: RopePosition::rotate → rope() → rope_kernel(). Scaling a trained
+// model (rope_scaling.hpp) and the variants xPos, learned frequencies and 2-D RoPE
+// (rope_variants.hpp) plug in beside it; none of them is needed to read this file.
 #pragma once
 
 #include <cstddef>
@@ -35,13 +39,14 @@ struct RopeFrequencies {
     double position_divisor = 1.0;  // m → m / divisor (position interpolation)
     double amplitude = 1.0;         // a: YaRN's attention factor (q·k gains a²)
 };
-// The one place θ_i are made: θ_i = base^(−2i/r), divisor 1, a = 1 — the paper's RoPE —
-// with each scaling's part (rope_scaling.hpp). length: the sequence length (dynamic NTK only).
+// The one place θ_i are made: θ_i = base^(−2i/r), divisor 1, a = 1 — the paper's RoPE — then
+// adjusted by a scaling, interpolation or p-RoPE when one is set (rope_scaling.cpp). length:
+// the sequence length (dynamic NTK only).
 RopeFrequencies rope_frequencies(const RopeOptions& options, size_t length = 0);
 
-// The angle table of rope_frequencies. Angles in double, only cos/sin rounded to Real (a float
-// m·θ_i loses ~1e-3 rad at m = 100 000; tests/lesson/test_rope.cpp "precision"). reserve(n) appends
-// rows up to n, never recomputing or dropping old ones: a row never depends on lengths seen.
+// The angle table. Angles in double, only cos/sin rounded to Real (a float m·θ_i loses ~1e-3
+// rad at m = 100 000; tests/lesson/test_rope.cpp "precision"). reserve(n) appends rows up to
+// n, never recomputing or dropping old ones: a row never depends on lengths seen.
 class RopeTable {
 public:
     explicit RopeTable(RopeOptions options, size_t length = 0);  // options checked at load
@@ -52,12 +57,16 @@ public:
     size_t half() const { return options_.rotary_dims / 2; }
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
-    // The table for a sequence of `length` positions: *this but for dynamic_ntk past L₀.
-    RopeTable& for_length(size_t length);
+    // The table for a sequence of `length` positions: this one, except under dynamic NTK past
+    // L₀, where it is a table with the base grown for that length (rope_scaling.cpp).
+    RopeTable& for_length(size_t length) {
+        return options_.scaling == RopeScaling::dynamic_ntk ? dynamic_ntk_table(length) : *this;
+    }
     const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
     const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
 
 private:
+    RopeTable& dynamic_ntk_table(size_t length);
     RopeOptions options_;
     size_t length_;                // the length given (dynamic NTK), 0 for a trained table
     RopeFrequencies freq_;
@@ -71,8 +80,7 @@ private:
 //   sin_sign = −1:  y = R_mᵀ x = R_{−m} x   (backward: R is orthogonal, dL/dx = R_mᵀ dL/dy)
 // in, out: [N, T, D] contiguous (N = B·H; in == out is allowed when !accumulate);
 // cos, sin: [T, r/2], row t = the angles of the position used at t.
-// accumulate: out += y (gradients) instead of out = y. Parallel over N with OpenMP; each
-// row is written by one thread only, so the result is deterministic.
+// accumulate: out += y (gradients) instead of out = y.
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate);
@@ -82,39 +90,8 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin);
 
-// cos/sin rows gathered for the positions of one call, [T, r/2] each, any per-row scale
-// folded in (YaRN's a, xPos's decay). The backward keeps them: later table growth (which
-// may move the table's storage) cannot affect it.
-struct RopeAngles {
-    std::vector<Real> cos, sin;
-    // Copies `count` pairs of `table`'s row `position` into this call's row t, from pair
-    // `first` on (rows of r/2 = pairs_per_row pairs): the gather every variant does.
-    void set_from(const RopeTable& table, size_t position, size_t t, size_t pairs_per_row,
-                  size_t first, size_t count) {
-        for (size_t i = 0; i < count; ++i) {
-            cos[t * pairs_per_row + first + i] = table.cos_row(position)[i];
-            sin[t * pairs_per_row + first + i] = table.sin_row(position)[i];
-        }
-    }
-};
-
-// The op every rotary variant shares: y[..., t, :] = K_t x[..., t, :] with K_t the pairs'
-// 2×2 blocks [c −s; s c] from row t of `angles` (a scaled rotation a·R when the rows carry a
-// scale a), identity on dims r … D−1. Backward: dx += K_tᵀ dy (the kernel, sin sign −1).
-// x:[..., T, D]; `op` names the graph node ("rope", "xpos", "rope_2d").
-Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
-                        std::shared_ptr<const RopeAngles> angles, const char* op = "rope",
-                        Real backward_sin_sign = Real(-1));
-
 // x:[..., T, D] → y:[..., T, D] with y[..., t, :] = R_{offset+t} x[..., t, :].
-// Grows the table when offset + T exceeds it. Backward: dx += R_mᵀ dy (same kernel, sign −1).
+// Grows the table when offset + T exceeds it. Backward: dx += R_mᵀ dy (rope_backward).
 Tensor rope(const Tensor& x, RopeTable& table, size_t offset = 0);
-// Same with explicit position ids, positions.size() == T, shared by all leading dims.
-Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions);
-
-// The hook for `roformer gradcheck --break-sin-sign` (a classroom demo, never used in a
-// model): the same forward, but a backward that calls the kernel with the forward's sign +1
-// instead of −1 (dx += R_m dy instead of R_mᵀ dy) — the classic RoPE backward bug.
-Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset = 0);
 
 }  // namespace rf

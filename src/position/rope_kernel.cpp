@@ -8,60 +8,38 @@
 
 namespace rf {
 
-// ---- the kernel -------------------------------------------------------------------------
 // Pair i is (lo, hi) = (2i, 2i+1) interleaved, (i, i + h) half. With c = cos mθ_i,
 // s = sin_sign · sin mθ_i:
 //   y_lo = c·x_lo − s·x_hi
 //   y_hi = s·x_lo + c·x_hi
-// and y_d = x_d for the pass-through dims d ≥ r.
-// The pairing and accumulate flags are template parameters so each of the four loops is
-// compiled with constant strides (the interleaved loop vectorises only then).
-template <bool Interleaved, bool Accumulate>
-static void rope_rows(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
-                      const Real* cos, const Real* sin, Real sin_sign) {
-    const size_t h = r / 2;
-    const size_t step = Interleaved ? 2 : 1;  // lo = i·step
-    const size_t gap = Interleaved ? 1 : h;   // hi = lo + gap
-    const long long rows = static_cast<long long>(N);
-#pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
-    for (long long n = 0; n < rows; ++n) {
-        for (size_t t = 0; t < T; ++t) {
-            const size_t row = (static_cast<size_t>(n) * T + t) * D;
-            const Real* x = in + row;
-            Real* y = out + row;
-            const Real* c = cos + t * h;
-            const Real* s = sin + t * h;
-            for (size_t i = 0; i < h; ++i) {
-                const size_t lo = i * step, hi = lo + gap;
-                const Real x_lo = x[lo], x_hi = x[hi];
-                const Real si = sin_sign * s[i];
-                const Real y_lo = c[i] * x_lo - si * x_hi;
-                const Real y_hi = si * x_lo + c[i] * x_hi;
-                if (Accumulate) {
-                    y[lo] += y_lo;
-                    y[hi] += y_hi;
-                } else {
-                    y[lo] = y_lo;
-                    y[hi] = y_hi;
-                }
-            }
-            for (size_t d = r; d < D; ++d) y[d] = Accumulate ? y[d] + x[d] : x[d];
-        }
-    }
-}
-
+// and y_d = x_d for the pass-through dims d ≥ r. Rows (n, t) are independent: OpenMP splits
+// them over threads, each row written by one thread only.
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate) {
+    const size_t h = r / 2;
     const bool interleaved = pairing == RopePairing::interleaved;
-    if (interleaved && accumulate)
-        rope_rows<true, true>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else if (interleaved)
-        rope_rows<true, false>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else if (accumulate)
-        rope_rows<false, true>(in, out, N, T, D, r, cos, sin, sin_sign);
-    else
-        rope_rows<false, false>(in, out, N, T, D, r, cos, sin, sin_sign);
+    const size_t step = interleaved ? 2 : 1;  // lo = i·step
+    const size_t gap = interleaved ? 1 : h;   // hi = lo + gap
+    const long long rows = static_cast<long long>(N * T);
+#pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
+    for (long long row = 0; row < rows; ++row) {
+        const size_t t = static_cast<size_t>(row) % T;
+        const Real* x = in + static_cast<size_t>(row) * D;
+        Real* y = out + static_cast<size_t>(row) * D;
+        const Real* c = cos + t * h;
+        const Real* s = sin + t * h;
+        for (size_t i = 0; i < h; ++i) {
+            const size_t lo = i * step, hi = lo + gap;
+            const Real x_lo = x[lo], x_hi = x[hi];  // both read before either is written
+            const Real si = sin_sign * s[i];
+            const Real y_lo = c[i] * x_lo - si * x_hi;
+            const Real y_hi = si * x_lo + c[i] * x_hi;
+            y[lo] = accumulate ? y[lo] + y_lo : y_lo;
+            y[hi] = accumulate ? y[hi] + y_hi : y_hi;
+        }
+        for (size_t d = r; d < D; ++d) y[d] = accumulate ? y[d] + x[d] : x[d];
+    }
 }
 
 }  // namespace rf

@@ -153,12 +153,26 @@ void rescale_rope_frequencies(const RopeOptions& o, RopeFrequencies& f) {
     f.amplitude = rope_attention_factor(o);
 }
 
-// dynamic_ntk: a table per length past L₀, its base grown for that length (kept until a
-// different length is asked for). A grown table (length_ != 0) is never grown again.
-RopeTable& RopeTable::for_length(size_t length) {
-    if (options_.scaling != RopeScaling::dynamic_ntk || length_ != 0 ||
-        length <= options_.original_max_positions)
-        return *this;
+void adjust_rope_frequencies(const RopeOptions& o, size_t length, RopeFrequencies& f) {
+    const double base = scaled_rope_base(o, length);  // o.base unless an NTK scaling grows it
+    if (base != f.base) {
+        f.base = base;
+        const double r = static_cast<double>(o.rotary_dims);
+        for (size_t i = 0; i < f.theta.size(); ++i)
+            f.theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / r);
+    }
+    rescale_rope_frequencies(o, f);  // divisor, per-pair θ_i, a
+    // p-RoPE: the slowest pairs stop turning (θ_i = 0: cos 1, sin 0, the identity), after any
+    // scaling, so a scaled p-RoPE model rescales only the pairs it rotates. p = 1 changes nothing.
+    for (size_t i = rope_p_rotated_pairs(o.rope_p, f.theta.size()); i < f.theta.size(); ++i)
+        f.theta[i] = 0.0;
+}
+
+// dynamic_ntk (RopeTable::for_length): a table per length past L₀, its base grown for that
+// length (kept until a different length is asked for). A grown table (length_ != 0) is never
+// grown again.
+RopeTable& RopeTable::dynamic_ntk_table(size_t length) {
+    if (length_ != 0 || length <= options_.original_max_positions) return *this;
     if (!dynamic_ || dynamic_->length_ != length)
         dynamic_ = std::make_shared<RopeTable>(options_, length);
     return *dynamic_;

@@ -51,5 +51,9 @@ double dynamic_ntk_base(const RopeOptions& options, size_t length);
 // Given θ_i from scaled_rope_base: the position divisor (interpolation_factor, times s for
 // scaling = linear), θ_i reshaped per pair (yarn, llama3) and the amplitude a (yarn).
 void rescale_rope_frequencies(const RopeOptions& options, RopeFrequencies& frequencies);
+// All of it, on the paper's θ_i = base^(−2i/r) (rope_frequencies): the scaled base (θ_i made
+// again from it when it differs), rescale_rope_frequencies, and p-RoPE's pairs that stop
+// turning (θ_i = 0 for i ≥ round(p·r/2)). Changes nothing for the paper's RoPE.
+void adjust_rope_frequencies(const RopeOptions& options, size_t length, RopeFrequencies& f);
 
 }  // namespace rf

@@ -2,8 +2,8 @@
 //
 // Legend: N rows of heads (B·H), T length, D head size, r rotary dims, h = r/2 pairs,
 //         m a position, B the xPos scale base.
-// xPos and 2-D RoPE only change which cos/sin rows each token gets, so they reuse the one
-// rotary op (rotate_by_angles, rope.cpp); learned frequencies need dθ and have their own.
+// xPos and 2-D RoPE only change which cos/sin rows each token gets, so they share one rotary
+// op (rotate_by_angles, below, on RoPE's kernel); learned frequencies need dθ and have their own.
 #include "position/rope_variants.hpp"
 
 #include <algorithm>
@@ -14,6 +14,72 @@
 #include "tensor/format.hpp"
 
 namespace rf {
+
+// ---- the rotary op the variants share ----------------------------------------------------------
+// y = K_t x per row   x:[..., T, D] → y:[..., T, D]   angles: [T, r/2]
+Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
+                        std::shared_ptr<const RopeAngles> angles, const char* op,
+                        Real backward_sin_sign) {
+    if (x.dim() < 2 || x.size(-1) != D)
+        throw std::invalid_argument(std::string(op) + ": x has shape " + shape_str(x.shape()) +
+                                    " but the table is for [..., T, " + std::to_string(D) +
+                                    "] (head size D)");
+    const size_t T = x.size(-2), h = r / 2;
+    if (angles->cos.size() != T * h)
+        throw std::invalid_argument(std::string(op) + ": " + std::to_string(angles->cos.size()) +
+                                    " angles for a sequence of length T = " + std::to_string(T) +
+                                    " with r/2 = " + std::to_string(h) + " pairs in x " +
+                                    shape_str(x.shape()));
+    const size_t N = T == 0 ? 0 : x.numel() / (T * D);
+    Array y = Array::from_shape(x.value().shape());
+    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, angles->cos.data(), angles->sin.data(),
+                Real(1), false);
+    return make_result(std::move(y), {x}, op, [=](TensorImpl& out) {
+        // dx += K_tᵀ dy (a scale a in the rows stays a)
+        Array* dx = grad_of(out.node->parents[0]);
+        if (!dx) return;
+        if (backward_sin_sign < 0)
+            rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
+                          angles->sin.data());
+        else  // rope_with_broken_backward: the forward's rotation, the classic bug
+            rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
+                        angles->sin.data(), Real(1), true);
+    });
+}
+
+// The rows of `positions` from the table (for the longest position, as rope() would use).
+static std::shared_ptr<RopeAngles> gather_rows(const Tensor& x, RopeTable& given,
+                                               const std::vector<size_t>& positions) {
+    const RopeOptions& o = given.options();
+    const size_t T = x.dim() >= 2 ? x.size(-2) : 0, h = o.rotary_dims / 2;
+    if (positions.size() != T)
+        throw std::invalid_argument("rope: " + std::to_string(positions.size()) +
+                                    " position ids for a sequence of length T = " +
+                                    std::to_string(T) + " in x " + shape_str(x.shape()));
+    size_t longest = 0;
+    for (size_t p : positions) longest = std::max(longest, p + 1);
+    RopeTable& table = given.for_length(longest);  // dynamic_ntk: the base for this length
+    table.reserve(longest);
+    auto angles = std::make_shared<RopeAngles>();
+    angles->cos.resize(T * h);
+    angles->sin.resize(T * h);
+    for (size_t t = 0; t < T; ++t) angles->set_from(table, positions[t], t, h, 0, h);
+    return angles;
+}
+
+Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions) {
+    const RopeOptions& o = table.options();
+    return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims,
+                            gather_rows(x, table, positions), "rope");
+}
+
+Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset) {
+    const RopeOptions& o = table.options();
+    std::vector<size_t> positions(x.dim() >= 2 ? x.size(-2) : 0);
+    for (size_t t = 0; t < positions.size(); ++t) positions[t] = offset + t;
+    return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims,
+                            gather_rows(x, table, positions), "rope", Real(+1));
+}
 
 // ---- xPos ---------------------------------------------------------------------------------
 std::vector<double> xpos_decay_bases(size_t r, double gamma) {

@@ -18,6 +18,7 @@
 //   query·key score depends on (Δrow, Δcol) only. r must be a multiple of 4.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,40 @@
 #include "position/rope.hpp"
 
 namespace rf {
+
+// ---- the rotary op the variants share ----------------------------------------------------------
+// cos/sin rows gathered for the positions of one call, [T, r/2] each, any per-row scale
+// folded in (YaRN's a, xPos's decay). The backward keeps them: later table growth (which
+// may move the table's storage) cannot affect it.
+struct RopeAngles {
+    std::vector<Real> cos, sin;
+    // Copies `count` pairs of `table`'s row `position` into this call's row t, from pair
+    // `first` on (rows of r/2 = pairs_per_row pairs): the gather every variant does.
+    void set_from(const RopeTable& table, size_t position, size_t t, size_t pairs_per_row,
+                  size_t first, size_t count) {
+        for (size_t i = 0; i < count; ++i) {
+            cos[t * pairs_per_row + first + i] = table.cos_row(position)[i];
+            sin[t * pairs_per_row + first + i] = table.sin_row(position)[i];
+        }
+    }
+};
+
+// y[..., t, :] = K_t x[..., t, :] with K_t the pairs' 2×2 blocks [c −s; s c] from row t of
+// `angles` (a scaled rotation a·R when the rows carry a scale a), identity on dims r … D−1.
+// Backward: dx += K_tᵀ dy (rope_backward). x:[..., T, D]; `op` names the graph node ("xpos",
+// "rope_2d", …). backward_sin_sign +1 only for rope_with_broken_backward.
+Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
+                        std::shared_ptr<const RopeAngles> angles, const char* op,
+                        Real backward_sin_sign = Real(-1));
+
+// rope() with explicit position ids, positions.size() == T, shared by all leading dims:
+// y[..., t, :] = R_{positions[t]} x[..., t, :].
+Tensor rope(const Tensor& x, RopeTable& table, const std::vector<size_t>& positions);
+
+// The hook for `roformer gradcheck --break-sin-sign` (a classroom demo, never used in a
+// model): rope()'s forward, but a backward that calls the kernel with the forward's sign +1
+// instead of −1 (dx += R_m dy instead of R_mᵀ dy) — the classic RoPE backward bug.
+Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offset = 0);
 
 // ---- xPos ---------------------------------------------------------------------------------
 // ζ_i = (2i/r + γ)/(1 + γ), i = 0 … r/2 − 1 (the fastest pair decays most).
