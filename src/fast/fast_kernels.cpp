@@ -1,5 +1,5 @@
 // Fast — the fast path's kernels (model.fused = true), each a twin of a composed op of
-// src/model/kernels.hpp that computes the same function faster.
+// src/model/swappable_ops.hpp that computes the same function faster.
 #include "fast/fast_kernels.hpp"
 
 #include <memory>
@@ -11,7 +11,7 @@
 namespace rf {
 namespace {
 
-class FastKernels final : public Kernels {
+class FastKernels final : public SwappableOps {
 public:
     // Softmax attention's middle — split heads to merge heads — as one op, fused_attention,
     // with q, k, v from one stacked product read in place. Only where the position scheme
@@ -46,6 +46,6 @@ public:
 
 }  // namespace
 
-std::shared_ptr<const Kernels> fast_kernels() { return std::make_shared<const FastKernels>(); }
+std::shared_ptr<const SwappableOps> fast_kernels() { return std::make_shared<const FastKernels>(); }
 
 }  // namespace rf

@@ -37,7 +37,7 @@ static void check_causal_key_exponent(const Tensor& projection) {
             "model.feature_map = elu1");
 }
 
-LinearAttentionKernels::LinearAttentionKernels(std::shared_ptr<const Kernels> base,
+LinearAttentionKernels::LinearAttentionKernels(std::shared_ptr<const SwappableOps> base,
                                                const ModelConfig& config,
                                                const PositionConfig& position_config,
                                                uint64_t init_seed)

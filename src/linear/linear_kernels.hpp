@@ -1,6 +1,6 @@
-// Linear attention — the Kernels that swap every layer's softmax for kernelised attention
+// Linear attention — the SwappableOps that swap every layer's softmax for kernelised attention
 // (model.attention = linear; RoFormer §3.3, eq. 19; docs/linear_attention.md). The model a
-// student reads knows softmax attention only; kernels_for (src/assembly/kernels_for.cpp)
+// student reads knows softmax attention only; swappable_ops_for (src/assembly/swappable_ops_for.cpp)
 // wraps the model's base kernels, composed or fast, in these when the config asks for linear.
 //
 // Legend: B batch, T tokens, C hidden, H heads, D = C/H, F feature size (D for elu1, M for
@@ -23,17 +23,17 @@
 #include <vector>
 
 #include "linear/linear_rope.hpp"
-#include "model/kernels.hpp"
+#include "model/swappable_ops.hpp"
 
 namespace rf {
 
-class LinearAttentionKernels final : public Kernels {
+class LinearAttentionKernels final : public SwappableOps {
 public:
     // Draws FAVOR's W:[M, D] of every layer (model.feature_map = favor only), in layer order,
     // from Rng(init_seed ^ 0x3C6EF372FE94F82B) — a generator of its own, so every other weight
     // is the draw it is in a softmax model of the seed — and builds RoPE's feature table. A
     // causal FAVOR model whose |w|²/2 passes float32's exp range is refused here.
-    LinearAttentionKernels(std::shared_ptr<const Kernels> base, const ModelConfig& config,
+    LinearAttentionKernels(std::shared_ptr<const SwappableOps> base, const ModelConfig& config,
                            const PositionConfig& position_config, uint64_t init_seed);
 
     // x:[B,T,C] → [B,T,C], linear attention with the layer's q, k, v and output projections
@@ -62,7 +62,7 @@ private:
     // "<prefix>.self.feature_projection".
     const Tensor& feature_projection(const SelfAttention& attention) const;
 
-    std::shared_ptr<const Kernels> base_;
+    std::shared_ptr<const SwappableOps> base_;
     bool favor_;
     std::vector<Tensor> feature_projections_;                 // favor: one W:[M, D] per layer
     std::map<std::string, size_t> feature_projection_index_;  // its name → layer

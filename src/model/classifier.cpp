@@ -10,7 +10,7 @@ ClassificationHead::ClassificationHead(size_t hidden, size_t num_labels, double 
       out_proj(hidden, num_labels, init_std, rng, "classifier.out_proj") {}
 
 // x:[B,C] → out_proj(dropout(gelu(dense(dropout(x))))):[B,K]
-Tensor ClassificationHead::operator()(const Tensor& x, const Kernels& kernels, bool training,
+Tensor ClassificationHead::operator()(const Tensor& x, const SwappableOps& kernels, bool training,
                                       Real p, Rng& rng) const {
     Tensor z = kernels.gelu(dense(dropout(x, p, training, rng)));
     return out_proj(dropout(z, p, training, rng));
@@ -53,7 +53,7 @@ ClassifierOutput SequenceClassifier::forward(const std::vector<int>& ids,
     // The row gather (embedding op: scatter-add backward) of every sequence's first token.
     Tensor x = embedding(hidden, first, {batch});  // [B, C]
     ClassifierOutput out;
-    out.logits = head_(x, encoder_->kernels(), training, static_cast<Real>(encoder_->config().dropout),
+    out.logits = head_(x, encoder_->swappable_ops(), training, static_cast<Real>(encoder_->config().dropout),
                        encoder_->dropout_rng());
     if (!labels.empty()) out.loss = cross_entropy(out.logits, labels);
     return out;

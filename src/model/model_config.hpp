@@ -63,7 +63,7 @@ struct ModelConfig {
                                        // drawn once from the seed, saved, never trained
     bool fused = true;                 // the fast path: what it runs instead of the composed ops
                                        // (fused attention tiles, GELU, residual LayerNorm, packed
-                                       // q, k, v, …) is the model's kernels (kernels.hpp);
+                                       // q, k, v, …) is the model's swappable ops (swappable_ops.hpp);
                                        // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
                                        // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)

@@ -42,10 +42,10 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     no_position_ = make_position_scheme(no_position, C, config.num_heads, position_rng);
     for (bool with : layers_with_position(position, config.num_layers))
         layer_positions_.push_back(with ? position_.get() : no_position_.get());
-    // The kernels the layers and head run (kernels.hpp); any fixed tensors of their own (the
+    // The swappable ops the layers and head run (swappable_ops.hpp); any fixed tensors of their own (the
     // linear kernels' FAVOR projections) come from generators of their own, so every weight
-    // below is the same draw whatever the kernels.
-    kernels_ = kernels_for(config, position, init_seed);
+    // below is the same draw whatever the ops.
+    ops_ = swappable_ops_for(config, position, init_seed);
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;
@@ -54,7 +54,7 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
         layer.intermediate = Linear(C, F, std, rng, p + ".intermediate.dense");
         layer.output = Linear(F, C, std, rng, p + ".output.dense");
         layer.output_norm = LayerNorm(C, eps, p + ".output.LayerNorm");
-        layer.kernels = kernels_.get();
+        layer.ops = ops_.get();
         layers_.push_back(std::move(layer));
     }
     transform = Linear(C, E, std, rng, "cls.predictions.transform.dense");
@@ -81,14 +81,14 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
 // ---- one encoder block (post-LN) ---------------------------------------------------------
 Tensor EncoderLayer::attention_block(const Tensor& h, PositionScheme& position, bool training,
                                      Real dropout_p, Rng& rng) const {
-    Tensor a = kernels->self_attention(attention, h, position, training, rng);
-    return kernels->residual_norm(attention_norm, h, dropout(a, dropout_p, training, rng));
+    Tensor a = ops->self_attention(attention, h, position, training, rng);
+    return ops->residual_norm(attention_norm, h, dropout(a, dropout_p, training, rng));
 }
 
 Tensor EncoderLayer::feed_forward_block(const Tensor& h, bool training, Real dropout_p,
                                         Rng& rng) const {
-    Tensor f = output(kernels->gelu(intermediate(h)));
-    return kernels->residual_norm(output_norm, h, dropout(f, dropout_p, training, rng));
+    Tensor f = output(ops->gelu(intermediate(h)));
+    return ops->residual_norm(output_norm, h, dropout(f, dropout_p, training, rng));
 }
 
 Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, bool training,
@@ -136,7 +136,7 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
 
 // z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,E]
 Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
-    return transform_norm(kernels_->gelu(transform(hidden_rows)));
+    return transform_norm(ops_->gelu(transform(hidden_rows)));
 }
 
 // logits = z·word_embᵀ + bias   x:[M,C] word_emb:[V,E] → [M,V]
@@ -161,7 +161,7 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     // backward), then run the head on those M rows only.
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
     // logits = z·word_embᵀ + bias and their mean cross-entropy (one op on the fast path)
-    out.loss = kernels_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
+    out.loss = ops_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
                                       targets, kIgnore, &out.logits);
     return out;
 }
@@ -177,7 +177,7 @@ size_t RoFormer::num_parameters() const {
     return n;
 }
 
-std::vector<Tensor> RoFormer::buffers() const { return kernels_->buffers(); }
+std::vector<Tensor> RoFormer::buffers() const { return ops_->buffers(); }
 
 // Per token and layer (2 FLOPs per multiply-add), H heads of size D, C = H·D:
 //   softmax: q·kᵀ and probs·v, T·D each per head                 2·2·T·C

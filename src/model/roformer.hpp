@@ -11,7 +11,7 @@
 //   logits = z·word_embᵀ + bias                                     [M,V]   (decoder tied)
 // Parameter names are HF RoFormerForMaskedLM's, so model.safetensors loads there by name.
 // ModelConfig::causal (train.objective = clm) masks the future (attention.hpp); the encoder and
-// head are unchanged. The model's kernels (kernels.hpp) may swap each layer's softmax for
+// head are unchanged. The model's swappable ops (swappable_ops.hpp) may swap each layer's softmax for
 // kernelised attention (model.attention = linear, src/linear/); their fixed tensors are the
 // model's buffers: saved, never trained.
 #pragma once
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "model/attention.hpp"
-#include "model/kernels.hpp"
+#include "model/swappable_ops.hpp"
 #include "model/model_config.hpp"
 #include "nn/layers.hpp"
 #include "position/position.hpp"
@@ -36,7 +36,7 @@ struct EncoderLayer {
     Linear intermediate;       // intermediate.dense  [F, C]
     Linear output;             // output.dense        [C, F]
     LayerNorm output_norm;     // output.LayerNorm
-    const Kernels* kernels = nullptr;  // the model's (kernels.hpp)
+    const SwappableOps* ops = nullptr;  // the model's swappable ops (swappable_ops.hpp)
 
     // h:[B,T,C] → LN(h + dropout(SelfAttention(h)))
     Tensor attention_block(const Tensor& h, PositionScheme& position, bool training,
@@ -50,7 +50,7 @@ struct EncoderLayer {
 
 // The result of one forward pass.
 struct ModelOutput {
-    // [M, V] logits at the selected rows; on the fast path (Kernels::decoder_loss) a
+    // [M, V] logits at the selected rows; on the fast path (SwappableOps::decoder_loss) a
     // constant without graph: differentiate the loss
     Tensor logits;
     Tensor loss;            // scalar mean cross-entropy (undefined without labels)
@@ -81,8 +81,8 @@ public:
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
-    // The kernels its layers and head run (kernels.hpp), chosen once from the config.
-    const Kernels& kernels() const { return *kernels_; }
+    // The swappable ops its layers and head run (swappable_ops.hpp), chosen once from the config.
+    const SwappableOps& swappable_ops() const { return *ops_; }
     PositionScheme& position() { return *position_; }
     // The scheme layer i attends with: position() or, where position.layer_schemes says
     // `none`, a scheme that adds nothing (layer_schemes.hpp).
@@ -93,7 +93,7 @@ public:
     const std::vector<NamedParameter>& parameters() const { return parameters_; }
     size_t num_parameters() const;
     // Fixed named tensors that are saved and loaded with the weights but never trained: its
-    // kernels' buffers() — with linear attention and model.feature_map = favor, the FAVOR
+    // swappable ops' buffers() — with linear attention and model.feature_map = favor, the FAVOR
     // projection W:[M, D] of every layer ("roformer.encoder.layer.{i}.attention.self.
     // feature_projection"); empty otherwise.
     std::vector<Tensor> buffers() const;
@@ -109,7 +109,7 @@ private:
 
     ModelConfig config_;
     PositionConfig position_config_;
-    std::shared_ptr<const Kernels> kernels_;
+    std::shared_ptr<const SwappableOps> ops_;
     Tensor word_embeddings;        // [V, E]
     Tensor token_type_embeddings;  // [types, E]: segment a (0) and b (1) of a sentence pair, …
     LayerNorm embedding_norm;

@@ -71,7 +71,7 @@ public:
     // std::invalid_argument naming the parameter otherwise.
     void import_state(const AdamWState& state);
 
-    // ---- the fast path's twin (src/fast/adamw_vectorized.cpp; model/kernels.hpp chooses it) --
+    // ---- the fast path's twin (src/fast/adamw_vectorized.cpp; model/swappable_ops.hpp chooses it) --
     // step's update with the element loop in float SIMD lanes instead of double scalars, equal
     // to step to float rounding (tests/machinery/test_adamw_vectorized.cpp).
     void step_vectorized(double lr);

@@ -86,7 +86,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
 // out[..., :] = weight[ids[...], :]   weight:[V, C] ids: ids_shape → out:[ids_shape..., C]
 Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape& ids_shape);
 
-// ---- dropout.cpp: inverted dropout ------------------------------------------------------
+// ---- elementwise.cpp (its end): inverted dropout ----------------------------------------
 // Training: keep with probability 1−p and scale kept values by 1/(1−p). Identity when
 // !training or p == 0 (evaluation); grad mode does not matter, as in PyTorch.
 Tensor dropout(const Tensor& x, Real p, bool training, Rng& rng);

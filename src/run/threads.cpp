@@ -24,9 +24,13 @@ size_t apply_threading(const Config& config, size_t threads) {
 
 std::string fast_path_line(const ModelConfig& model) {
     if (!model.fused)
-        return "fast path off (model.fused = false): the composed ops, baseline build";
+        return "path: composed (model.fused = false): the ops docs/reading-path.md reads, "
+               "baseline build";
     const SimdKernels& kernels = simd_kernels();
-    return std::string("fast path: ") + kernels.name + " kernels, " +
+    return std::string("path: fast (model.fused = true), equal to the composed ops that "
+                       "docs/reading-path.md reads to float rounding (tests/machinery/"
+                       "test_fused_*.cpp; model.fused = false trains those ops); ") +
+           kernels.name + " kernels, " +
            std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
            "); products: " +

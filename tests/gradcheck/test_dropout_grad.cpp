@@ -1,4 +1,4 @@
-// Gradient checks (Real = double) for src/ops/dropout.cpp. The lambda re-seeds its Rng, so
+// Gradient checks (Real = double) for src/ops/elementwise.cpp (dropout). The lambda re-seeds its Rng, so
 // every call draws the same mask (the checker's perturbed evaluations run under NoGradGuard,
 // which does not change dropout: only `training` does).
 

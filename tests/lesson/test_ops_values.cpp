@@ -1,5 +1,5 @@
 // Forward values (float32) of the ops in matmul.cpp, softmax.cpp (causal_softmax included),
-// layernorm.cpp, embedding.cpp and dropout.cpp, against cases worked out by hand and against
+// layernorm.cpp, embedding.cpp and elementwise.cpp's dropout, against cases worked out by hand and against
 // naive reference loops; plus
 // the error messages for bad shapes, targets and ids.
 #include <doctest/doctest.h>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/attention.hpp"
-#include "model/kernels.hpp"
+#include "model/swappable_ops.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
 #include "position/rope_scaling.hpp"
@@ -266,7 +266,7 @@ TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") 
     const SelfAttention attention(model, init, "attention");
     Tensor x = Tensor::zeros({1, 5, 32});
     for (size_t j = 0; j < x.numel(); ++j) x.data()[j] = Real(noise.normal());
-    const Tensor fast = kernels_for(model, PositionConfig{}, 0)
+    const Tensor fast = swappable_ops_for(model, PositionConfig{}, 0)
                              ->self_attention(attention, x, scheme, false, unused);
     const Tensor composed = attention(x, scheme, false, unused);
     for (size_t j = 0; j < x.numel(); ++j) REQUIRE(fast.data()[j] == composed.data()[j]);

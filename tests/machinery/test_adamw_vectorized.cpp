@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/kernels.hpp"
+#include "model/swappable_ops.hpp"
 #include "nn/adamw.hpp"
 #include "simd_isas.hpp"
 #include "tensor/random.hpp"
@@ -102,7 +102,7 @@ TEST_CASE("adamw_vectorized: same ISA, same inputs → the same bits") {
     });
 }
 
-TEST_CASE("the model's kernels run the vectorised AdamW with model.fused, the readable one without") {
+TEST_CASE("the model's swappable ops run the vectorised AdamW with model.fused, the readable one without") {
     ModelConfig fused, composed;
     composed.fused = false;
     // Each kernel table's update is bit-identical to calling its AdamW step directly.
@@ -112,7 +112,7 @@ TEST_CASE("the model's kernels run the vectorised AdamW with model.fused, the re
         AdamW opt_kernels(via_kernels, {}), opt_direct(direct, {});
         set_grads(via_kernels, 1);
         set_grads(direct, 1);
-        kernels_for(vectorized ? fused : composed, PositionConfig{}, 0)
+        swappable_ops_for(vectorized ? fused : composed, PositionConfig{}, 0)
             ->optimizer_step(opt_kernels, 1e-2);
         if (vectorized)
             opt_direct.step_vectorized(1e-2);

@@ -28,21 +28,24 @@ import tempfile
 
 MAX_LINES = 3000
 MAX_FILES = 25
+MAX_ROPE_LINES = 200  # the listed lines of RoPE's own files (src/position/rope*)
 TABLE = "docs/reading-path.md"
 
 
 def parse_ranges(text, begin, end, repo):
-    """{file: [(first, last), ...]} from the table rows between the two markers."""
+    """{file: [(first, last), ...]} from the table rows between the two markers (the first
+    cell in backticks names the file, the next cell its lines)."""
     if begin not in text or end not in text:
         sys.exit(f"FAIL: {TABLE} lacks its {begin} … {end} markers")
     body = text.split(begin, 1)[1].split(end, 1)[0]
     ranges = {}
     for row in body.splitlines():
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        if len(cells) < 3 or not cells[1].startswith("`"):
+        named = [i for i, c in enumerate(cells[:2]) if c.startswith("`")]
+        if not named or len(cells) < named[0] + 2:
             continue
-        path = cells[1].strip("`")
-        lines = cells[2]
+        path = cells[named[0]].strip("`")
+        lines = cells[named[0] + 1]
         if lines == "all":
             with open(os.path.join(repo, path), encoding="utf-8") as f:
                 span = (1, sum(1 for _ in f))
@@ -138,6 +141,27 @@ def main():
         for path, ls in by_file.items():
             failures.append(f"{path}: {len(ls)} lines ran outside the listed ranges: "
                             + compress(ls))
+    rope_lines = sum(r[3] for r in rows if r[0].startswith("src/position/rope") and r[2] > 0)
+    print(f"RoPE's reading lines (the listed ranges of src/position/rope*): {rope_lines} "
+          f"(budget {MAX_ROPE_LINES})")
+    if rope_lines > MAX_ROPE_LINES:
+        failures.append(f"RoPE's listed lines {rope_lines} > {MAX_ROPE_LINES}")
+    # The check bites: a listed range cut short by its last line, where that line ran, must
+    # leave a line outside the table.
+    cut = next(((path, i) for path, spans in listed.items() for i, (a, b) in enumerate(spans)
+                if b in ran.get(path, set())), None)
+    if cut is None:
+        failures.append("no listed range ends on a line that ran: the cut test has nothing to cut")
+    else:
+        path, i = cut
+        spans = list(listed[path])
+        spans[i] = (spans[i][0], spans[i][1] - 1)
+        caught = spans[i][1] + 1 in ran[path] and not covered(spans, spans[i][1] + 1) \
+            and not covered(plumbing.get(path, []), spans[i][1] + 1)
+        print(f"cut test: {path} range {listed[path][i][0]}–{listed[path][i][1]} shortened by "
+              f"its last line → {'caught' if caught else 'NOT caught'}")
+        if not caught:
+            failures.append("a range cut short by a line that ran went unnoticed")
     if total_listed > MAX_LINES:
         failures.append(f"{total_listed} listed lines > {MAX_LINES}")
     if len(files) > MAX_FILES:

@@ -48,10 +48,11 @@ int main(int argc, char** argv) {
         rf::AdamW optimizer(model.parameters(),
                             rf::AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
 
+        const double lr = rf::lr_at(0, tc);  // the loop's schedule, outside the step
+
         __gcov_reset();  // from here on: the step
         const rf::data::Batch batch = batches(0, tc.batch_size);
-        const rf::StepResult r =
-            rf::train_step(model, optimizer, batch, tc.seed, tc.grad_clip, rf::lr_at(0, tc), 0);
+        const rf::StepResult r = rf::train_step(model, optimizer, batch, tc.seed, tc.grad_clip, lr, 0);
         __gcov_dump();
 
         std::cout << "reading_path_step: one step of " << argv[1] << " (composed), loss "

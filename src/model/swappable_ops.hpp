@@ -1,10 +1,11 @@
-// Stage 5 — model: the few places where a faster twin may stand in for the composed ops.
+// Stage 5 — model: the swappable ops — the five places where a faster twin may stand in for
+// the composed ops (a table of virtual functions, one object per model).
 //
 // The model a student reads runs composed ops (split_heads, rope, matmul, softmax, gelu, add,
-// layer_norm, …). At five places it asks its Kernels instead of calling them directly; the
-// Kernels defined here answer with exactly those composed ops:
+// layer_norm, …). At five places it asks its SwappableOps instead of calling them directly; the
+// base class here answers with exactly those composed ops (swappable_ops.cpp):
 //
-//   place                          composed (this file)              model.fused = true (src/fast/)
+//   place                          composed (swappable_ops.cpp)      model.fused = true (src/fast/)
 //   a layer's self-attention       SelfAttention::operator()         fused_attention, per tile,
 //                                                                    q, k, v as one product
 //   the FFN's and head's GELU      gelu                              gelu_vectorized
@@ -12,11 +13,11 @@
 //   tied decoder + loss            cross_entropy(z·Eᵀ + b)           linear_cross_entropy
 //   AdamW's update                 AdamW::step                       AdamW::step_vectorized
 //
-// A model gets its kernels once, when it is built (kernels_for, below); nothing is threaded
+// A model gets its ops once, when it is built (swappable_ops_for, below); nothing is threaded
 // through the forward's signatures. The fast twins are held to these composed ops, values and
 // gradients, by tests/machinery/test_fused_*.cpp and test_adamw_vectorized.cpp.
-// Kernels may also replace what a place computes: model.attention = linear wraps either set in
-// the linear-attention kernels (src/linear/linear_kernels.hpp), whose self-attention is
+// They may also replace what a place computes: model.attention = linear wraps either set in
+// the linear-attention ops (src/linear/linear_kernels.hpp), whose self-attention is
 // kernelised attention with the layer's projections, and whose fixed tensors are buffers().
 #pragma once
 
@@ -32,8 +33,8 @@ namespace rf {
 
 struct SelfAttention;
 
-struct Kernels {
-    virtual ~Kernels() = default;
+struct SwappableOps {
+    virtual ~SwappableOps() = default;
     // A layer's self-attention, x:[B,T,C] → [B,T,C]: attention(x, position, training, rng).
     virtual Tensor self_attention(const SelfAttention& attention, const Tensor& x,
                                   PositionScheme& position, bool training, Rng& rng) const;
@@ -49,7 +50,7 @@ struct Kernels {
                                 Tensor* logits) const;
     // One optimizer update at learning rate lr.
     virtual void optimizer_step(AdamW& optimizer, double lr) const;
-    // Fixed named tensors the kernels own that are saved and loaded with the model's weights
+    // Fixed named tensors the ops own that are saved and loaded with the model's weights
     // but never trained (RoFormer::buffers()); none here.
     virtual std::vector<Tensor> buffers() const { return {}; }
 };
@@ -58,11 +59,11 @@ struct Kernels {
 //   z:[M,C] E:[V,C] bias:[V] → [M,V]
 Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
 
-// The kernels of a model with this config: the composed ones above for model.fused = false,
+// The swappable ops of a model with this config: the composed ones above for model.fused = false,
 // the fast path's otherwise, wrapped in linear attention's when model.attention = linear
 // (which draws its fixed tensors from init_seed and reads the position config). Defined in
-// src/assembly/kernels_for.cpp, the one place that reads model.fused and model.attention.
-std::shared_ptr<const Kernels> kernels_for(const ModelConfig& config,
+// src/assembly/swappable_ops_for.cpp, the one place that reads model.fused and model.attention.
+std::shared_ptr<const SwappableOps> swappable_ops_for(const ModelConfig& config,
                                            const PositionConfig& position, uint64_t init_seed);
 
 }  // namespace rf
