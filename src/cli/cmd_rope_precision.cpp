@@ -157,7 +157,7 @@ void print_precision_summary(const std::vector<rf::RopePrecisionRow>& rows, size
             if (p == max_position) break;
         }
         std::printf("first token (key at position p) at p = %zu: its shift error / the other "
-                    "keys' (its mean |score| / theirs)\n",
+                    "keys' (its mean |score| / every key's)\n",
                     max_position);
         for (rf::RopePrecisionCase c : cases)
             for (const rf::RopePrecisionRow& r : rows)
