@@ -81,7 +81,12 @@ def draw(plt, path, curves, source):
         ax.set_xlabel("shift p of the window (positions)")
         ax.grid(True, which="major", alpha=0.3)
     axes[0].set_ylabel("mean |s(p+i, p+j) − s(i, j)| / mean |s|")
-    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.45))
+    legend = {}  # label → line, from whichever panel has it (a CSV may hold one pairing)
+    for ax in axes:
+        for line, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, line)
+    axes[1].legend(list(legend.values()), list(legend), fontsize=8, loc="center left",
+                   bbox_to_anchor=(0.0, 0.45))
     fig.suptitle(f"{os.path.basename(path)} ({source} q, k): how far RoPE's scores move when the "
                  "window moves — 0 in exact arithmetic", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
