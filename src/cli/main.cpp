@@ -45,7 +45,7 @@ static std::string library_context(const std::string& what, const std::string& c
 static const char* const kCommandOrder[] = {
     "train",    "eval",    "fill-mask",   "generate",   "finetune", "classify",  "attention",
     "tokenize", "import-hf", "export-hf", "compare", "extrapolate", "frequencies", "rope-decay",
-    "base-bound", "graph", "gradcheck",
+    "rope-precision", "base-bound", "graph", "gradcheck",
 };
 
 static std::vector<std::pair<const char*, CommandAdder>>& registry() {

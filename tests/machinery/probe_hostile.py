@@ -219,6 +219,8 @@ BASES = {
     "extrapolate": lambda: ["extrapolate", "--runs", CMP, "--factors", "1", "--max-tokens", "256",
                             "--no-plot"],
     "rope-decay": lambda: ["rope-decay", "--max-distance", "8"],
+    "rope-precision": lambda: ["rope-precision", "--max-position", "64",
+                               "--out", fresh("prec") + ".csv"],
     "base-bound": lambda: ["base-bound", "--head-dim", "16", "--length", "32",
                            "--steps-per-decade", "50"],
     "frequencies": lambda: ["frequencies", "--run", RUN, "--batches", "1",
