@@ -118,15 +118,15 @@ Array* grad_of(Tensor& t);
 
 // ---- watching the engine ------------------------------------------------------------------
 // An observer the engine tells what it is doing: `roformer train --profile` installs one
-// (src/profile/) to time every op. None by default, and then each event costs the engine one
-// test of a pointer. The engine does not know who watches.
+// (src/inspect/profile.hpp) to time every op. None by default, and then make_result costs
+// the engine one test of a pointer. The engine does not know who watches.
 class EngineObserver {
 public:
     virtual ~EngineObserver() = default;
     // make_result was called for `op`: the op has just computed its output.
     virtual void forward_op(const char* op) = 0;
-    // A named stretch of work begins / ends: each backward closure (named by its op), the
-    // engine's graph sort, and any phase a caller marks with ObservedScope. Not nested.
+    // A named stretch of work begins / ends: each backward closure (named by its op) and any
+    // phase a caller marks with ObservedScope. Not nested.
     virtual void begin(const char* name, bool backward) = 0;
     virtual void end() = 0;
 };
