@@ -21,11 +21,11 @@ temporary name first and renamed over the old one.
 Exit codes: 0 written, 2 bad arguments / a damaged CSV / a foreign file in the way, 3 numpy or
 matplotlib missing.
 """
-import argparse
 import os
 import sys
 
-from script_outputs import Refusal, check_replaceable, number, plotting, read_csv, save
+from script_outputs import (Refusal, check_replaceable, csv_plot_args, number, plotting, read_csv,
+                            save)
 
 SOFTWARE = "roformer-cpp scripts/plot_frequencies.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["layer", "head", "pair", "theta", "mean_norm_product", "share", "top_offset",
@@ -104,20 +104,10 @@ def draw(np, plt, path, share, theta, offset, mass, layers):
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(
-        description="Draw the frequency-usage heat maps of `roformer frequencies --out FILE.csv`.",
-        epilog="Exit codes: 0 written, 2 bad arguments or a damaged CSV, 3 numpy/matplotlib "
-               "missing. Example: python3 scripts/plot_frequencies.py runs/classroom-freq.csv")
-    p.add_argument("csv", help="the CSV `roformer frequencies --out` wrote")
-    p.add_argument("--out", help="the picture (default: the CSV's name with .png)")
-    args = p.parse_args(argv)
-    if not args.csv:
-        p.error("the CSV is an empty name; give the file `roformer frequencies --out` wrote")
-    if not args.out:
-        args.out = os.path.splitext(args.csv)[0] + ".png"
-    if not args.out.endswith(".png"):
-        p.error(f"--out {args.out}: name a .png file")
-    return args
+    return csv_plot_args(
+        argv,
+        "Draw the frequency-usage heat maps of `roformer frequencies --out FILE.csv`.",
+        "frequencies", "python3 scripts/plot_frequencies.py runs/classroom-freq.csv", missing="numpy/matplotlib")
 
 
 def main(argv):

@@ -19,11 +19,11 @@ temporary name first and renamed over the old one.
 Exit codes: 0 written, 2 bad arguments / a damaged CSV / a foreign file in the way, 3
 matplotlib missing.
 """
-import argparse
 import os
 import sys
 
-from script_outputs import Refusal, check_replaceable, number, plotting, read_csv, save
+from script_outputs import (Refusal, check_replaceable, csv_plot_args, number, plotting, read_csv,
+                            save)
 
 SOFTWARE = "roformer-cpp scripts/plot_rope_precision.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["vectors", "pairing", "case", "position", "shift_error", "reference_error",
@@ -94,21 +94,11 @@ def draw(plt, path, curves, source):
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(
-        description="Draw `roformer rope-precision --out FILE.csv`: RoPE's shift error by "
-                    "position, one line per precision case, one panel per pairing.",
-        epilog="Exit codes: 0 written, 2 bad arguments or a damaged CSV, 3 matplotlib "
-               "missing. Example: python3 scripts/plot_rope_precision.py runs/precision.csv")
-    p.add_argument("csv", help="the CSV `roformer rope-precision --out` wrote")
-    p.add_argument("--out", help="the picture (default: the CSV's name with .png)")
-    args = p.parse_args(argv)
-    if not args.csv:
-        p.error("the CSV is an empty name; give the file `roformer rope-precision --out` wrote")
-    if not args.out:
-        args.out = os.path.splitext(args.csv)[0] + ".png"
-    if not args.out.endswith(".png"):
-        p.error(f"--out {args.out}: name a .png file")
-    return args
+    return csv_plot_args(
+        argv,
+        "Draw `roformer rope-precision --out FILE.csv`: RoPE's shift error by "
+        "position, one line per precision case, one panel per pairing.",
+        "rope-precision", "python3 scripts/plot_rope_precision.py runs/precision.csv", missing="matplotlib")
 
 
 def main(argv):

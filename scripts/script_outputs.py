@@ -285,3 +285,23 @@ def _has_modules(python, modules):
                               timeout=60).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+
+
+def csv_plot_args(argv, description, command, example, missing="matplotlib"):
+    """The arguments of a script that draws one CSV of `roformer COMMAND --out FILE.csv`:
+    the CSV and --out (default: the CSV's name with .png; a .png either way)."""
+    import argparse
+    p = argparse.ArgumentParser(
+        description=description,
+        epilog=f"Exit codes: 0 written, 2 bad arguments or a damaged CSV, 3 {missing} "
+               f"missing. Example: {example}")
+    p.add_argument("csv", help=f"the CSV `roformer {command} --out` wrote")
+    p.add_argument("--out", help="the picture (default: the CSV's name with .png)")
+    args = p.parse_args(argv)
+    if not args.csv:
+        p.error(f"the CSV is an empty name; give the file `roformer {command} --out` wrote")
+    if not args.out:
+        args.out = os.path.splitext(args.csv)[0] + ".png"
+    if not args.out.endswith(".png"):
+        p.error(f"--out {args.out}: name a .png file")
+    return args
