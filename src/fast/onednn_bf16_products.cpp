@@ -71,7 +71,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void round_to_bf
         size_t j = 0;
         for (; j + 16 <= cols; j += 16) {
             const __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(s + j));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j), reinterpret_cast<const __m256i&>(h));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j),
+                                reinterpret_cast<const __m256i&>(h));
         }
         if (j < cols) {
             const __mmask16 tail = __mmask16((1u << (cols - j)) - 1);
@@ -122,13 +123,13 @@ const Prepared& prepared(bool trans_a, bool trans_b, size_t M, size_t N, size_t 
 
 // C[M,N] = bf16(op(A))·bf16(op(B)) + beta·C, row-major, with gemm()'s arguments. Inside our
 // split's parallel loop oneDNN runs one thread; outside it, the run's threads.
-void bf16_block_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
-                        const float* A, size_t lda, const float* B, size_t ldb, float beta,
-                        float* C, size_t ldc) {
+void bf16_block_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
+                        size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) {  // an empty sum: C = beta·C, as BLAS (beta = 0 writes zeros, never reads C)
         for (size_t i = 0; i < M; ++i)
-            for (size_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+            for (size_t j = 0; j < N; ++j)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
         return;
     }
     thread_local std::vector<uint16_t> a16, b16;
@@ -144,8 +145,8 @@ void bf16_block_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K
         p.matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
         stream.wait();
     } catch (const dnnl::error& e) {  // only for a shape gemm() itself would refuse
-        std::fprintf(stderr, "error: oneDNN's bf16 matmul refused a %zu×%zu×%zu product (%s)\n",
-                     M, N, K, e.what());
+        std::fprintf(stderr, "error: oneDNN's bf16 matmul refused a %zu×%zu×%zu product (%s)\n", M,
+                     N, K, e.what());
         std::abort();
     }
 }

@@ -1,14 +1,14 @@
 // Run — a run's threads (see threads.hpp).
-#include "ops/threading.hpp"
 #include "run/threads.hpp"
+#include "ops/threading.hpp"
 
 #include <cctype>
 #include <cstdlib>
 
-#include "ops/ops.hpp"
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
+#include "ops/ops.hpp"
 
 namespace rf {
 
@@ -34,8 +34,8 @@ std::string fast_path_line(const ModelConfig& model) {
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
            "); products: " +
            (model.products != ProductLibrary::onednn ? "OpenBLAS"
-            : model.precision == Precision::bf16 ? bf16_description()
-                                                  : onednn_description()) +
+            : model.precision == Precision::bf16     ? bf16_description()
+                                                     : onednn_description()) +
            " (model.products = " + enum_name(model.products) +
            ", model.precision = " + enum_name(model.precision) + ")";
 }

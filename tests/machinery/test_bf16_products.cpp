@@ -74,11 +74,11 @@ struct Case {
 };
 
 struct Outcome {
-    bool within_bound = true;      // every element within float32 summation's bound
-    bool past_n_untouched = true;  // C's padding columns never written
+    bool within_bound = true;          // every element within float32 summation's bound
+    bool past_n_untouched = true;      // C's padding columns never written
     bool within_operand_bound = true;  // … and within bf16 rounding's bound of the exact product
-    double rounding_effect = 0;    // max |C − exact product of the unrounded operands| / bound
-    double relative_error = 0;     // max |C − exact unrounded| / max |exact unrounded|
+    double rounding_effect = 0;  // max |C − exact product of the unrounded operands| / bound
+    double relative_error = 0;   // max |C − exact unrounded| / max |exact unrounded|
 };
 
 // Runs one case through `product` (block_gemm via gemm_rows_parallel) and holds each element
@@ -120,14 +120,14 @@ Outcome run_case(const Case& c, size_t threads) {
             // 8 significant bits), each term so by (1 + 2⁻⁹)² − 1 of |a·b|, then the sums.
             const double e = std::ldexp(1.0, -9), term = (1 + e) * (1 + e) - 1;
             if (!(std::fabs(got - (unrounded + old)) <=
-                  (term + gamma * (1 + e) * (1 + e)) * unrounded_magnitude + gamma * std::fabs(old)))
+                  (term + gamma * (1 + e) * (1 + e)) * unrounded_magnitude +
+                      gamma * std::fabs(old)))
                 out.within_operand_bound = false;
             out.rounding_effect =
                 std::max(out.rounding_effect, std::fabs(got - (unrounded + old)) / bound);
             exact[i * c.N + j] = unrounded;
             largest = std::max(largest, std::fabs(unrounded));
-            out.relative_error =
-                std::max(out.relative_error, std::fabs(got - old - unrounded));
+            out.relative_error = std::max(out.relative_error, std::fabs(got - old - unrounded));
         }
     out.relative_error /= std::max(largest, std::numeric_limits<double>::min());
     for (size_t i = 0; i < c.M; ++i)
@@ -142,10 +142,10 @@ TEST_CASE("model.precision = bf16: each product is the bf16-rounded operands' pr
     if (skip_bf16()) return;
     const KeepThreading keep;
     const std::vector<Case> cases = {
-        {false, true, 700, 96, 64, 0, 0.f},   // x·Wᵀ: a linear layer
-        {false, false, 700, 64, 96, 5, 0.f},  // dY·W: its input gradient
-        {true, false, 96, 64, 700, 3, 1.f},   // dYᵀ·X, accumulated: its weight gradient
-        {false, true, 256, 256, 32, 96, 0.f},  // q·kᵀ inside packed [T, 3C] rows (ld = 128)
+        {false, true, 700, 96, 64, 0, 0.f},     // x·Wᵀ: a linear layer
+        {false, false, 700, 64, 96, 5, 0.f},    // dY·W: its input gradient
+        {true, false, 96, 64, 700, 3, 1.f},     // dYᵀ·X, accumulated: its weight gradient
+        {false, true, 256, 256, 32, 96, 0.f},   // q·kᵀ inside packed [T, 3C] rows (ld = 128)
         {false, false, 256, 32, 256, 96, 1.f},  // p·v added into a strided context tile
         {true, true, 33, 17, 29, 2, 0.5f},
         {false, false, 9, 7, 5, 0, 1.f},
@@ -169,7 +169,8 @@ TEST_CASE("model.precision = bf16: each product is the bf16-rounded operands' pr
         }
 }
 
-TEST_CASE("model.precision = bf16: the round-off of one product at K = 256 (docs/mixed-precision.md)") {
+TEST_CASE(
+    "model.precision = bf16: the round-off of one product at K = 256 (docs/mixed-precision.md)") {
     if (skip_bf16()) return;
     const KeepThreading keep;
     const Outcome out = run_case({false, true, 512, 256, 256, 0, 0.f}, 2);
@@ -204,7 +205,7 @@ TEST_CASE("model.precision = bf16 trains: the loss falls, stays finite and near 
     const std::vector<float> bf16 = train(bf16_product());
     const std::vector<float> fp32 = train(nullptr);
     CHECK(bf16 == train(bf16_product()));  // the same setting twice: the same bits
-    CHECK(bf16 != fp32);                    // and the setting did something
+    CHECK(bf16 != fp32);                   // and the setting did something
     for (const float loss : bf16) CHECK(std::isfinite(loss));
     CHECK(bf16.back() < bf16.front());
     // Loose: the operands carry ~2⁻⁹ relative error, so the losses should agree to far better
