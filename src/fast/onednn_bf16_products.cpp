@@ -40,9 +40,12 @@ bool cpu_has_bf16() {
 }
 
 std::string bf16_unavailable() {
-#if !defined(RF_HAVE_ONEDNN) || !defined(RF_BF16_X86)
+#if !defined(RF_HAVE_ONEDNN)
     return "model.precision = bf16 multiplies in oneDNN, which this build has no copy of; "
            "install libdnnl-dev (scripts/setup.sh does) and rebuild, or use "
+           "model.precision = fp32";
+#elif !defined(RF_BF16_X86)
+    return "model.precision = bf16 is built for x86-64 CPUs with AVX512_BF16 only; use "
            "model.precision = fp32";
 #else
     if (sizeof(Real) != sizeof(float))

@@ -7,9 +7,10 @@
 // even), and lets oneDNN's matmul primitive multiply them with float32 sums and a float32
 // result:  C[M,N] = bf16(op(A))·bf16(op(B)) + beta·C.
 // Only the operands are rounded: the weights the optimizer updates, C, and everything outside
-// the products (LayerNorm, softmax, RoPE, the loss, AdamW) stay float32. The weights change
-// every step, so they are rounded again in every product (a cached copy was not worth its
-// bookkeeping: rounding costs one pass over the operand, the product K passes).
+// the products (LayerNorm, softmax, RoPE, the loss, AdamW) stay float32. Every operand is
+// rounded again in every product, weights included: AdamW updates a weight in place, so a
+// block product, which sees only a pointer, could not tell a cached bfloat16 copy from a stale
+// one; what the rounding passes cost is measured in docs/results.md, "bf16 products".
 #pragma once
 
 #include <string>
