@@ -90,9 +90,9 @@ void validate(const Config& c) {
         (c.position.scheme == PositionKind::learned ||
          c.position.scheme == PositionKind::sinusoidal))
         invalid("model.embedding_size",
-                "= " + std::to_string(m.embedding_size) +
-                    " differs from model.hidden = " + std::to_string(m.hidden) +
-                    ", which position.scheme = " + std::string(enum_name(c.position.scheme)) +
+                "= " + std::to_string(m.embedding_size) + " differs from model.hidden = " +
+                    std::to_string(m.hidden) + ", which position.scheme = " +
+                    std::string(enum_name(c.position.scheme)) +
                     " does not support (its table is added at the hidden width); use 0 or "
                     "position.scheme = rope, none or alibi");
     require_positive("model.num_layers", m.num_layers);
@@ -168,9 +168,9 @@ void validate(const Config& c) {
     // flip sign or grow instead of shrinking.
     if (t.lr * t.weight_decay >= 1)
         invalid("train.weight_decay",
-                "= " + format_shortest(t.weight_decay) +
-                    " with train.lr = " + format_shortest(t.lr) +
-                    " gives lr·weight_decay = " + format_shortest(t.lr * t.weight_decay) +
+                "= " + format_shortest(t.weight_decay) + " with train.lr = " +
+                    format_shortest(t.lr) + " gives lr·weight_decay = " +
+                    format_shortest(t.lr * t.weight_decay) +
                     " >= 1: the decay factor 1 − lr·weight_decay per step no longer shrinks the "
                     "weights; use train.weight_decay below 1/train.lr = " +
                     format_shortest(1 / t.lr) + " (usual: 0.01 … 0.1)");

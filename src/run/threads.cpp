@@ -1,14 +1,14 @@
 // Run — a run's threads (see threads.hpp).
-#include "run/threads.hpp"
 #include "ops/threading.hpp"
+#include "run/threads.hpp"
 
 #include <cctype>
 #include <cstdlib>
 
+#include "ops/ops.hpp"
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
-#include "ops/ops.hpp"
 
 namespace rf {
 

@@ -172,13 +172,13 @@ TEST_CASE("config: inconsistent values are errors naming the key") {
     CHECK(contains(narrow, "model.embedding_size"));
     CHECK(contains(narrow, "position.scheme"));
     CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=64"}));  // rope
-    CHECK_NOTHROW(rf::load_config(
-        std::nullopt, {"model.embedding_size=128", "position.scheme=learned"}));  // = hidden
+    CHECK_NOTHROW(rf::load_config(std::nullopt, {"model.embedding_size=128",
+                                                 "position.scheme=learned"}));  // = hidden
     // a scheme per layer: one entry per layer, softmax attention only
     CHECK(contains(validate_error({"position.layer_schemes=rope,none"}), "model.num_layers"));
-    CHECK(contains(
-        validate_error({"position.layer_schemes=rope,rope,rope,none", "model.attention=linear"}),
-        "position.layer_schemes"));
+    CHECK(contains(validate_error({"position.layer_schemes=rope,rope,rope,none",
+                                   "model.attention=linear"}),
+                   "position.layer_schemes"));
     CHECK_NOTHROW(rf::load_config(std::nullopt, {"position.layer_schemes=rope,rope,rope,none"}));
     // non-positive sizes
     CHECK(contains(validate_error({"model.type_vocab_size=0"}), "model.type_vocab_size"));
