@@ -42,6 +42,7 @@ std::vector<ConfigField> config_fields(Config& c) {
         {"model", "fused", true, &m.fused},
         {"model", "isa", true, enum_field(&m.isa)},
         {"model", "products", true, enum_field(&m.products)},
+        {"model", "precision", true, enum_field(&m.precision)},
         {"position", "scheme", false, enum_field(&p.scheme)},
         {"position", "pairing", false, enum_field(&p.pairing)},
         {"position", "rope_placement", false, enum_field(&p.rope_placement)},

@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "config/validate_text.hpp"
+#include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
 #include "tensor/format.hpp"
@@ -101,6 +102,19 @@ void validate(const Config& c) {
     require_positive_real("model.layer_norm_eps", m.layer_norm_eps);
     require_positive_real("model.init_std", m.init_std);
     resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
+    if (m.precision == Precision::bf16) {
+        // The composed path is the one a student reads line by line against the paper: float32
+        // throughout. bf16 is oneDNN's, so it is asked for by name, not implied.
+        if (!m.fused)
+            invalid("model.precision",
+                    "= bf16 needs model.fused = true (the composed path multiplies in float32 "
+                    "only); set model.fused = true or model.precision = fp32");
+        if (m.products != ProductLibrary::onednn)
+            invalid("model.precision",
+                    "= bf16 multiplies in oneDNN; set model.products = onednn as well, or "
+                    "model.precision = fp32");
+        bf16_product();  // throws naming model.precision: no oneDNN, no AVX512_BF16, or double
+    }
     if (m.products == ProductLibrary::onednn) {
         if (!m.fused)
             throw std::invalid_argument(

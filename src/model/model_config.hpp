@@ -26,6 +26,14 @@ constexpr std::array<NamedValue<ProductLibrary>, 2> named_values(ProductLibrary)
     return {{{ProductLibrary::openblas, "openblas"}, {ProductLibrary::onednn, "onednn"}}};
 }
 
+// model.precision: the number format of the fast path's large products' operands: fp32 (the
+// default; the composed path is fp32 only) | bf16 (rounded to bfloat16, multiplied by oneDNN
+// with float32 sums and results; everything else stays float32: docs/mixed-precision.md)
+enum class Precision { fp32, bf16 };
+constexpr std::array<NamedValue<Precision>, 2> named_values(Precision) {
+    return {{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
+}
+
 // model.attention: softmax — p = softmax(q·kᵀ/√D), T×T weights; linear — kernelised,
 // φ(q)ᵀ(Σ φ(k) vᵀ) / φ(q)ᵀ(Σ φ(k)), O(T) (docs/linear_attention.md)
 enum class AttentionKind { softmax, linear };
@@ -69,6 +77,8 @@ struct ModelConfig {
                                        // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)
     ProductLibrary products = ProductLibrary::openblas;  // the fast path's sgemm: openblas |
                                                          // onednn (model.fused = true only)
+    Precision precision = Precision::fp32;  // the products' operands: fp32 | bf16 (model.fused
+                                            // = true and model.products = onednn only)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "ops/ops.hpp"
+#include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
 
@@ -17,9 +18,11 @@ size_t apply_threading(const Config& config) {
 
 size_t apply_threading(const Config& config, size_t threads) {
     set_simd_isa(config.model.isa);
-    const bool onednn = config.model.fused && config.model.products == ProductLibrary::onednn;
-    return set_threading({threads, config.model.fused, onednn ? onednn_product() : nullptr})
-        .threads;  // fast/threading.hpp, Threading
+    const ModelConfig& model = config.model;
+    FloatProduct product = nullptr;  // blas_gemm(): OpenBLAS
+    if (model.fused && model.products == ProductLibrary::onednn)
+        product = model.precision == Precision::bf16 ? bf16_product() : onednn_product();
+    return set_threading({threads, model.fused, product}).threads;  // fast/threading.hpp
 }
 
 std::string fast_path_line(const ModelConfig& model) {
@@ -34,8 +37,11 @@ std::string fast_path_line(const ModelConfig& model) {
            std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
            "); products: " +
-           (model.products == ProductLibrary::onednn ? onednn_description() : "OpenBLAS") +
-           " (model.products = " + enum_name(model.products) + ")";
+           (model.products != ProductLibrary::onednn ? "OpenBLAS"
+            : model.precision == Precision::bf16     ? bf16_description()
+                                                     : onednn_description()) +
+           " (model.products = " + enum_name(model.products) +
+           ", model.precision = " + enum_name(model.precision) + ")";
 }
 
 std::string openmp_wait_policy() {

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "error_of.hpp"
+#include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "train/schedule.hpp"
 
@@ -279,9 +280,11 @@ TEST_CASE("config: to_toml lists every key and loads back to an identical Config
          "position.pairing=half", "position.base=500000",
          "position.rotate_values=true"},  // RoPE's, not learned's
         // oneDNN's products need the fast path (and a build with oneDNN; without it the key
-        // round-trips at its default); rope_placement is read by linear attention only, but
-        // is accepted wherever a layer rotates
+        // round-trips at its default), bf16 products oneDNN's and a CPU with AVX512_BF16;
+        // rope_placement is read by linear attention only, but is accepted wherever a layer
+        // rotates
         {std::string("model.products=") + (rf::onednn_built() ? "onednn" : "openblas"),
+         std::string("model.precision=") + (rf::bf16_unavailable().empty() ? "bf16" : "fp32"),
          "position.rope_placement=before_feature_map"}};
     CHECK(overrides.size() + variant_overrides[0].size() - 1 + variant_overrides[1].size() +
               variant_overrides[2].size() + variant_overrides[3].size() ==

@@ -1,0 +1,179 @@
+// Fast path — the large products in bfloat16 through oneDNN (see onednn_bf16_products.hpp).
+#include "fast/onednn_bf16_products.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "tensor/real.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define RF_BF16_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#if defined(RF_HAVE_ONEDNN) && defined(RF_BF16_X86)
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "fast/onednn_compat.hpp"
+#endif
+
+namespace rf {
+
+bool cpu_has_bf16() {
+#ifdef RF_BF16_X86
+    // avx512f as the compiler's run-time library reads it: the CPU has it and the operating
+    // system saves its registers. Then cpuid leaf 7, sub-leaf 1, EAX bit 5: AVX512_BF16.
+    if (!__builtin_cpu_supports("avx512f")) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || eax < 1) return false;
+    if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+    return (eax >> 5) & 1u;
+#else
+    return false;
+#endif
+}
+
+std::string bf16_unavailable() {
+#if !defined(RF_HAVE_ONEDNN)
+    return "model.precision = bf16 multiplies in oneDNN, which this build has no copy of; "
+           "install libdnnl-dev (scripts/setup.sh does) and rebuild, or use "
+           "model.precision = fp32";
+#elif !defined(RF_BF16_X86)
+    return "model.precision = bf16 is built for x86-64 CPUs with AVX512_BF16 only; use "
+           "model.precision = fp32";
+#else
+    if (sizeof(Real) != sizeof(float))
+        return "model.precision = bf16 needs the float32 library (this one is built with "
+               "RF_DOUBLE); use model.precision = fp32";
+    if (!cpu_has_bf16())
+        return "model.precision = bf16: this CPU lacks AVX512_BF16 (bfloat16 products at "
+               "float32's speed or worse); use model.precision = fp32";
+    return "";
+#endif
+}
+
+#if defined(RF_HAVE_ONEDNN) && defined(RF_BF16_X86)
+namespace {
+
+using dnnl::memory;
+
+// dst[r, j] = bf16(src[r·ld + j]) for r < rows, j < cols: the CPU's own rounding (round to
+// nearest, ties to even; a subnormal float, below 1.2e-38, becomes 0). Compiled for AVX-512
+// alone; called only when cpu_has_bf16() said yes.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void round_to_bf16(
+    const float* src, size_t rows, size_t cols, size_t ld, uint16_t* dst) {
+    for (size_t r = 0; r < rows; ++r) {
+        const float* s = src + r * ld;
+        uint16_t* d = dst + r * cols;
+        size_t j = 0;
+        for (; j + 16 <= cols; j += 16) {
+            const __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(s + j));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j),
+                                reinterpret_cast<const __m256i&>(h));
+        }
+        if (j < cols) {
+            const __mmask16 tail = __mmask16((1u << (cols - j)) - 1);
+            const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(tail, s + j));
+            _mm256_mask_storeu_epi16(d + j, tail, reinterpret_cast<const __m256i&>(h));
+        }
+    }
+}
+
+const dnnl::engine& cpu_engine() {
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+// One product shape's primitive and the layouts it was made for. Making a primitive costs far
+// more than a small product, so each thread keeps the ones it made (a run has a few dozen
+// shapes); per thread, so no lock is taken inside the parallel loop.
+struct Prepared {
+    dnnl::matmul matmul;
+    memory::desc a, b, c;
+};
+using ShapeKey = std::tuple<bool, bool, size_t, size_t, size_t, size_t, float>;
+
+const Prepared& prepared(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, float beta,
+                         size_t ldc) {
+    thread_local std::map<ShapeKey, Prepared> made;
+    const ShapeKey key{trans_a, trans_b, M, N, K, ldc, beta};
+    const auto found = made.find(key);
+    if (found != made.end()) return found->second;
+    const memory::dim m = memory::dim(M), n = memory::dim(N), k = memory::dim(K);
+    // A and B are packed as stored (A: [M,K], or [K,M] when transposed; B likewise): the
+    // transposes are strides, never copies.
+    Prepared p;
+    p.a = memory::desc({m, k}, memory::data_type::bf16,
+                       trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    p.b = memory::desc({k, n}, memory::data_type::bf16,
+                       trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+    p.c = memory::desc({m, n}, memory::data_type::f32, memory::dims{memory::dim(ldc), 1});
+    dnnl::primitive_attr attr;
+    if (beta != 0.0f) {  // C = A·B + beta·C: oneDNN's sum post-op
+        dnnl::post_ops ops;
+        ops.append_sum(beta);
+        attr.set_post_ops(ops);
+    }
+    p.matmul = dnnl::matmul(matmul_descriptor(cpu_engine(), p.a, p.b, p.c, attr));
+    return made.emplace(key, std::move(p)).first->second;
+}
+
+// C[M,N] = bf16(op(A))·bf16(op(B)) + beta·C, row-major, with gemm()'s arguments. Inside our
+// split's parallel loop oneDNN runs one thread; outside it, the run's threads.
+void bf16_block_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
+                        size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) {  // an empty sum: C = beta·C, as BLAS (beta = 0 writes zeros, never reads C)
+        for (size_t i = 0; i < M; ++i)
+            for (size_t j = 0; j < N; ++j)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
+    thread_local std::vector<uint16_t> a16, b16;
+    a16.resize(M * K);
+    b16.resize(K * N);
+    round_to_bf16(A, trans_a ? K : M, trans_a ? M : K, lda, a16.data());
+    round_to_bf16(B, trans_b ? N : K, trans_b ? K : N, ldb, b16.data());
+    try {
+        const Prepared& p = prepared(trans_a, trans_b, M, N, K, beta, ldc);
+        thread_local dnnl::stream stream(cpu_engine());
+        memory a(p.a, cpu_engine(), a16.data()), b(p.b, cpu_engine(), b16.data()),
+            c(p.c, cpu_engine(), C);
+        p.matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+        stream.wait();
+    } catch (const dnnl::error& e) {  // only for a shape gemm() itself would refuse
+        std::fprintf(stderr, "error: oneDNN's bf16 matmul refused a %zu×%zu×%zu product (%s)\n", M,
+                     N, K, e.what());
+        std::abort();
+    }
+}
+
+}  // namespace
+
+std::string bf16_description() {
+    const dnnl_version_t* v = dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch) + " matmul, bf16 operands, f32 sums";
+}
+
+FloatProduct bf16_product() {
+    const std::string why = bf16_unavailable();
+    if (!why.empty()) throw std::invalid_argument(why);
+    return &bf16_block_product;
+}
+
+#else
+
+std::string bf16_description() { return "bf16: not in this build"; }
+
+FloatProduct bf16_product() { throw std::invalid_argument(bf16_unavailable()); }
+
+#endif
+
+}  // namespace rf
