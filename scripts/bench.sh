@@ -17,16 +17,16 @@
 #                       under CPU autocast to bfloat16, weights and AdamW in float32); default:
 #                       every mode the torch has. A mode it lacks prints one line saying why,
 #                       and is left out.
-#   --torch-root DIR    the PyTorch side runs inside the Debian root DIR (made by
-#                       scripts/torch_root.sh: Debian 13, PyTorch 2.6), through
+#   --torch-root DIR    adds the rows of a second PyTorch: the one in the Debian root DIR
+#                       (made by scripts/torch_root.sh: Debian 13, PyTorch 2.6), beside this
+#                       machine's ($PYTHON's, when it has torch). Its runs go through
 #                       scripts/torch_chroot.sh: this repository and /tmp mounted at the same
 #                       paths, /proc mounted, the working directory kept, the mounts private to
-#                       that one command (gone when it ends, on Ctrl-C too). Same taskset cores,
-#                       same thread settings (bench_torch.py sets them from --threads). PYTHON
-#                       is then the python inside DIR. Ours is built on this machine's Debian
-#                       and does not run in DIR: PyTorch reads the config our run resolved
-#                       (its config.toml, every key) and the vocabulary size ours printed,
-#                       as it does without a root.
+#                       that one command (gone when it ends, on Ctrl-C too); the same taskset
+#                       cores and thread settings (bench_torch.py sets them from --threads).
+#                       Ours is built for this machine's Debian and does not run in DIR, so
+#                       both torches read the config our run resolved (its config.toml, every
+#                       key) and the vocabulary size ours printed. Needs root.
 #
 # Per preset, with 1 and then 2 threads, REPEATS rounds, interleaved — ours 1t, composed 1t,
 # PyTorch eager 1t, PyTorch sdpa 1t, …, ours 2t, …, then the next round — so a busy moment of
@@ -37,7 +37,8 @@
 #   ours onednn  the same with --set model.products=onednn: the fast path's products in
 #            oneDNN (in a build with libdnnl-dev; bench_matmul --peak says whether it has it)
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
-#   PyTorch  tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
+#   PyTorch  (labelled with its version: PyTorch 1.13 eager, PyTorch 2.6 sdpa, …)
+#            tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
 #            RoFormer), random batches of the same shape and masking, AdamW + clipping; the
 #            first 2 steps untimed (warm-up), then STEPS timed; a row per mode. Above its rows:
 #            the torch version, its BLAS, oneDNN and thread backend (bench_torch.py --probe);
