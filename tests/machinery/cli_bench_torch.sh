@@ -11,7 +11,9 @@
 #      made it slower than eager once).
 # The speed itself is measured by scripts/bench.sh, never asserted here.
 #   tests/machinery/cli_bench_torch.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
-# Part 2 is skipped (exit 77 after part 1 passed) where no torch is found.
+# Part 2 is skipped (exit 77 after part 1 passed) where no torch is found. torch.compile's
+# first compile of the tiny model takes minutes on a loaded 2-core machine (hence the long
+# limits); later runs reuse Inductor's cache under /tmp.
 set -uo pipefail
 BIN=$1 WORK=$2
 fail() { echo "FAIL: $*"; exit 1; }
@@ -53,7 +55,7 @@ if ! "${python[@]}" -c "import torch, numpy" >/dev/null 2>&1; then
 fi
 "${python[@]}" tests/bench/bench_torch.py --probe >"$WORK/probe" 2>"$WORK/probe.err" ||
     fail "bench_torch.py --probe: $(cat "$WORK/probe.err")"
-grep -q '^bench_torch: torch=[0-9.]* blas=[^ ]* onednn=[^ ]* parallel=' "$WORK/probe" ||
+grep -q '^bench_torch: torch=[^ ]* blas=[^ ]* onednn=[^ ]* parallel=' "$WORK/probe" ||
     fail "--probe's first line is not the torch facts: $(head -n 1 "$WORK/probe")"
 modes=()
 for mode in eager sdpa compile autocast-bf16; do
@@ -72,7 +74,7 @@ done
 mkdir -p /tmp/cli_bench_torch.$$ && cp "$WORK/tiny/config.toml" /tmp/cli_bench_torch.$$/config.toml
 trap 'rm -rf /tmp/cli_bench_torch.$$' EXIT
 for mode in "${modes[@]}"; do
-    timeout 600 "${python[@]}" tests/bench/bench_torch.py --config /tmp/cli_bench_torch.$$/config.toml \
+    timeout 1200 "${python[@]}" tests/bench/bench_torch.py --config /tmp/cli_bench_torch.$$/config.toml \
         --vocab 500 --threads 1 --steps 3 --warmup 2 --mode "$mode" >"$WORK/$mode.out" 2>"$WORK/$mode.err" ||
         fail "bench_torch.py --mode $mode exited $?: $(tail -n 1 "$WORK/$mode.err")"
     line=$(grep "^bench_torch: mode=$mode " "$WORK/$mode.out") || fail "--mode $mode printed no result"
