@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
 # Training throughput, ours vs PyTorch, on the same model and the same batches' shape.
 #
-#   scripts/bench.sh [--cores LIST] [--torch-modes eager,sdpa,compile] [configs/bench.toml …]
+#   scripts/bench.sh [--cores LIST] [--threads LIST] [--torch-modes LIST] [--torch-root DIR]
+#                    [configs/bench.toml …]
 #       presets default: configs/bench.toml configs/bench_long.toml
 #   REPEATS=3 STEPS=30 scripts/bench.sh        (the defaults: rounds per row, steps per run;
 #                                              PYTHON=/usr/bin/python3 runs the PyTorch side)
+#   scripts/bench.sh --cores 0,1 --torch-root /srv/trixie-torch   (PyTorch 2.x beside ours)
 #   --cores LIST        every timed program (ours, PyTorch, the sgemm peak) under
 #                       `taskset -c LIST`: both sides on the same cores, e.g. --cores 0,1
+#   --threads LIST      the thread counts of the rows, default 1,2 (e.g. --threads 2 halves
+#                       the run)
 #   --torch-modes LIST  PyTorch's modes (tests/bench/bench_torch.py --mode): eager (attention
 #                       composed of q·kᵀ, softmax, ·v), sdpa (scaled_dot_product_attention),
-#                       compile (torch.compile); default: every mode the installed torch has.
-#                       A mode it lacks prints one line saying why, and is left out.
+#                       compile (torch.compile of the sdpa model), autocast-bf16 (the sdpa model
+#                       under CPU autocast to bfloat16, weights and AdamW in float32); default:
+#                       every mode the torch has. A mode it lacks prints one line saying why,
+#                       and is left out.
+#   --torch-root DIR    adds the rows of a second PyTorch: the one in the Debian root DIR
+#                       (made by scripts/torch_root.sh: Debian 13, PyTorch 2.6), beside this
+#                       machine's ($PYTHON's, when it has torch). Its runs go through
+#                       scripts/torch_chroot.sh: this repository and /tmp mounted at the same
+#                       paths, /proc mounted, the working directory kept, the mounts private to
+#                       that one command (gone when it ends, on Ctrl-C too); the same taskset
+#                       cores and thread settings (bench_torch.py sets them from --threads).
+#                       Ours is built for this machine's Debian and does not run in DIR, so
+#                       both torches read the config our run resolved (its config.toml, every
+#                       key) and the vocabulary size ours printed. Needs root.
 #
 # Per preset, with 1 and then 2 threads, REPEATS rounds, interleaved — ours 1t, composed 1t,
 # PyTorch eager 1t, PyTorch sdpa 1t, …, ours 2t, …, then the next round — so a busy moment of
@@ -21,11 +37,14 @@
 #   ours onednn  the same with --set model.products=onednn: the fast path's products in
 #            oneDNN (in a build with libdnnl-dev; bench_matmul --peak says whether it has it)
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
-#   PyTorch  tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
+#   PyTorch  (labelled with its version: PyTorch 1.13 eager, PyTorch 2.6 sdpa, …)
+#            tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
 #            RoFormer), random batches of the same shape and masking, AdamW + clipping; the
 #            first 2 steps untimed (warm-up), then STEPS timed; a row per mode. Above its rows:
 #            the torch version, its BLAS, oneDNN and thread backend (bench_torch.py --probe);
-#            after each row, the attention path that row ran
+#            after each row, the attention path that row ran, its first-batch gap to eager
+#            (and the tolerance), and for compile how often torch.compile compiled before,
+#            in the warm-up and in the timed steps (timed must be 0)
 # Each table shows medians; GFLOP/s = 3 × forward FLOPs per token × tokens/s (training ≈ 3 ×
 # the forward), with the FLOP count ours prints — PyTorch's model is checked to have the same
 # parameters and FLOPs. Peak RSS is the whole process's (PyTorch's includes the interpreter
@@ -42,24 +61,30 @@
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
-usage() { echo "bench: $*" >&2; echo "usage: scripts/bench.sh [--cores LIST]" \
-    "[--torch-modes eager,sdpa,compile] [config.toml …]" >&2; exit 2; }
+usage() { echo "bench: $*" >&2; echo "usage: scripts/bench.sh [--cores LIST] [--threads 1,2]" \
+    "[--torch-modes eager,sdpa,compile,autocast-bf16] [--torch-root DIR] [config.toml …]" >&2; exit 2; }
 
 presets=()   # as given, relative to where you are; then everything runs from the repository
-cores="" torch_modes=""
+cores="" torch_modes="" torch_root="" thread_counts="1 2"
 while [ $# -gt 0 ]; do
     case "$1" in
         --cores) [ $# -ge 2 ] || usage "--cores needs a CPU list, e.g. --cores 0,1"
                  cores="$2"; shift 2 ;;
         --torch-modes) [ $# -ge 2 ] || usage "--torch-modes needs a list, e.g. --torch-modes eager,sdpa"
                  torch_modes="$2"; shift 2 ;;
+        --torch-root) [ $# -ge 2 ] || usage "--torch-root needs a directory made by scripts/torch_root.sh"
+                 torch_root="$2"; shift 2 ;;
+        --threads) [[ "${2:-}" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+                     usage "--threads needs a list of thread counts, e.g. --threads 2 or --threads 1,2"
+                 thread_counts="${2//,/ }"; shift 2 ;;
         -*) usage "unknown option $1" ;;
         *) [ -f "$1" ] || usage "no such config file: $1"
            presets+=("$(realpath "$1")"); shift ;;
     esac
 done
 for mode in ${torch_modes//,/ }; do
-    case "$mode" in eager|sdpa|compile) ;; *) usage "no PyTorch mode '$mode': eager, sdpa or compile" ;; esac
+    case "$mode" in eager|sdpa|compile|autocast-bf16) ;;
+        *) usage "no PyTorch mode '$mode': eager, sdpa, compile or autocast-bf16" ;; esac
 done
 pin=()   # the prefix of every timed command
 if [ -n "$cores" ]; then
@@ -69,6 +94,13 @@ if [ -n "$cores" ]; then
     pin=(taskset -c "$cores")
     [ "$pinned_cpus" -ge 2 ] ||
         echo "bench: --cores $cores gives $pinned_cpus CPU: the 2-thread rows share it" >&2
+fi
+if [ -n "$torch_root" ]; then   # checked before anything runs: one line, exit 2
+    bad_root() { echo "bench: --torch-root $torch_root $*" >&2; exit 2; }
+    [ "$(id -u)" -eq 0 ] || bad_root "needs root (chroot, mount): run bench.sh with sudo"
+    [ -x "$torch_root/usr/bin/python3" ] ||
+        bad_root "holds no Debian root with python3: make one with scripts/torch_root.sh $torch_root"
+    torch_root="$(realpath "$torch_root")"
 fi
 cd "$(dirname "$0")/.."
 [ ${#presets[@]} -gt 0 ] || presets=(configs/bench.toml configs/bench_long.toml)
@@ -83,23 +115,44 @@ PYTHON="${PYTHON:-/usr/bin/python3}"  # Debian's python, where apt's python3-tor
 [ -x build/tests/bench_matmul ] || cmake --build build --target bench_matmul > /dev/null ||
     fail "build/tests/bench_matmul is missing and would not build: cmake --build build --target bench_matmul"
 [ -x /usr/bin/time ] || fail "/usr/bin/time is missing: apt-get install time (scripts/setup.sh --all does)"
-have_torch=yes
-probe="$("$PYTHON" tests/bench/bench_torch.py --probe 2> /dev/null)" || have_torch=no
-modes=()          # the PyTorch modes that run; probe_skipped: a line each for the others
-probe_skipped=""
-if [ "$have_torch" = yes ]; then
-    torch_facts="$(head -n 1 <<< "$probe" | sed 's/^bench_torch: //')"
-    for mode in ${torch_modes//,/ }; do grep -q "^bench_torch: mode=$mode " <<< "$probe" ||
-        fail "bench_torch.py --probe says nothing of mode $mode"; done
-    while read -r line; do
-        mode="$(grep -o 'mode=[a-z]*' <<< "$line" | cut -d '=' -f 2)"
-        [ -z "$torch_modes" ] || [[ ",$torch_modes," == *",$mode,"* ]] || continue
-        if [[ "$line" == *" available" ]]; then modes+=("$mode")
-        else probe_skipped+="PyTorch $mode: ${line#*skipped: }"$'\n'; fi
-    done < <(grep '^bench_torch: mode=' <<< "$probe")
-fi
 
-work="$(mktemp -d)"
+# The torches: "here" ($PYTHON on this machine, when it has torch) and "root" (--torch-root).
+# Each gets a name for its rows, "PyTorch 1.13", "PyTorch 2.6", and the modes it has.
+torch_python() {  # here|root → the command that starts its python
+    if [ "$1" = root ]; then echo scripts/torch_chroot.sh "$torch_root" /usr/bin/python3
+    else echo "$PYTHON"; fi
+}
+torches=()              # here and/or root, those with a working torch
+declare -A torch_name=() torch_facts=() torch_where=() side_torch=() side_mode=()
+torch_sides=()          # "PyTorch 2.6 sdpa", …: a side per torch and available mode
+probe_skipped=""        # a line for each mode a torch lacks
+for where in here ${torch_root:+root}; do
+    # shellcheck disable=SC2046 # the command's words (a path with spaces is not supported)
+    if ! probe="$($(torch_python "$where") tests/bench/bench_torch.py --probe 2> /dev/null)"; then
+        [ "$where" = here ] ||
+            bad_root "has no working torch (bench_torch.py --probe fails there): scripts/torch_root.sh $torch_root makes or repairs it"
+        continue
+    fi
+    torches+=("$where")
+    torch_facts[$where]="$(head -n 1 <<< "$probe" | sed 's/^bench_torch: //')"
+    version="$(grep -o 'torch=[0-9]*\.[0-9]*' <<< "${torch_facts[$where]}" | cut -d '=' -f 2)"
+    torch_name[$where]="PyTorch $version"
+    [ "$where" = here ] || [ "${torch_name[here]:-}" != "PyTorch $version" ] || torch_name[$where]+=" root"
+    if [ "$where" = here ]; then torch_where[$where]="$PYTHON"
+    else torch_where[$where]="/usr/bin/python3 in $torch_root (Debian $(cat "$torch_root/etc/debian_version"))"; fi
+    for mode in ${torch_modes//,/ }; do grep -q "^bench_torch: mode=$mode " <<< "$probe" ||
+        fail "bench_torch.py --probe ($where) says nothing of mode $mode"; done
+    while read -r line; do
+        mode="$(grep -o 'mode=[a-z0-9-]*' <<< "$line" | cut -d '=' -f 2)"
+        [ -z "$torch_modes" ] || [[ ",$torch_modes," == *",$mode,"* ]] || continue
+        side="${torch_name[$where]} $mode"
+        if [[ "$line" == *" available" ]]; then
+            torch_sides+=("$side"); side_torch[$side]="$where"; side_mode[$side]="$mode"
+        else probe_skipped+="$side: ${line#*skipped: }"$'\n'; fi
+    done < <(grep '^bench_torch: mode=' <<< "$probe")
+done
+
+work="$(mktemp -d /tmp/bench.XXXXXX)"   # under /tmp: the path PyTorch reads inside a --torch-root
 trap 'rm -rf "$work"' EXIT
 
 # The value after `key` in a line like "… 8095 tokens/s …" (key = "tokens/s": the field before).
@@ -135,22 +188,28 @@ run_ours() {  # preset threads [more roformer train arguments]
 
 # One PyTorch run on the config our run resolved: fills tokens_per_s, rss_kib, attention[];
 # tokens_per_s empty when the mode was skipped (skipped_modes says why).
-run_torch() {  # mode threads
-    "${pin[@]}" /usr/bin/time -f '%M' -o "$work/time" "$PYTHON" tests/bench/bench_torch.py \
-        --config "$work/resolved.toml" --vocab "$vocab" --threads "$2" --steps "$STEPS" \
-        --warmup "$WARMUP" --mode "$1" > "$work/stdout" 2> "$work/stderr" ||
-        fail "tests/bench/bench_torch.py --mode $1 failed: $(tail -n 1 "$work/stderr")"
-    local line
+run_torch() {  # side ("PyTorch 2.6 sdpa") threads
+    local side="$1" mode="${side_mode[$1]}" line gap
+    # shellcheck disable=SC2046 # the command's words
+    "${pin[@]}" /usr/bin/time -f '%M' -o "$work/time" $(torch_python "${side_torch[$side]}") \
+        tests/bench/bench_torch.py --config "$work/resolved.toml" --vocab "$vocab" --threads "$2" \
+        --steps "$STEPS" --warmup "$WARMUP" --mode "$mode" > "$work/stdout" 2> "$work/stderr" ||
+        fail "tests/bench/bench_torch.py --mode $mode ($side) failed: $(tail -n 1 "$work/stderr")"
     tokens_per_s=""
-    if line="$(grep "^bench_torch: mode=$1 skipped: " "$work/stdout")"; then
-        skipped_modes+="PyTorch $1 ($name): ${line#*skipped: }"$'\n'
+    if line="$(grep "^bench_torch: mode=$mode skipped: " "$work/stdout")"; then
+        skipped_modes+="$side ($name): ${line#*skipped: }"$'\n'
         return
     fi
     line="$(grep '^bench_torch: mode=.* tokens_per_s=' "$work/stdout")" ||
-        fail "no result line from bench_torch.py --mode $1"
+        fail "no result line from bench_torch.py --mode $mode ($side)"
     [ "$(field_word "$line" threads)" = "$2" ] ||
         fail "PyTorch ran $(field_word "$line" threads) threads, not $2: $line"
-    attention[$1]="$(field_word "$line" attention)"
+    attention[$side]="$(field_word "$line" attention)"
+    gap="$(field_word "$line" eager_gap || true)"
+    [ -z "$gap" ] || attention[$side]+="; first batch vs eager $gap (allowed $(field_word "$line" tolerance))"
+    if [ "$mode" = compile ]; then   # every run's counts: a recompile in a timed step shows
+        compiles[$side]+=" $(field_word "$line" compiles_check)/$(field_word "$line" compiles_warmup)/$(field_word "$line" compiles_timed)"
+    fi
     [ "$(field_equals "$line" parameters)" = "$parameters" ] &&
         [ "$(field_equals "$line" mflop_per_token)" = "$mflop" ] ||
         fail "the two models differ: ours $parameters parameters, $mflop MFLOP/token; PyTorch: $line"
@@ -164,7 +223,7 @@ row() {  # label, then the tokens/s and peak RSS (KiB) of every round
     rss="$(median ${peak[$label]})"
     local gflops
     gflops="$(awk -v f="$mflop" -v t="$tps" 'BEGIN { print 3 * f * t / 1000 }')"
-    printf '%-24s %10.0f %9.1f %9.2f %8.0f %% %14.0f%s\n' "$label" "$tps" \
+    printf '%-36s %10.0f %9.1f %9.2f %8.0f %% %14.0f%s\n' "$label" "$tps" \
         "$(awk -v n="$tokens_per_step" -v t="$tps" 'BEGIN { print 1000 * n / t }')" \
         "$gflops" "$(awk -v g="$gflops" -v p="$sgemm_peak" 'BEGIN { print 100 * g / p }')" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "${2:+   $2}"
@@ -217,19 +276,19 @@ for preset in "${presets[@]}"; do
     sides=(ours)
     [ "$have_onednn" = no ] || sides+=("ours onednn")
     sides+=(composed)
-    for mode in "${modes[@]}"; do sides+=("PyTorch $mode"); done
+    sides+=("${torch_sides[@]}")
     skipped_modes="$probe_skipped"
     name="${preset#"$PWD"/}"   # configs/bench.toml rather than the whole path
-    declare -A tokens=() peak=() attention=()
+    declare -A tokens=() peak=() attention=() compiles=()
     for round in $(seq "$REPEATS"); do
-        for threads in 1 2; do
+        for threads in $thread_counts; do
             for side in "${sides[@]}"; do
                 label="$side $threads thread$([ "$threads" = 1 ] || echo s)"
                 case "$side" in
                     ours) run_ours "$preset" "$threads" ;;
                     "ours onednn") run_ours "$preset" "$threads" --set model.products=onednn ;;
                     composed) run_ours "$preset" "$threads" --set model.fused=false ;;
-                    PyTorch*) run_torch "${side#PyTorch }" "$threads" ;;
+                    PyTorch*) run_torch "$side" "$threads" ;;
                 esac
                 if [ -z "$tokens_per_s" ]; then   # skipped (compile failed): not again
                     for i in "${!sides[@]}"; do [ "${sides[$i]}" != "$side" ] || unset 'sides[i]'; done
@@ -246,29 +305,34 @@ for preset in "${presets[@]}"; do
     echo "$name: $parameters parameters, vocab $vocab, $tokens_per_step tokens/step," \
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
     print_machine
-    printf '%-24s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
+    printf '%-36s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
     for label in "ours 1 thread" "ours 2 threads" "ours onednn 1 thread" "ours onednn 2 threads" \
                  "composed 1 thread" "composed 2 threads"; do
         [ -n "${tokens[$label]:-}" ] || continue
         row "$label"
     done
     read -r ours_best ours_label <<< "$(best ours)"
-    if [ "$have_torch" = yes ]; then
-        echo "PyTorch: $torch_facts; $PYTHON; its first $WARMUP steps untimed, ours times every step"
-        for mode in "${modes[@]}"; do
-            for label in "PyTorch $mode 1 thread" "PyTorch $mode 2 threads"; do
-                [ -z "${tokens[$label]:-}" ] || row "$label" "attention: ${attention[$mode]}"
+    for where in "${torches[@]}"; do
+        echo "${torch_name[$where]}: ${torch_facts[$where]}; ${torch_where[$where]};" \
+             "its first $WARMUP steps untimed, ours times every step"
+        for side in "${torch_sides[@]}"; do
+            [ "${side_torch[$side]}" = "$where" ] || continue
+            for threads in $thread_counts; do
+                label="$side $threads thread$([ "$threads" = 1 ] || echo s)"
+                [ -z "${tokens[$label]:-}" ] || row "$label" "attention: ${attention[$side]}"
             done
+            [ -z "${compiles[$side]:-}" ] || echo "    torch.compile's compilations per run," \
+                "in the check / the warm-up / the timed steps:${compiles[$side]}"
         done
-        [ -z "$skipped_modes" ] || printf '%s' "$skipped_modes" | sed 's/^/  skipped: /'
-        if [ -n "$(best PyTorch)" ]; then
-            read -r torch_best torch_label <<< "$(best PyTorch)"
-            echo "ours ÷ PyTorch's best = $(awk -v a="$ours_best" -v b="$torch_best" \
-                'BEGIN { printf "%.2f", a / b }') (medians: $ours_label ÷ $torch_label)"
-        fi
-    else
-        echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
+    done
+    [ -z "$skipped_modes" ] || printf '%s' "$skipped_modes" | sed 's/^/  skipped: /'
+    if [ -n "$(best PyTorch)" ]; then
+        read -r torch_best torch_label <<< "$(best PyTorch)"
+        echo "ours ÷ PyTorch's best = $(awk -v a="$ours_best" -v b="$torch_best" \
+            'BEGIN { printf "%.2f", a / b }') (medians: $ours_label ÷ $torch_label)"
     fi
+    [ ${#torches[@]} -gt 0 ] ||
+        echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     [ "$have_onednn" = no ] || echo "(ours onednn = ours with model.products = onednn: the fast path's products in oneDNN)"
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
     echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$ours_best" \
@@ -276,6 +340,6 @@ for preset in "${presets[@]}"; do
     run_ours "$preset" 2 --profile
     echo
     sed -n '/^profile:/,/^  (not in a row)/p' "$work/stderr"
-    unset tokens peak attention
+    unset tokens peak attention compiles
     run_log_lines=""
 done

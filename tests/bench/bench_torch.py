@@ -20,6 +20,11 @@ torch facts as torch_facts() reads them; the numbers here only show the format):
   bench_torch: mode=eager attention=composed threads=1 steps=30 tokens_per_s=11834.2
       ms_per_step=346.1 mflop_per_token=1.92 parameters=1074560 torch=1.13.0 blas=OpenBLAS
       onednn=2.6.3 parallel=OpenMP
+a mode other than eager adds its first-batch gap to eager and the gap allowed
+(eager_gap=loss:3.1e-04,grad:2.2e-02 tolerance=loss:0.02,grad:0.1), and compile how many
+frames torch.compile compiled in that check, in the warm-up and in the timed steps
+(compiles_check=2 compiles_warmup=1 compiles_timed=0: a recompile in the timed steps would
+time the compiler, not the model);
 or, for a mode this torch or this config cannot run, one line saying why (exit status 0):
   bench_torch: mode=compile skipped: not available in torch 1.13 (torch.compile needs torch ≥ 2)
 
@@ -28,10 +33,13 @@ or, for a mode this torch or this config cannot run, one line saying why (exit s
   sdpa     the same model, its softmax attention through torch.nn.functional.
            scaled_dot_product_attention (torch ≥ 2.0) on q and k already rotated by RoPE
   compile  torch.compile of the sdpa model (of the eager one where SDPA is missing), torch ≥ 2
+  autocast-bf16  the sdpa model (eager where SDPA is missing) with its forward and loss under
+           torch.autocast("cpu", dtype=torch.bfloat16): products and attention in bfloat16;
+           the weights, their gradients and AdamW stay float32
 --probe prints the torch facts and which modes this torch has, and exits.
 Before timing, a mode other than eager checks itself against eager on one batch
-(check_against_eager): the same loss and gradients, so it cannot be faster by computing
-something else.
+(check_against_eager): the same loss and gradients within TOLERANCE (bf16's is wider, as its
+8-bit significand asks), so it cannot be faster by computing something else.
 
 The config: a preset (configs/*.toml) holds only overrides of roformer's defaults. This script
 does not keep its own copy of those defaults: unless the file is fully resolved (a run
@@ -41,6 +49,7 @@ config.toml (every key) and the tokenizer's vocabulary size it wrote. scripts/be
 the config.toml of our own run and its vocabulary instead, so nothing is trained twice.
 """
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -52,7 +61,7 @@ import time
 import tomllib
 import types
 
-MODES = ("eager", "sdpa", "compile")
+MODES = ("eager", "sdpa", "compile", "autocast-bf16")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -201,14 +210,18 @@ def torch_facts():
 def mode_unavailable(mode, cfg=None):
     """Why this torch (or, given cfg, this model) cannot run the mode; None when it can."""
     version = ".".join(torch.__version__.split(".")[:2])
-    if mode in ("sdpa", "compile") and int(version.split(".")[0]) < 2:
-        what = ("no torch.nn.functional.scaled_dot_product_attention" if mode == "sdpa"
-                else "torch.compile needs torch ≥ 2")
+    if mode in ("sdpa", "compile", "autocast-bf16") and int(version.split(".")[0]) < 2:
+        what = {"sdpa": "no torch.nn.functional.scaled_dot_product_attention",
+                "compile": "torch.compile needs torch ≥ 2",
+                "autocast-bf16": "its CPU autocast fails on this model: expected BFloat16, "
+                                 "found Float"}[mode]
         return f"not available in torch {version} ({what})"
     if mode == "sdpa" and not hasattr(F, "scaled_dot_product_attention"):
         return f"not available in torch {version} (no scaled_dot_product_attention)"
     if mode == "compile" and not hasattr(torch, "compile"):
         return f"not available in torch {version} (no torch.compile)"
+    if mode == "autocast-bf16" and not hasattr(torch, "autocast"):
+        return f"not available in torch {version} (no torch.autocast)"
     if mode == "sdpa" and cfg is not None and cfg.attention != "softmax":
         return f"model.attention = {cfg.attention}: SDPA computes softmax attention only"
     return None
@@ -245,37 +258,73 @@ def use_sdpa(model):
             module.forward = types.MethodType(sdpa_forward, module)
 
 
-def loss_and_gradients(model, ids, labels):
+def forward_context(mode):
+    """autocast-bf16: forward and loss under CPU autocast to bfloat16 (the products and
+    attention in bf16, the loss and every weight, gradient and AdamW moment in float32)."""
+    if mode == "autocast-bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def loss_and_gradients(model, ids, labels, mode="eager"):
     model.zero_grad()
-    _, loss = model(ids, labels)
+    with forward_context(mode):
+        _, loss = model(ids, labels)
     loss.backward()
     gradients = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
     model.zero_grad()
     return loss.item(), gradients
 
 
+# Each mode's (loss, gradients) gap to eager allowed on one batch, relative. sdpa: float64,
+# where another attention would differ far above it; compile: float32 sums in another order;
+# autocast-bf16 against float32 eager: bf16 keeps 8 significant bits (a relative rounding of
+# up to 2⁻⁸ ≈ 0.4 % per product input), so the loss may move by a few 1e-3 and the gradient
+# vector by a few per cent; a wrong model moves both by far more.
+TOLERANCE = {"sdpa": (1e-9, 1e-7), "compile": (1e-4, 1e-2), "autocast-bf16": (2e-2, 1e-1)}
+
+
 def check_against_eager(model, runnable, mode, batch):
-    """The mode's loss and gradients on one batch against the eager model's, dropout off.
-    sdpa: both in float64 on copies (a different attention would differ far above 1e-9);
-    compile: float32, the compiled model itself (its compile happens here, untimed)."""
+    """The mode's loss and gradients on one batch against the eager model's, dropout off;
+    returns the two relative gaps. sdpa: both in float64 on copies; compile: float32, the
+    compiled model itself (its first compile happens here, untimed); autocast-bf16: the model
+    under autocast against its float32 self."""
     ids, labels = batch
     model.eval()
     if mode == "sdpa":
-        eager, candidate, tolerance = copy.deepcopy(model).double(), copy.deepcopy(model).double(), 1e-9
+        eager, candidate = copy.deepcopy(model).double(), copy.deepcopy(model).double()
         use_sdpa(candidate)
     else:
-        eager, candidate, tolerance = copy.deepcopy(model), runnable, 1e-4
+        eager, candidate = copy.deepcopy(model), runnable
         for module in eager.modules():          # the deep copy kept sdpa_forward: drop it
             module.__dict__.pop("forward", None)
     loss_eager, grad_eager = loss_and_gradients(eager, ids, labels)
-    loss_mode, grad_mode = loss_and_gradients(candidate, ids, labels)
+    loss_mode, grad_mode = loss_and_gradients(candidate, ids, labels, mode)
     model.train()
     loss_gap = abs(loss_mode - loss_eager) / max(1.0, abs(loss_eager))
     grad_gap = ((grad_mode - grad_eager).norm() / grad_eager.norm()).item()
-    if not (loss_gap <= tolerance and grad_gap <= 100 * tolerance):
+    loss_tolerance, grad_tolerance = TOLERANCE[mode]
+    if not (loss_gap <= loss_tolerance and grad_gap <= grad_tolerance):
         sys.exit(f"bench_torch: mode={mode} computes something else than eager: loss "
                  f"{loss_mode:.9g} vs {loss_eager:.9g}, gradients differ by {grad_gap:.2e} "
-                 f"(relative); fix sdpa_forward before timing it")
+                 f"(relative; allowed {loss_tolerance:g} and {grad_tolerance:g})")
+    return f"loss:{loss_gap:.1e},grad:{grad_gap:.1e}", f"loss:{loss_tolerance:g},grad:{grad_tolerance:g}"
+
+
+def compile_model(model):
+    """torch.compile with its defaults. The labelled rows' count M changes from batch to batch
+    (nonzero() ends the first graph; the head runs in a second one): the first new M
+    recompiles that graph with M symbolic (automatic dynamic shapes), after which no batch
+    recompiles — in the warm-up, which compilations() shows. dynamic=True everywhere and one
+    graph through nonzero (capture_dynamic_output_shape_ops) were no faster here."""
+    return torch.compile(model)
+
+
+def compilations():
+    """The frames torch.compile has compiled so far in this process, recompiles included
+    (Dynamo's counter; one per graph it captured and handed to Inductor)."""
+    from torch._dynamo.utils import counters
+    return counters["frames"]["ok"]
 
 
 def probe():
@@ -318,30 +367,39 @@ def main(args):
         return
     check_batch = random_batch(B, T, vocab, d["mask_prob"], clm,
                                torch.Generator().manual_seed(t["seed"] + 1))
-    runnable, attention = model, "composed"
-    if args.mode == "sdpa":
-        check_against_eager(model, model, "sdpa", check_batch)
+    # sdpa, compile and autocast-bf16 run the sdpa model where this torch and config have it.
+    runnable, attention, gaps = model, "composed", None
+    if args.mode != "eager" and mode_unavailable("sdpa", cfg) is None:
+        gaps = check_against_eager(model, model, "sdpa", check_batch)
         use_sdpa(model)
         attention = "sdpa"
-    elif args.mode == "compile":
-        if mode_unavailable("sdpa", cfg) is None:
-            check_against_eager(model, model, "sdpa", check_batch)
-            use_sdpa(model)
-            attention = "sdpa"
+    if args.mode == "compile":
         try:
-            runnable = torch.compile(model)
-            check_against_eager(model, runnable, "compile", check_batch)
+            runnable = compile_model(model)
+            gaps = check_against_eager(model, runnable, "compile", check_batch)
         except Exception as error:   # no C compiler, an unsupported op, …: say so, time the rest
             reason = " ".join(str(error).split())[:200] or type(error).__name__
             print(f"bench_torch: mode=compile skipped: torch.compile failed: {reason}")
             return
         attention += "+compile"
+    elif args.mode == "autocast-bf16":
+        try:
+            gaps = check_against_eager(model, model, "autocast-bf16", check_batch)
+        except RuntimeError as error:   # an op autocast cannot run in bf16: say so, time the rest
+            reason = " ".join(str(error).split())[:200]
+            print(f"bench_torch: mode=autocast-bf16 skipped: autocast failed: {reason}")
+            return
+        attention += "+bf16"
 
+    compiled = [compilations() if args.mode == "compile" else 0]   # after the check, warm-up, timed
     timed = 0.0
     for step in range(args.warmup + args.steps):
+        if step == args.warmup and args.mode == "compile":
+            compiled.append(compilations())
         start = time.perf_counter()
         ids, labels = random_batch(B, T, vocab, d["mask_prob"], clm, gen)
-        _, loss = runnable(ids, labels)
+        with forward_context(args.mode):
+            _, loss = runnable(ids, labels)
         if not torch.isfinite(loss):
             sys.exit(f"bench_torch: loss became {loss.item()} at step {step + 1}")
         optimizer.zero_grad()
@@ -354,13 +412,22 @@ def main(args):
         if step >= args.warmup:
             timed += time.perf_counter() - start
 
+    extra = ""
+    if gaps:
+        extra += f" eager_gap={gaps[0]} tolerance={gaps[1]}"
+    if args.mode == "compile":
+        compiled.append(compilations())
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+        isa = pick_vec_isa()
+        extra += (f" compiles_check={compiled[0]} compiles_warmup={compiled[1] - compiled[0]}"
+                  f" compiles_timed={compiled[2] - compiled[1]} inductor_isa={isa or 'none'}")
     flops = forward_flops_per_token(cfg, T, 1.0 if clm else d["mask_prob"])
     parameters = sum(p.numel() for p in model.parameters())
     facts = " ".join(f"{key}={value}" for key, value in torch_facts().items())
     print(f"bench_torch: mode={args.mode} attention={attention} "
           f"threads={torch.get_num_threads()} steps={args.steps} "
           f"tokens_per_s={args.steps * B * T / timed:.1f} ms_per_step={1e3 * timed / args.steps:.1f} "
-          f"mflop_per_token={flops / 1e6:.2f} parameters={parameters} {facts}")
+          f"mflop_per_token={flops / 1e6:.2f} parameters={parameters} {facts}{extra}")
 
 
 if __name__ == "__main__":
