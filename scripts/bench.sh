@@ -36,6 +36,9 @@
 #            its `throughput:` line: tokens/s over the training steps, every step counted
 #   ours onednn  the same with --set model.products=onednn: the fast path's products in
 #            oneDNN (in a build with libdnnl-dev; bench_matmul --peak says whether it has it)
+#   bf16 ours    ours onednn with --set model.precision=bf16 (a CPU with AVX512_BF16): the
+#            products' operands in bfloat16, float32 sums (docs/mixed-precision.md); compared
+#            with ours in float32 and with PyTorch's autocast-bf16, never in "ours ÷ PyTorch"
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
 #   PyTorch  (labelled with its version: PyTorch 1.13 eager, PyTorch 2.6 sdpa, …)
 #            tests/bench/bench_torch.py: the same model in float32 (make_reference.py's HF-named
@@ -229,10 +232,12 @@ row() {  # label, then the tokens/s and peak RSS (KiB) of every round
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "${2:+   $2}"
 }
 
-best() {  # label prefix → "tokens/s label" of its highest median among the rows it begins
-    local label
+best() {  # label prefix [text to skip] → "tokens/s label" of the highest median among the
+    local label  # rows the prefix begins (and that do not contain the text)
     for label in "${!tokens[@]}"; do
-        if [[ "$label" == "$1"* ]]; then echo "$(median ${tokens[$label]}) $label"; fi
+        if [[ "$label" == "$1"* ]] && { [ -z "${2:-}" ] || [[ "$label" != *"$2"* ]]; }; then
+            echo "$(median ${tokens[$label]}) $label"
+        fi
     done | sort -g | tail -n 1
 }
 
@@ -259,6 +264,9 @@ peak_libraries="$(grep 'OpenBLAS alone' <<< "$peak_out" | sed 's/^ *//')"
 # A build with oneDNN (libdnnl-dev) adds the rows `ours onednn`: model.products = onednn.
 have_onednn=no
 grep -q 'libraries tried: OpenBLAS, oneDNN' <<< "$peak_out" && have_onednn=yes
+# …and, on a CPU with AVX512_BF16, the rows `bf16 ours`: model.precision = bf16 (docs/mixed-precision.md).
+have_bf16=no
+[ "$have_onednn" = no ] || ! grep -qw avx512_bf16 /proc/cpuinfo || have_bf16=yes
 sgemm_peak="$(field_before "$peak_line" 'GFLOP/s')"
 load_start="$(cut -d ' ' -f 1-3 /proc/loadavg)"
 run_log_lines=""  # roformer train's lines naming its BLAS and ISA (first run of each preset)
@@ -275,6 +283,7 @@ print_machine() {
 for preset in "${presets[@]}"; do
     sides=(ours)
     [ "$have_onednn" = no ] || sides+=("ours onednn")
+    [ "$have_bf16" = no ] || sides+=("bf16 ours")
     sides+=(composed)
     sides+=("${torch_sides[@]}")
     skipped_modes="$probe_skipped"
@@ -287,6 +296,8 @@ for preset in "${presets[@]}"; do
                 case "$side" in
                     ours) run_ours "$preset" "$threads" ;;
                     "ours onednn") run_ours "$preset" "$threads" --set model.products=onednn ;;
+                    "bf16 ours") run_ours "$preset" "$threads" --set model.products=onednn \
+                                          --set model.precision=bf16 ;;
                     composed) run_ours "$preset" "$threads" --set model.fused=false ;;
                     PyTorch*) run_torch "$side" "$threads" ;;
                 esac
@@ -307,7 +318,7 @@ for preset in "${presets[@]}"; do
     print_machine
     printf '%-36s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
     for label in "ours 1 thread" "ours 2 threads" "ours onednn 1 thread" "ours onednn 2 threads" \
-                 "composed 1 thread" "composed 2 threads"; do
+                 "bf16 ours 1 thread" "bf16 ours 2 threads" "composed 1 thread" "composed 2 threads"; do
         [ -n "${tokens[$label]:-}" ] || continue
         row "$label"
     done
@@ -326,14 +337,26 @@ for preset in "${presets[@]}"; do
         done
     done
     [ -z "$skipped_modes" ] || printf '%s' "$skipped_modes" | sed 's/^/  skipped: /'
-    if [ -n "$(best PyTorch)" ]; then
-        read -r torch_best torch_label <<< "$(best PyTorch)"
-        echo "ours ÷ PyTorch's best = $(awk -v a="$ours_best" -v b="$torch_best" \
+    if [ -n "$(best PyTorch autocast)" ]; then  # float32 against float32
+        read -r torch_best torch_label <<< "$(best PyTorch autocast)"
+        echo "ours ÷ PyTorch's best float32 mode = $(awk -v a="$ours_best" -v b="$torch_best" \
             'BEGIN { printf "%.2f", a / b }') (medians: $ours_label ÷ $torch_label)"
+    fi
+    if [ -n "$(best 'bf16 ours')" ]; then  # bfloat16 products against ours in float32 and PyTorch's autocast
+        read -r bf16_best bf16_label <<< "$(best 'bf16 ours')"
+        echo "bf16 ours ÷ ours float32 = $(awk -v a="$bf16_best" -v b="$ours_best" \
+            'BEGIN { printf "%.2f", a / b }') (medians: $bf16_label ÷ $ours_label)"
+        for where in "${torches[@]}"; do
+            read -r ac_best ac_label <<< "$(best "${torch_name[$where]} autocast-bf16")"
+            [ -z "${ac_best:-}" ] || echo "bf16 ours ÷ ${torch_name[$where]} autocast-bf16 =" \
+                "$(awk -v a="$bf16_best" -v b="$ac_best" 'BEGIN { printf "%.2f", a / b }')" \
+                "(medians: $bf16_label ÷ $ac_label)"
+        done
     fi
     [ ${#torches[@]} -gt 0 ] ||
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
     [ "$have_onednn" = no ] || echo "(ours onednn = ours with model.products = onednn: the fast path's products in oneDNN)"
+    [ "$have_bf16" = no ] || echo "(bf16 ours = ours onednn with model.precision = bf16: bfloat16 operands, float32 sums)"
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
     echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$ours_best" \
         -v p="$sgemm_peak" 'BEGIN { printf "%.1f ÷ %.1f = %.0f %%", 3 * f * t / 1000, p, 300 * f * t / 1000 / p }')"
