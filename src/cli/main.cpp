@@ -88,7 +88,7 @@ static std::vector<std::pair<const char*, CommandAdder>> commands_in_order() {
 //   (OPENBLAS_CORETYPE picks another; the rule and its measurements: src/fast/blas_core.hpp).
 // - OpenBLAS's own threads: its pthreads build starts one worker per core when it loads, and
 //   they wait beside our OpenMP threads. The fast path holds BLAS to one thread (our loops
-//   split the products; src/ops/threading.cpp), so the library starts with one
+//   split the products; src/fast/threading.cpp), so the library starts with one
 //   (OPENBLAS_NUM_THREADS=1) and creates workers only if the composed path asks for them.
 // A value the user set is left alone; if the restart fails, we carry on with the libraries'
 // defaults. The restarted process finds the variables set and does not restart again. execv

@@ -1,4 +1,4 @@
-// gemm() (src/ops/gemm.hpp: OpenBLAS's cblas_sgemm) against the textbook triple loop: every
+// gemm() (src/ops/gemm.hpp, in matmul.cpp: OpenBLAS's cblas_sgemm) against the textbook triple loop: every
 // transposition, row strides wider than the rows (a head's block inside a wider tensor), beta
 // 0 and 1, an empty product, on 1 and 2 threads and inside our row split (gemm_rows_parallel).
 #include <doctest/doctest.h>
