@@ -8,7 +8,8 @@
 
 namespace rf {
 
-// The fast path's kernels; swappable_ops_for (src/assembly/swappable_ops_for.cpp) hands them to a model.
+// The fast path's kernels; swappable_ops_for (src/assembly/swappable_ops_for.cpp) hands them
+// to a model.
 std::shared_ptr<const SwappableOps> fast_kernels();
 
 }  // namespace rf

@@ -20,11 +20,11 @@ struct Threading {
     size_t threads = 0;  // 0 = whatever OpenMP / OpenBLAS chose at start-up (every core)
     // true: a large product's rows are split over our OpenMP threads (gemm_rows_parallel in
     // products.hpp, installed as the core's float product) and BLAS runs one thread
-    // throughout, so no BLAS thread waits beside ours (threading.cpp) — the fast path's choice, and the library's default; false: OpenBLAS
-    // threads each product itself — the composed path's choice, so model.fused = false
-    // reproduces its numbers bit for bit.
+    // throughout, so no BLAS thread waits beside ours (threading.cpp) — the fast path's
+    // choice, and the library's default; false: OpenBLAS threads each product itself — the
+    // composed path's choice, so model.fused = false reproduces its numbers bit for bit.
     bool split_products = true;
-    // With split_products: the float product each block runs. nullptr: gemm() (OpenBLAS); the
+    // With split_products: the float product each block runs. nullptr: blas_gemm(); the
     // fast room may install another library's (model.products, src/fast/onednn_products.hpp).
     FloatProduct block_product = nullptr;
 };

@@ -9,8 +9,9 @@
 //   p = softmax(s), or causal_softmax(s) when causal (p_mn = 0 for n > m)
 //   ctx = dropout(p)·v                            [B,H,T,D]
 //   merge heads, out = ctx·Woᵀ + bo                [B,T,C]
-// This is the composed path; the model's swappable ops (swappable_ops.hpp) may run a faster twin of it, or
-// (model.attention = linear) kernelised attention with the same projections (src/linear/).
+// This is the composed path; the model's swappable ops (swappable_ops.hpp) may run a faster
+// twin of it, or (model.attention = linear) kernelised attention with the same projections
+// (src/linear/).
 #pragma once
 
 #include <string>
