@@ -146,7 +146,7 @@ TEST_CASE("rope precision: f32 keeps the relative property; bf16 after rotation 
     const double qk = mean_norm_product(v);
     const std::vector<size_t> positions = rf::log_spaced_positions(16384);
     for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        CAPTURE(rf::rope_pairing_name(pairing));
+        CAPTURE(std::string(rf::rope_pairing_name(pairing)));
         const rf::RopeGeometry g{D, 10000.0, pairing};
         const std::vector<rf::RopePrecisionRow> rows =
             rf::measure_rope_precision(v, g, positions, rf::all_rope_precision_cases());
@@ -156,7 +156,7 @@ TEST_CASE("rope precision: f32 keeps the relative property; bf16 after rotation 
         // about (D + 4) units of f32 rounding times |q||k|.
         const double f32_bound = 2.0 * (D + 4) * f32_unit * qk;
         for (const rf::RopePrecisionRow& r : rows) {
-            CAPTURE(rf::rope_precision_case_name(r.precision));
+            CAPTURE(std::string(rf::rope_precision_case_name(r.precision)));
             CAPTURE(r.position);
             if (r.position == 0) CHECK(r.shift_error == 0.0);
             if (r.precision == RopePrecisionCase::f32 ||
