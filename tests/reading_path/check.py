@@ -54,6 +54,13 @@ def parse_ranges(text, begin, end, repo):
             if not m:
                 sys.exit(f"FAIL: {TABLE}: {path}: lines '{lines}' is neither 'all' nor 'a–b'")
             span = (int(m.group(1)), int(m.group(2)))
+            anchor = cells[named[0] + 2].strip("`") if len(cells) > named[0] + 2 else ""
+            with open(os.path.join(repo, path), encoding="utf-8") as f:
+                text_lines = f.read().splitlines()
+            if anchor and anchor != "—" and (span[0] > len(text_lines)
+                                             or anchor not in text_lines[span[0] - 1]):
+                sys.exit(f"FAIL: {TABLE}: {path}: line {span[0]} no longer contains "
+                         f"'{anchor}'; move the range {lines} to where it is")
         ranges.setdefault(path, []).append(span)
     return ranges
 
