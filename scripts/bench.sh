@@ -33,10 +33,12 @@
 # the machine hits every side.
 #   ours     build/roformer train --config P --set train.steps=STEPS --set train.threads=T
 #            --set train.eval_batches=1 (the final evaluation, after the timed steps, kept short);
-#            its `throughput:` line: tokens/s over the training steps, every step counted
-#   ours onednn  the same with --set model.products=onednn: the fast path's products in
-#            oneDNN (in a build with libdnnl-dev; bench_matmul --peak says whether it has it)
-#   bf16 ours    ours onednn with --set model.precision=bf16 (a CPU with AVX512_BF16): the
+#            its `throughput:` line: tokens/s over the training steps, every step counted;
+#            the defaults, so its products are oneDNN's in a build with libdnnl-dev
+#            (model.products = auto; bench_matmul --peak says whether the build has it)
+#   ours openblas  the same with --set model.products=openblas: the fast path's products in
+#            OpenBLAS (a row only in a build with oneDNN, where the default is oneDNN's)
+#   bf16 ours    ours with --set model.precision=bf16 (a CPU with AVX512_BF16): the
 #            products' operands in bfloat16, float32 sums (docs/mixed-precision.md); compared
 #            with ours in float32 and with PyTorch's autocast-bf16, never in "ours ÷ PyTorch"
 #   composed the same with --set model.fused=false: the op-by-op path a student reads
@@ -261,7 +263,8 @@ peak_out="$("${pin[@]}" build/tests/bench_matmul --peak --reps 5)" ||
 peak_line="$(grep '^sgemm peak:' <<< "$peak_out")" ||
     fail "no 'sgemm peak:' line from build/tests/bench_matmul --peak"
 peak_libraries="$(grep 'OpenBLAS alone' <<< "$peak_out" | sed 's/^ *//')"
-# A build with oneDNN (libdnnl-dev) adds the rows `ours onednn`: model.products = onednn.
+# A build with oneDNN (libdnnl-dev), where ours multiplies in oneDNN, adds the rows
+# `ours openblas`: model.products = openblas.
 have_onednn=no
 grep -q 'libraries tried: OpenBLAS, oneDNN' <<< "$peak_out" && have_onednn=yes
 # …and, on a CPU with AVX512_BF16, the rows `bf16 ours`: model.precision = bf16 (docs/mixed-precision.md).
@@ -282,7 +285,7 @@ print_machine() {
 
 for preset in "${presets[@]}"; do
     sides=(ours)
-    [ "$have_onednn" = no ] || sides+=("ours onednn")
+    [ "$have_onednn" = no ] || sides+=("ours openblas")
     [ "$have_bf16" = no ] || sides+=("bf16 ours")
     sides+=(composed)
     sides+=("${torch_sides[@]}")
@@ -295,9 +298,8 @@ for preset in "${presets[@]}"; do
                 label="$side $threads thread$([ "$threads" = 1 ] || echo s)"
                 case "$side" in
                     ours) run_ours "$preset" "$threads" ;;
-                    "ours onednn") run_ours "$preset" "$threads" --set model.products=onednn ;;
-                    "bf16 ours") run_ours "$preset" "$threads" --set model.products=onednn \
-                                          --set model.precision=bf16 ;;
+                    "ours openblas") run_ours "$preset" "$threads" --set model.products=openblas ;;
+                    "bf16 ours") run_ours "$preset" "$threads" --set model.precision=bf16 ;;
                     composed) run_ours "$preset" "$threads" --set model.fused=false ;;
                     PyTorch*) run_torch "$side" "$threads" ;;
                 esac
@@ -317,12 +319,12 @@ for preset in "${presets[@]}"; do
          "$mflop MFLOP/token forward; medians of $REPEATS round(s) of $STEPS steps"
     print_machine
     printf '%-36s %10s %9s %9s %10s %14s\n' "" "tokens/s" "ms/step" "GFLOP/s" "of peak" "peak RSS MiB"
-    for label in "ours 1 thread" "ours 2 threads" "ours onednn 1 thread" "ours onednn 2 threads" \
+    for label in "ours 1 thread" "ours 2 threads" "ours openblas 1 thread" "ours openblas 2 threads" \
                  "bf16 ours 1 thread" "bf16 ours 2 threads" "composed 1 thread" "composed 2 threads"; do
         [ -n "${tokens[$label]:-}" ] || continue
         row "$label"
     done
-    read -r ours_best ours_label <<< "$(best ours)"
+    read -r ours_best ours_label <<< "$(best ours openblas)"  # the defaults
     for where in "${torches[@]}"; do
         echo "${torch_name[$where]}: ${torch_facts[$where]}; ${torch_where[$where]};" \
              "its first $WARMUP steps untimed, ours times every step"
@@ -355,8 +357,8 @@ for preset in "${presets[@]}"; do
     fi
     [ ${#torches[@]} -gt 0 ] ||
         echo "PyTorch is missing ($PYTHON -c 'import torch' fails): apt-get install python3-torch adds the comparison"
-    [ "$have_onednn" = no ] || echo "(ours onednn = ours with model.products = onednn: the fast path's products in oneDNN)"
-    [ "$have_bf16" = no ] || echo "(bf16 ours = ours onednn with model.precision = bf16: bfloat16 operands, float32 sums)"
+    [ "$have_onednn" = no ] || echo "(ours = the defaults: products in oneDNN, model.products = auto; ours openblas = ours with model.products = openblas)"
+    [ "$have_bf16" = no ] || echo "(bf16 ours = ours with model.precision = bf16: bfloat16 operands, float32 sums)"
     echo "(composed = ours with model.fused = false: the composed ops, OpenBLAS threading its products)"
     echo "model GFLOP/s ÷ sgemm peak: ours best $(awk -v f="$mflop" -v t="$ours_best" \
         -v p="$sgemm_peak" 'BEGIN { printf "%.1f ÷ %.1f = %.0f %%", 3 * f * t / 1000, p, 300 * f * t / 1000 / p }')"

@@ -109,10 +109,10 @@ void validate(const Config& c) {
             invalid("model.precision",
                     "= bf16 needs model.fused = true (the composed path multiplies in float32 "
                     "only); set model.fused = true or model.precision = fp32");
-        if (m.products != ProductLibrary::onednn)
+        if (m.products == ProductLibrary::openblas)
             invalid("model.precision",
-                    "= bf16 multiplies in oneDNN; set model.products = onednn as well, or "
-                    "model.precision = fp32");
+                    "= bf16 multiplies in oneDNN, not OpenBLAS; set model.products = auto or "
+                    "onednn, or model.precision = fp32");
         bf16_product();  // throws naming model.precision: no oneDNN, no AVX512_BF16, or double
     }
     if (m.products == ProductLibrary::onednn) {

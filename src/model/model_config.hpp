@@ -18,12 +18,13 @@ constexpr std::array<NamedValue<SimdIsa>, 4> named_values(SimdIsa) {
              {SimdIsa::avx512, "avx512"}}};
 }
 
-// model.products: the library behind the fast path's large products (linear layers, q, k, v,
-// the decoder): openblas (the default; the composed path always uses it) | onednn (Debian's
-// libdnnl, when the build found it; src/fast/onednn_products.hpp)
-enum class ProductLibrary { openblas, onednn };
-constexpr std::array<NamedValue<ProductLibrary>, 2> named_values(ProductLibrary) {
-    return {{{ProductLibrary::openblas, "openblas"}, {ProductLibrary::onednn, "onednn"}}};
+// model.products: the fast path's large products' library (src/fast/onednn_products.hpp): auto
+// (the default: onednn when the build found Debian's libdnnl, else openblas) | openblas | onednn
+enum class ProductLibrary { automatic, openblas, onednn };
+constexpr std::array<NamedValue<ProductLibrary>, 3> named_values(ProductLibrary) {
+    return {{{ProductLibrary::automatic, "auto"},
+             {ProductLibrary::openblas, "openblas"},
+             {ProductLibrary::onednn, "onednn"}}};
 }
 
 // model.precision: the number format of the fast path's large products' operands: fp32 (the
@@ -75,10 +76,9 @@ struct ModelConfig {
                                        // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
                                        // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)
-    ProductLibrary products = ProductLibrary::openblas;  // the fast path's sgemm: openblas |
-                                                         // onednn (model.fused = true only)
+    ProductLibrary products = ProductLibrary::automatic;  // auto | openblas | onednn
     Precision precision = Precision::fp32;  // the products' operands: fp32 | bf16 (model.fused
-                                            // = true and model.products = onednn only)
+                                            // = true, oneDNN's products only)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

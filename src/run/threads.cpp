@@ -16,11 +16,18 @@ size_t apply_threading(const Config& config) {
     return apply_threading(config, config.train.threads);
 }
 
+// Whether the fast path's products run in oneDNN: model.products = onednn, or auto in a build
+// that has it. The composed path always multiplies with OpenBLAS.
+static bool products_in_onednn(const ModelConfig& model) {
+    return model.fused && (model.products == ProductLibrary::onednn ||
+                           (model.products == ProductLibrary::automatic && onednn_built()));
+}
+
 size_t apply_threading(const Config& config, size_t threads) {
     set_simd_isa(config.model.isa);
     const ModelConfig& model = config.model;
     FloatProduct product = nullptr;  // blas_gemm(): OpenBLAS
-    if (model.fused && model.products == ProductLibrary::onednn)
+    if (products_in_onednn(model))
         product = model.precision == Precision::bf16 ? bf16_product() : onednn_product();
     return set_threading({threads, model.fused, product}).threads;  // fast/threading.hpp
 }
@@ -37,7 +44,7 @@ std::string fast_path_line(const ModelConfig& model) {
            std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
            "); products: " +
-           (model.products != ProductLibrary::onednn ? "OpenBLAS"
+           (!products_in_onednn(model) ? "OpenBLAS"
             : model.precision == Precision::bf16     ? bf16_description()
                                                      : onednn_description()) +
            " (model.products = " + enum_name(model.products) +

@@ -96,11 +96,21 @@ TEST_CASE("model.products = onednn: every product form equals OpenBLAS's, split 
     }
 }
 
-TEST_CASE("model.products: the default installs nothing; onednn installs oneDNN's product") {
+TEST_CASE("model.products: auto installs oneDNN's product where built, openblas nothing") {
     const KeepThreading keep;
     Config config = default_config();
+    CHECK(config.model.products == ProductLibrary::automatic);
+    apply_threading(config, 2);
+    CHECK((threading().block_product == (onednn_built() ? onednn_product() : nullptr)));
+    CHECK(contains(fast_path_line(config.model), onednn_built() ? "oneDNN" : "OpenBLAS"));
+    config.model.products = ProductLibrary::openblas;
     apply_threading(config, 2);
     CHECK((threading().block_product == nullptr));
+    config.model.products = ProductLibrary::automatic;
+    config.model.fused = false;  // the composed path multiplies with OpenBLAS whatever auto finds
+    apply_threading(config, 2);
+    CHECK((threading().block_product == nullptr));
+    config.model.fused = true;
     if (!onednn_built()) return;
     config.model.products = ProductLibrary::onednn;
     apply_threading(config, 2);
