@@ -18,13 +18,14 @@ using rf::testing::error_of;
 
 namespace {
 
-// The message of importing the fixture with config.json's `key` set to `value`.
+// The message of importing the fixture with config.json's `key` set to `value`. The scratch
+// folders are named by the key: ctest runs two test cases that call this at once.
 std::string refusal_with(const std::string& key, const nlohmann::json& value) {
-    const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "refusal");
+    const fs::path dir = rf::testing::hf_directory("hf_roformer_tiny", "refusal_" + key);
     nlohmann::json config = rf::testing::read_json(dir / "config.json");
     config[key] = value;
     rf::testing::write_text(dir / "config.json", config.dump());
-    const fs::path out = fs::temp_directory_path() / "rf_test_hf_refusal_out";
+    const fs::path out = fs::temp_directory_path() / ("rf_test_hf_refusal_out_" + key);
     fs::remove_all(out);
     const std::string message = error_of([&] { hf::import_hf(dir.string(), out.string()); });
     CHECK(!fs::exists(out));
