@@ -44,9 +44,9 @@ std::string fast_path_line(const ModelConfig& model) {
            std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
            " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
            "); products: " +
-           (!products_in_onednn(model) ? "OpenBLAS"
-            : model.precision == Precision::bf16     ? bf16_description()
-                                                     : onednn_description()) +
+           (!products_in_onednn(model)            ? "OpenBLAS"
+            : model.precision == Precision::bf16 ? bf16_description()
+                                                 : onednn_description()) +
            " (model.products = " + enum_name(model.products) +
            ", model.precision = " + enum_name(model.precision) + ")";
 }
