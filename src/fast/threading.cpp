@@ -1,6 +1,8 @@
 // The fast room: the process's one threading setting (see threading.hpp, Threading).
 #include <cblas.h>
 #include <omp.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <thread>
@@ -11,6 +13,22 @@
 namespace rf {
 
 static Threading g_threading;  // the setting in force; split_products on until set
+
+// Every signal but those a thread raises on itself by a fault (and SIGKILL, SIGSTOP, which no
+// mask holds): the asynchronous ones, which the kernel may hand to any thread not blocking them.
+static sigset_t async_signals() {
+    sigset_t set;
+    sigfillset(&set);
+    for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
+        sigdelset(&set, fault);
+    return set;
+}
+
+HoldSignals::HoldSignals() {
+    const sigset_t set = async_signals();
+    pthread_sigmask(SIG_BLOCK, &set, &before_);
+}
+HoldSignals::~HoldSignals() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
 
 // The core's float product on the fast path: gemm() with C's rows split over the threads.
 static void row_split_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K,
@@ -30,6 +48,11 @@ static void row_split_product(bool trans_a, bool trans_b, size_t M, size_t N, si
 Threading set_threading(Threading setting) {
     if (setting.threads == 0) setting.threads = std::max(1u, std::thread::hardware_concurrency());
     omp_set_num_threads(static_cast<int>(setting.threads));
+    // The pool's workers (made now, if not yet) never take an asynchronous signal: the main
+    // thread does (see HoldSignals, threading.hpp).
+    const sigset_t held = async_signals();
+#pragma omp parallel
+    if (omp_get_thread_num() != 0) pthread_sigmask(SIG_BLOCK, &held, nullptr);
     if (openblas_get_parallel() == 1)
         openblas_set_num_threads(setting.split_products ? 1 : static_cast<int>(setting.threads));
     set_float_product(setting.split_products ? row_split_product : nullptr);

@@ -3,6 +3,8 @@
 // dot product in BLAS's order; tests/lesson/test_gemm.cpp).
 #pragma once
 
+#include <signal.h>
+
 #include <cstddef>
 
 #include "ops/gemm.hpp"  // FloatProduct
@@ -33,5 +35,23 @@ struct Threading {
 // setting now in force (threads resolved to a count).
 Threading set_threading(Threading setting);
 const Threading& threading();  // the setting in force
+
+// Signals and oneDNN's kernels. oneDNN's sgemm kernels (2.6 to 3.11; oneDNN issue #4845) point
+// the stack register at a heap buffer while they run, so a signal handled on that thread —
+// a run's Ctrl-C (run/interrupt.cpp) — writes its frame into the heap and corrupts it. Hence:
+// set_threading blocks every asynchronous signal in the OpenMP pool's workers, so that only
+// the main thread takes one, and the main thread holds them back (a HoldSignals) for the
+// length of each oneDNN call (onednn_products.cpp, onednn_bf16_products.cpp); a signal that
+// arrives meanwhile is handled when the call returns.
+class HoldSignals {
+public:
+    HoldSignals();   // blocks every asynchronous signal in this thread
+    ~HoldSignals();  // restores the thread's mask as it was
+    HoldSignals(const HoldSignals&) = delete;
+    HoldSignals& operator=(const HoldSignals&) = delete;
+
+private:
+    sigset_t before_;
+};
 
 }  // namespace rf

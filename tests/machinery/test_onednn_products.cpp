@@ -1,8 +1,12 @@
 // model.products = onednn (src/fast/onednn_products.hpp): the fast path's block products in
 // oneDNN. Each product against OpenBLAS's (transposes, beta, strides, split over threads);
 // whole models trained a few steps with either library and with the composed ops; the same
-// setting twice gives the same bits; the default installs nothing; the refusals.
+// setting twice gives the same bits; what auto installs; the refusals; the signal masks that
+// keep a signal out of oneDNN's kernels.
 #include <doctest/doctest.h>
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -193,4 +197,37 @@ TEST_CASE("model.products = onednn: attention tiles of 256 positions equal OpenB
         results.push_back(all);
     }
     CHECK(gap(results[1], results[0]) < 1e-5);
+}
+
+// oneDNN's sgemm kernels borrow the stack register for a heap buffer (threading.hpp,
+// HoldSignals): a signal handled by a thread inside one corrupts the heap (a Ctrl-C during
+// training aborted with "corrupted size vs. prev_size" before this). The run-level proof is
+// tests/machinery/cli_run_safety.sh, which stops a default (oneDNN) run with SIGINT and SIGTERM;
+// here, the masks that keep signals out of those kernels.
+TEST_CASE("signals: the pool's workers block them; HoldSignals holds them on the main thread") {
+    const KeepThreading keep;
+    set_threading({2, true, nullptr});
+    const auto blocks = [](int sig) {
+        sigset_t now;
+        pthread_sigmask(SIG_BLOCK, nullptr, &now);
+        return sigismember(&now, sig) == 1;
+    };
+    std::vector<int> interrupt_blocked(2, -1), fault_blocked(2, -1);
+#pragma omp parallel num_threads(2)
+    {
+        const int t = omp_get_thread_num();
+        interrupt_blocked[size_t(t)] = blocks(SIGINT) && blocks(SIGTERM);
+        fault_blocked[size_t(t)] = blocks(SIGSEGV);
+    }
+    CHECK(interrupt_blocked[0] == 0);  // the main thread takes a run's Ctrl-C
+    CHECK(interrupt_blocked[1] == 1);  // a worker never does
+    CHECK(fault_blocked[1] == 0);      // a fault of the worker's own is still its own
+    REQUIRE(!blocks(SIGINT));
+    {
+        const HoldSignals held;
+        CHECK(blocks(SIGINT));
+        CHECK(blocks(SIGHUP));
+        CHECK(!blocks(SIGSEGV));
+    }
+    CHECK(!blocks(SIGINT));  // restored as it was
 }
