@@ -32,8 +32,9 @@ MAIN_PACKAGES=(cmake g++ make pkg-config
           libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
           libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
           libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
-          # oneDNN (optional: model.products = onednn, src/fast/onednn_products.hpp). Small, and in
-          # this set because it changes how the core compiles: added later, it would rebuild it.
+          # oneDNN: the fast path's products by default (model.products = auto; without it, OpenBLAS:
+          # src/fast/onednn_products.hpp). In this set also because it changes how the core
+          # compiles: added later, it would rebuild it.
           libdnnl-dev)
 # What --all adds: the tests', notebooks' and plots' needs, and OpenMPI (optional: mpirun).
 TEST_PACKAGES=(doctest-dev
