@@ -25,29 +25,38 @@ case "${1:-}" in
   *) echo "setup: unknown argument '$1'; use no argument (the main job), --all or --lesson" >&2; exit 2 ;;
 esac
 
-# The main job: a C++17 compiler, CMake, and the libraries the `roformer` binary links.
+# The main job: a C++17 compiler, CMake, and the libraries the `roformer` binary links. Every
+# name stands in the list itself, the reasons above it:
+#   libopenblas0-pthread  OpenBLAS's pthreads build (libopenblas-dev's first choice, named so
+#                         that no other build stands in: src/fast/threading.cpp holds it to one
+#                         thread on the fast path)
+#   libssl-dev       libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
+#   libboost-dev     Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
+#   libutf8proc-dev  NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
+#   libdnnl-dev      oneDNN: the fast path's products by default (model.products = auto; without
+#                    it, OpenBLAS: src/fast/onednn_products.hpp). In this set also because it
+#                    changes how the core compiles: added later, it would rebuild it.
 MAIN_PACKAGES=(cmake g++ make pkg-config
-          libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev
+          libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev libopenblas0-pthread
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-          libssl-dev  # libcrypto's SHA-256: the .written-by marks of the outputs (src/io/output_file.cpp)
-          libboost-dev  # Boost.Math (header-only): Student's t in src/experiments/compare_stats.cpp
-          libutf8proc-dev  # NFD, case and categories for BERT's WordPiece tokenizer (src/data/unicode_text.cpp)
-          # oneDNN: the fast path's products by default (model.products = auto; without it, OpenBLAS:
-          # src/fast/onednn_products.hpp). In this set also because it changes how the core
-          # compiles: added later, it would rebuild it.
-          libdnnl-dev)
-# What --all adds: the tests', notebooks' and plots' needs, and OpenMPI (optional: mpirun).
-TEST_PACKAGES=(doctest-dev
-          git  # scripts/grade.sh --handout (git archive) and the hostile probe's snapshot of the tree
-          time  # /usr/bin/time: the peak memory column of scripts/bench.sh
-          libopenmpi-dev openmpi-bin  # mpirun: data-parallel training and sweeps (docs/distributed.md)
-          python3-torch  # the PyTorch reference fixtures; scripts/hf_to_safetensors.py (docs/huggingface.md)
-          python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
-          fortunes  # /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
-          graphviz  # notebook 02 draws the autograd graph with dot
-          clang libclang-rt-dev libomp-dev  # the sanitizer + fuzz build (scripts/fuzz.sh); clang 14 on Debian 12, 19 on 13
-          ca-certificates  # npm ci below reaches the npm registry over https
-          chromium)  # headless, for the explorer page's test (tests/browser/, docs/explorer/)
+          libssl-dev libboost-dev libutf8proc-dev libdnnl-dev)
+# What --all adds: the tests', notebooks' and plots' needs, and OpenMPI (optional: mpirun):
+#   git              scripts/grade.sh --handout (git archive) and the hostile probe's snapshot of the tree
+#   time             /usr/bin/time: the peak memory column of scripts/bench.sh
+#   libopenmpi-dev openmpi-bin  mpirun: data-parallel training and sweeps (docs/distributed.md)
+#   python3-torch    the PyTorch reference fixtures; scripts/hf_to_safetensors.py (docs/huggingface.md)
+#   fortunes         /usr/share/games/fortunes: the fortunes-topic fine-tune task (docs/finetune.md)
+#   graphviz         notebook 02 draws the autograd graph with dot
+#   clang libclang-rt-dev libomp-dev  the sanitizer + fuzz build (scripts/fuzz.sh); clang 14
+#                    on Debian 12, 19 on 13
+#   ca-certificates  npm ci below reaches the npm registry over https
+#   chromium         headless, for the explorer page's test (tests/browser/, docs/explorer/)
+TEST_PACKAGES=(doctest-dev git time
+          libopenmpi-dev openmpi-bin
+          python3-torch python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
+          fortunes graphviz
+          clang libclang-rt-dev libomp-dev
+          ca-certificates chromium)
 PACKAGES=("${MAIN_PACKAGES[@]}")
 [ "$MODE" = all ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 [ "$MODE" = lesson ] && PACKAGES+=(doctest-dev)

@@ -141,7 +141,6 @@ void bf16_block_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K
     round_to_bf16(A, trans_a ? K : M, trans_a ? M : K, lda, a16.data());
     round_to_bf16(B, trans_b ? N : K, trans_b ? K : N, ldb, b16.data());
     try {
-        const HoldSignals held;  // as for dnnl_sgemm (threading.hpp, HoldSignals)
         const Prepared& p = prepared(trans_a, trans_b, M, N, K, beta, ldc);
         thread_local dnnl::stream stream(cpu_engine());
         memory a(p.a, cpu_engine(), a16.data()), b(p.b, cpu_engine(), b16.data()),

@@ -19,7 +19,6 @@ namespace {
 // (a product too small to split) it uses the run's threads.
 void dnnl_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
                   size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
-    const HoldSignals held;  // no signal frame on the heap (threading.hpp, HoldSignals)
     const dnnl_status_t status =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', dnnl_dim_t(M), dnnl_dim_t(N),
                    dnnl_dim_t(K), 1.0f, A, dnnl_dim_t(gemm_leading(lda)), B,

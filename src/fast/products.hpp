@@ -36,12 +36,14 @@ inline void blas_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, 
 }
 
 // The fast path's product of one block: blas_gemm(), or the float product model.products chose
-// (Threading::block_product). Double is always blas_gemm().
+// (Threading::block_product), run with this thread's signals held back (oneDNN's kernels:
+// threading.hpp, HoldSignals). Double is always blas_gemm().
 inline void block_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
                        size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
-    if (const FloatProduct product = threading().block_product)
+    if (const FloatProduct product = threading().block_product) {
+        const HoldSignals held;
         product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    else
+    } else
         blas_gemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 inline void block_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const double* A,

@@ -16,18 +16,19 @@ static Threading g_threading;  // the setting in force; split_products on until 
 
 // Every signal but those a thread raises on itself by a fault (and SIGKILL, SIGSTOP, which no
 // mask holds): the asynchronous ones, which the kernel may hand to any thread not blocking them.
-static sigset_t async_signals() {
-    sigset_t set;
-    sigfillset(&set);
-    for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
-        sigdelset(&set, fault);
+// Made once: HoldSignals runs for every product block.
+static const sigset_t& async_signals() {
+    static const sigset_t set = [] {
+        sigset_t s;
+        sigfillset(&s);
+        for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
+            sigdelset(&s, fault);
+        return s;
+    }();
     return set;
 }
 
-HoldSignals::HoldSignals() {
-    const sigset_t set = async_signals();
-    pthread_sigmask(SIG_BLOCK, &set, &before_);
-}
+HoldSignals::HoldSignals() { pthread_sigmask(SIG_BLOCK, &async_signals(), &before_); }
 HoldSignals::~HoldSignals() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
 
 // The core's float product on the fast path: gemm() with C's rows split over the threads.
@@ -50,9 +51,8 @@ Threading set_threading(Threading setting) {
     omp_set_num_threads(static_cast<int>(setting.threads));
     // The pool's workers (made now, if not yet) never take an asynchronous signal: the main
     // thread does (see HoldSignals, threading.hpp).
-    const sigset_t held = async_signals();
 #pragma omp parallel
-    if (omp_get_thread_num() != 0) pthread_sigmask(SIG_BLOCK, &held, nullptr);
+    if (omp_get_thread_num() != 0) pthread_sigmask(SIG_BLOCK, &async_signals(), nullptr);
     if (openblas_get_parallel() == 1)
         openblas_set_num_threads(setting.split_products ? 1 : static_cast<int>(setting.threads));
     set_float_product(setting.split_products ? row_split_product : nullptr);

@@ -41,8 +41,8 @@ const Threading& threading();  // the setting in force
 // a run's Ctrl-C (run/interrupt.cpp) — writes its frame into the heap and corrupts it. Hence:
 // set_threading blocks every asynchronous signal in the OpenMP pool's workers, so that only
 // the main thread takes one, and the main thread holds them back (a HoldSignals) for the
-// length of each oneDNN call (onednn_products.cpp, onednn_bf16_products.cpp); a signal that
-// arrives meanwhile is handled when the call returns.
+// length of each product of an installed library (block_gemm, products.hpp: oneDNN's sgemm
+// and bf16 matmul); a signal that arrives meanwhile is handled when the product returns.
 class HoldSignals {
 public:
     HoldSignals();   // blocks every asynchronous signal in this thread

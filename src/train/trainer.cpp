@@ -100,9 +100,9 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 // One step. The composed path of one process runs train_step, the step a student reads; the
 // fast path swaps AdamW's update for the model's (model/swappable_ops.hpp), and P > 1
-// processes add their gradients between backward and the update (a process whose rows hold no label has no
-// loss to differentiate, only zeros to add). The loop's own phases are marked for an engine
-// observer (--profile).
+// processes add their gradients between backward and the update (a process whose rows hold
+// no label has no loss to differentiate, only zeros to add). The loop's own phases are marked
+// for an engine observer (--profile).
 static StepResult run_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
                            const ShardedBatch& batch, uint64_t seed, double lr, size_t step,
                            double grad_clip, double& allreduce_seconds) {

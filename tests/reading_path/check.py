@@ -32,6 +32,17 @@ MAX_ROPE_LINES = 200  # the listed lines of RoPE's own files (src/position/rope*
 TABLE = "docs/reading-path.md"
 
 
+_SOURCES = {}
+
+
+def source_lines(repo, path):
+    """A source file's lines, read once however many table rows name it."""
+    if path not in _SOURCES:
+        with open(os.path.join(repo, path), encoding="utf-8") as f:
+            _SOURCES[path] = f.read().splitlines()
+    return _SOURCES[path]
+
+
 def parse_ranges(text, begin, end, repo):
     """{file: [(first, last), ...]} from the table rows between the two markers (the first
     cell in backticks names the file, the next cell its lines)."""
@@ -55,8 +66,7 @@ def parse_ranges(text, begin, end, repo):
                 sys.exit(f"FAIL: {TABLE}: {path}: lines '{lines}' is neither 'all' nor 'a–b'")
             span = (int(m.group(1)), int(m.group(2)))
             anchor = cells[named[0] + 2].strip("`") if len(cells) > named[0] + 2 else ""
-            with open(os.path.join(repo, path), encoding="utf-8") as f:
-                text_lines = f.read().splitlines()
+            text_lines = source_lines(repo, path)
             if anchor and anchor != "—" and (span[0] > len(text_lines)
                                              or anchor not in text_lines[span[0] - 1]):
                 sys.exit(f"FAIL: {TABLE}: {path}: line {span[0]} no longer contains "
