@@ -1,8 +1,6 @@
 // Fast path — the large products in oneDNN (see onednn_products.hpp).
 #include "fast/onednn_products.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 
 #ifdef RF_HAVE_ONEDNN
@@ -23,11 +21,11 @@ void dnnl_product(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, cons
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', dnnl_dim_t(M), dnnl_dim_t(N),
                    dnnl_dim_t(K), 1.0f, A, dnnl_dim_t(gemm_leading(lda)), B,
                    dnnl_dim_t(gemm_leading(ldb)), beta, C, dnnl_dim_t(gemm_leading(ldc)));
-    if (status != dnnl_success) {  // only for arguments gemm() itself would call wrong
-        std::fprintf(stderr, "error: dnnl_sgemm refused a %zu×%zu×%zu product (status %d)\n", M, N,
-                     K, int(status));
-        std::abort();
-    }
+    if (status != dnnl_success)  // not for an empty product: block_gemm answers those
+        throw std::runtime_error("dnnl_sgemm refused a " + std::to_string(M) + "×" +
+                                 std::to_string(N) + "×" + std::to_string(K) + " product (status " +
+                                 std::to_string(int(status)) +
+                                 "); rerun with model.products = openblas");
 }
 
 }  // namespace

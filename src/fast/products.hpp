@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 
 #include "fast/threading.hpp"
 #include "ops/ops.hpp"
@@ -38,8 +39,18 @@ inline void blas_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, 
 // The fast path's product of one block: blas_gemm(), or the float product model.products chose
 // (Threading::block_product), run with this thread's signals held back (oneDNN's kernels:
 // threading.hpp, HoldSignals). Double is always blas_gemm().
+// An empty product is answered here, before any library sees it: oneDNN refuses M = 0 (a batch
+// with no masked token gives a 0-row head), BLAS accepts it. M or N = 0 leaves nothing to write;
+// K = 0 is an empty sum, C = beta·C as BLAS defines it (beta = 0 writes zeros, never reads C).
 inline void block_gemm(bool trans_a, bool trans_b, size_t M, size_t N, size_t K, const float* A,
                        size_t lda, const float* B, size_t ldb, float beta, float* C, size_t ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) {
+        for (size_t i = 0; i < M; ++i)
+            for (size_t j = 0; j < N; ++j)
+                C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
     if (const FloatProduct product = threading().block_product) {
         const HoldSignals held;
         product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
@@ -71,9 +82,20 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
     const int blas_threads = openblas_get_parallel() == 1 ? openblas_get_num_threads() : 1;
     if (blas_threads > 1) openblas_set_num_threads(1);
     const long n = static_cast<long>(count);
+    // An exception may not leave an OpenMP region (std::terminate): the first one is kept and
+    // thrown again after the loop, so a library's refusal stays a one-line error.
+    std::exception_ptr failed;
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; ++i) body(static_cast<size_t>(i));
+    for (long i = 0; i < n; ++i) {
+        try {
+            body(static_cast<size_t>(i));
+        } catch (...) {
+#pragma omp critical(rf_for_each_product)
+            if (!failed) failed = std::current_exception();
+        }
+    }
     if (blas_threads > 1) openblas_set_num_threads(blas_threads);
+    if (failed) std::rethrow_exception(failed);
 }
 
 // The same product as blas_gemm(), with C's rows split into one contiguous block per OpenMP thread

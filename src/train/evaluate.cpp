@@ -12,6 +12,7 @@ namespace rf {
 BatchScore score_batch(RoFormer& model, const data::Batch& batch) {
     NoGradGuard no_grad;
     BatchScore score;
+    if (batch.n_selected() == 0) return score;  // nothing to score: counted, not computed
     ModelOutput out =
         model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, false);
     const size_t M = out.rows.size(), V = out.logits.size(1);

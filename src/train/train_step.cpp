@@ -2,6 +2,7 @@
 //
 //   optimizer.zero_grad()                       every gradient buffer back to 0
 //   loss = model.forward(batch, training)       mean cross-entropy over the labelled positions
+//                                               (none labelled: no forward, gradients stay 0)
 //   loss.backward()                             d loss / d every parameter, into .grad
 //   ‖g‖ clipped to grad_clip (when > 0)         g ← g · grad_clip / ‖g‖ if ‖g‖ > grad_clip
 //   AdamW at learning rate lr                   the schedule's, schedule.hpp
@@ -18,6 +19,10 @@ double compute_gradients(RoFormer& model, AdamW& optimizer, const data::Batch& b
                          uint64_t dropout_seed, size_t step) {
     model.dropout_rng() = Rng(dropout_seed);
     optimizer.zero_grad();
+    // A batch with no labelled position has no mean loss: no forward, every gradient stays 0.
+    // The update still runs (its moments decay, the schedule moves on), as on a data-parallel
+    // rank whose shard drew no label; the loop counts such steps (trainer.cpp).
+    if (batch.n_selected() == 0) return 0.0;
     ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     const double loss = out.loss.item();
     if (!std::isfinite(loss))

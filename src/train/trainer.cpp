@@ -39,7 +39,7 @@ double seconds_since(Clock::time_point t) {
 MetricsRow untrained_row(Communicator& comm, RoFormer& model, const data::Batch& first_batch,
                          const PreparedData& data, const TrainConfig& tc) {
     MetricsRow row;
-    {
+    if (first_batch.n_selected() > 0) {  // (a batch with no labelled token has no loss)
         NoGradGuard no_grad;
         row.train_loss = model
                              .forward(first_batch.input_ids, first_batch.labels, first_batch.batch,
@@ -108,13 +108,8 @@ static StepResult run_step(Communicator& comm, RoFormer& model, AdamW& optimizer
                            double grad_clip, double& allreduce_seconds) {
     if (comm.size() == 1 && !model.config().fused)
         return train_step(model, optimizer, batch.local, seed, grad_clip, lr, step);
-    StepResult r;
-    if (batch.local.n_selected() > 0 || comm.size() == 1) {
-        r.loss = compute_gradients(model, optimizer, batch.local, seed, step);
-    } else {
-        model.dropout_rng() = Rng(seed);
-        optimizer.zero_grad();
-    }
+    StepResult r;  // (a shard with no labelled token: no forward, its gradients stay 0)
+    r.loss = compute_gradients(model, optimizer, batch.local, seed, step);
     if (comm.size() > 1) {
         const ObservedScope phase("allreduce", true);
         const ReducedGradients sum = allreduce_gradients(
@@ -202,7 +197,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         row.elapsed_s = elapsed();
         if (metrics) metrics->append(row);
         if (!quiet)
-            log << "step 0 (untrained)  loss " << format_fixed(row.train_loss) << "  val "
+            log << "step 0 (untrained)  loss "
+                << (row.train_loss ? format_fixed(*row.train_loss) : "- (no masked token)") << "  val "
                 << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
                 << "\n";
     }
@@ -231,7 +227,12 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }();
         set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
-        window.add(r.loss);
+        if (batch.global_labels > 0) {
+            window.add(r.loss);
+        } else {  // no masked token in the whole batch: counted, not computed (train_step.cpp)
+            window.add_unscored();
+            ++summary.unscored_steps;
+        }
 
         const size_t done = step + 1;
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
