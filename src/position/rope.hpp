@@ -76,8 +76,8 @@ private:
 };
 
 // The kernel: for every row (n, t), y = R_m x (sin_sign = +1, the forward) or y = R_{−m} x
-// (sin_sign = −1: every pair turned by −mθ_i).<!-- answer:begin rope_backward --> The backward
-// is this kernel with sin_sign = −1: R is orthogonal, R_mᵀ = R_{−m}.<!-- answer:end -->
+// (sin_sign = −1: every pair turned by −mθ_i).<!-- answer:begin rope_backward -->
+// The backward: this kernel with sin_sign = −1, as R_mᵀ = R_{−m}.<!-- answer:end -->
 // in, out: [N, T, D] contiguous (N = B·H; in == out is allowed when !accumulate);
 // cos, sin: [T, r/2], row t = the angles of the position used at t.
 // accumulate: out += y (gradients) instead of out = y.
