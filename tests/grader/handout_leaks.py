@@ -21,8 +21,8 @@ Run from the full repository (it reads our answers there). For each task, the an
     comment leaders dropped;
   - the answer said in other words: the lines of tests/grader/answer_ideas.txt for the task
     (left out of a handout), each a regular expression over the prose of a file — its text with
-    comment leaders, markdown and line breaks dropped, so a sentence is found across the lines
-    of a comment or a notebook cell, in code cells and comments as in docs.
+    comment leaders and markdown's ` and * blanked, a line break read as a space, so a sentence
+    is found across the lines of a comment or a notebook cell, in code as in docs.
 Every text file of the handout is searched except the task's own stub. Each hit prints
 `LEAK task: file:line: what` and the exit status is 1; with none, one PASS line. Either way
 a line says what was read: how many files and lines of docs, notebooks and code (and of
