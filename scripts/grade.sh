@@ -212,11 +212,15 @@ handout() {
 SHIM
   done
   for task in "${chosen[@]}"; do cut_twin "$dir" "$task"; done
-  rm -rf "$dir/docs/exercises-answers.md" "$dir/tests/grader/wrong"
+  rm -rf "$dir/docs/exercises-answers.md" "$dir/tests/grader/wrong" "$dir/tests/grader/answer_ideas.txt"
   printf '%s\n' "${chosen[@]}" > "$dir/students/handout.txt"
-  # The marked passages of the docs and the notebooks' markdown (the cut stays inside one JSON
-  # string: the note holds no quote), and the links to the answer key, which is left out.
-  find "$dir" \( -name '*.md' -o -name '*.ipynb' \) -print0 | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
+  # The marked passages of every text file — docs, notebooks, comments in code (a marker in a
+  # comment: `// <!-- answer:begin TASK -->`; the note then stays in the comment; in a notebook
+  # the cut stays inside one JSON string: the note holds no quote) — and the links to the answer
+  # key, which is left out.
+  { grep -rlZ --exclude-dir=.git -e '<!-- answer:begin' "$dir" || true
+    find "$dir" \( -name '*.md' -o -name '*.ipynb' \) -print0; } | sort -zu \
+    | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
       my %chosen = map { $_ => 1 } split / /, $ENV{RF_HANDOUT_TASKS};
       s{<!-- answer:begin ?([a-z_]*) -->.*?<!-- answer:end -->}{
         ($1 eq "" || $chosen{$1}) ? "*(Left out of the handout: an answer of graded task"

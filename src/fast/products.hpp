@@ -103,8 +103,8 @@ void for_each_product(size_t count, size_t flops_per_product, Body body) {
 // rows, 128–512 columns) OpenBLAS's own threading gained nothing from a second core on one
 // machine and did better on another, where the row split gained only 4 % over it
 // (docs/performance.md, "What the fast path does", item 2, has both measurements). Every
-// element of C is still one dot product over all K, in BLAS's order: the split changes who
-// computes a row, not how. Below ~4 MFLOP, or on one thread, it is one block_gemm() call.
+// element of C is one dot product over all K, yet OpenBLAS's AVX2 kernels (Haswell, Zen) sum
+// a block's rows in another order than the whole's. Below ~4 MFLOP or on one thread: one call.
 // Each block is block_gemm(): OpenBLAS's sgemm, or the library model.products chose. With
 // split_products off it is one blas_gemm() that OpenBLAS threads itself.
 // row (a bias [N], or nullptr): C's rows are first set to it, so beta = 1 gives

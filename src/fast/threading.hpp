@@ -1,6 +1,6 @@
 // The fast room: the process's one threading setting (threading.cpp). Not part of the math:
-// which threads run a product, never what it computes (each element of a product is still one
-// dot product in BLAS's order; tests/lesson/test_gemm.cpp).
+// which threads run a product, never what it computes (to float rounding: some CPUs' BLAS
+// kernels sum a block of rows in another order than the whole; tests/lesson/test_gemm.cpp).
 #pragma once
 
 #include <signal.h>

@@ -75,9 +75,9 @@ private:
     std::shared_ptr<RopeTable> dynamic_;  // dynamic_ntk: the table of the last length > L₀
 };
 
-// The kernel, forward and backward in one: for every row (n, t)
-//   sin_sign = +1:  y = R_m x      (forward)
-//   sin_sign = −1:  y = R_mᵀ x = R_{−m} x   (backward: R is orthogonal, dL/dx = R_mᵀ dL/dy)
+// The kernel: for every row (n, t), y = R_m x (sin_sign = +1, the forward) or y = R_{−m} x
+// (sin_sign = −1: every pair turned by −mθ_i).<!-- answer:begin rope_backward -->
+// The backward: this kernel with sin_sign = −1, as R_mᵀ = R_{−m}.<!-- answer:end -->
 // in, out: [N, T, D] contiguous (N = B·H; in == out is allowed when !accumulate);
 // cos, sin: [T, r/2], row t = the angles of the position used at t.
 // accumulate: out += y (gradients) instead of out = y.
@@ -86,7 +86,7 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                  bool accumulate);
 
 // The backward of the op: dx += R_mᵀ dy for every row (n, t), with the forward's cos/sin
-// table. dy, dx: [N, T, D]. R_m is a rotation, so R_mᵀ = R_m⁻¹ = R_{−m} (rope_backward.cpp).
+// table. dy, dx: [N, T, D] (rope_backward.cpp).
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin);
 

@@ -1,5 +1,5 @@
 // Stage 4 — position: the RoPE kernel, forward (y = R_m x) and, with sin_sign = −1, the
-// rotation by −m that the backward uses. Declared in rope.hpp; the op is in rope.cpp.
+// rotation by −m. Declared in rope.hpp; the op is in rope.cpp.
 // Its own file so a student build can swap it (students/tasks/rope_forward.cpp,
 // docs/graded-tasks.md); the default build compiles this one.
 //

@@ -10,8 +10,8 @@
 // where the pair (lo, hi) is (2i, 2i+1) for RopePairing::interleaved and (i, i + r/2) for
 // RopePairing::half, i = 0 … r/2 − 1. Dims d ≥ r pass through unchanged (y_d = x_d).
 // accumulate = false: out = y (in == out is allowed, so read x_lo and x_hi before writing);
-// accumulate = true: out += y. sin_sign is +1 for the forward; the backward calls the same
-// kernel with −1 (the rotation by −m), so get the sign right for both.
+// accumulate = true: out += y. sin_sign is +1 or −1 and multiplies every sin: −1 turns each
+// pair by −mθ_i. The tests call every combination of pairing, sin_sign and accumulate.
 // The derivation: docs/rope.md; a loop-only version fits in 25 lines. Parallelising over n
 // (OpenMP) is optional — the tests check values, not speed.
 #include <stdexcept>

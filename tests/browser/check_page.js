@@ -116,6 +116,20 @@ async function checkCase(page, c, index) {
 // k = R₋₁q and R₁q: k is q turned by one position back (on), so ⟨R_m q, R_n k⟩ = ⟨R_m q,
 // R_{n∓1} q⟩ peaks, at |q|², where Δ = m − n = ∓1. The k shown and the score at (m, n) are the
 // library's (rope_kernel with sin sign −1 / +1 at position 1); the peak is read off the page.
+// The page opens where the two things to see are visible: k = R₋₁q, whose score curve peaks at
+// Δ = −1, and a decay bound already well below bound(0) at the opening m − n.
+async function checkOpening(page) {
+  const text = (id) => page.textContent(`#${id}`);
+  compared += 1;
+  const choice = await page.$eval("#k-choice", (e) => e.value);
+  if (choice !== "minus") mismatches.push(`MISMATCH opening: k is "${choice}", not R₋₁q`);
+  const peak = number(await text("score-peak-delta"));
+  if (peak !== -1) mismatches.push(`MISMATCH opening: the score curve peaks at Δ = ${peak}, not −1`);
+  const zero = number(await text("decay-zero")), at = number(await text("decay-at"));
+  if (!(at < 0.75 * zero))
+    mismatches.push(`MISMATCH opening: bound(m − n) = ${at} is not visibly below bound(0) = ${zero}`);
+}
+
 async function checkKChoices(page, c, label) {
   const text = (id) => page.textContent(`#${id}`);
   for (const [choice, k, expected, peak] of [["minus", c.k_minus, c.score_k_minus, -1],
@@ -294,6 +308,7 @@ async function checkAttention(page, file) {
     return route.abort();
   });
   await page.goto(pathToFileURL(pageToOpen()).href);
+  await checkOpening(page);
   for (let i = 0; i < cases.length; ++i) await checkCase(page, cases[i], i);
   await checkLabels(page);
   await checkPanel(page);

@@ -1,5 +1,5 @@
-// Gradient checks (Real = double) for src/position/rope.cpp: the backward is the forward
-// kernel with the sin sign flipped, so every option that changes the angles (base, partial
+// Gradient checks (Real = double) for src/position/rope.cpp: the backward must turn by the
+// forward's own angles, so every option that changes the angles (base, partial
 // rotary, offset, explicit ids, interpolation, NTK scaling) must be read identically by both
 // directions (llama.cpp #2054 was a backward that kept base = 10000).
 //

@@ -15,15 +15,23 @@ Run from the full repository (it reads our answers there). For each task, the an
     (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), and in
     words: with two constants or more, each named by the callee's parameter as src/ declares
     it (`NAME = VALUE`), all within SPAN characters, comment leaders and markdown dropped;
-  - the passages the docs mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
-    in docs/*.md, README.md and notebooks/*.ipynb; no TASK: any task): any run of
-    PROSE_WORDS words of one is looked for, punctuation and markdown dropped.
+  - the passages our files mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
+    in any text file of the repository: docs, notebooks, and comments in code; no TASK: any
+    task): any run of PROSE_WORDS words of one is looked for, punctuation, markdown and
+    comment leaders dropped;
+  - the answer said in other words: the lines of tests/grader/answer_ideas.txt for the task
+    (left out of a handout), each a regular expression over the prose of a file — its text with
+    comment leaders and markdown's ` and * blanked, a line break read as a space, so a sentence
+    is found across the lines of a comment or a notebook cell, in code as in docs.
 Every text file of the handout is searched except the task's own stub. Each hit prints
-`LEAK task: file:line: what` and the exit status is 1; with none, one PASS line.
+`LEAK task: file:line: what` and the exit status is 1; with none, one PASS line. Either way
+a line says what was read: how many files and lines of docs, notebooks and code (and of
+these, comment lines).
 """
 import json
 import os
 import re
+import subprocess
 import sys
 
 MIN_TOKENS = 8     # a statement shorter than this is too common to be anyone's answer
@@ -159,24 +167,42 @@ def spelled(repo, calls):
 
 def words(text):
     """The words of prose with their offsets: markdown's ` and * dropped, punctuation around
-    a word stripped."""
+    a word stripped, and tokens with no letter or digit (comment leaders //, #, a dash) left
+    out, so a passage reads the same in a doc, a comment or a notebook."""
     text = re.sub(r"[`*]", " ", text)
     found = ((m.group(0).strip("()[],.;:\"'"), m.start()) for m in re.finditer(r"\S+", text))
-    return [(w, at) for w, at in found if w]
+    return [(w, at) for w, at in found if w and re.search(r"\w", w)]
+
+
+def repository_files(repo):
+    """The text files of the repository to read marked passages from: git's tracked files
+    (a checkout's build folders are not ours), or every file when there is no git."""
+    try:
+        out = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True,
+                             check=True).stdout.decode("utf-8", "replace")
+        names = [n for n in out.split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+        for root, dirs, files in os.walk(repo):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            names += [os.path.relpath(os.path.join(root, n), repo) for n in files]
+    return sorted(os.path.join(repo, n) for n in names if os.path.isfile(os.path.join(repo, n)))
+
+
+MARKED_BY_FILE = {}
 
 
 def answer_prose(repo, task):
     passages = []
-    for root in ("docs", "notebooks", "."):
-        base = os.path.join(repo, root)
-        names = ["README.md"] if root == "." else sorted(os.listdir(base))
-        for name in names:
-            path = os.path.join(base, name)
-            if not (name.endswith(".md") or name.endswith(".ipynb")) or not os.path.isfile(path):
-                continue
-            for found in MARKED.finditer(readable(path)[0] or ""):
-                if found.group(1) in ("", task):
-                    passages.append([w for w, _ in words(found.group(2))])
+    if not MARKED_BY_FILE:
+        for path in repository_files(repo):
+            text = readable(path)[0] or ""
+            if "answer:begin" in text:
+                MARKED_BY_FILE[path] = list(MARKED.finditer(text))
+    for found_list in MARKED_BY_FILE.values():
+        for found in found_list:
+            if found.group(1) in ("", task):
+                passages.append([w for w, _ in words(found.group(2))])
     runs = set()
     for w in passages:
         for k in range(len(w) - PROSE_WORDS + 1):
@@ -217,7 +243,32 @@ def line_of(text, offset, cells=None):
     return str(line)
 
 
-def scan(handout, task, exact, calls, sentences, runs, stub):
+IDEAS = "tests/grader/answer_ideas.txt"
+
+
+def answer_ideas(repo, task):
+    """The task's lines of IDEAS ("task | regex | what it says"), compiled."""
+    out = []
+    path = os.path.join(repo, IDEAS)
+    if not os.path.isfile(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split(" | ")
+            if len(fields) == 3 and fields[0] == task:
+                out.append((re.compile(fields[1], re.I), fields[2]))
+    return out
+
+
+def prose_of(text):
+    """A file's text as prose: comment leaders at a line's start (//, #, *, >) and markdown's
+    ` and * blanked out, each by as many spaces, so that every offset stays that of the text
+    (an idea's regular expression writes \\s+ between words: line breaks count as spaces)."""
+    text = re.sub(r"(?m)^[ \t]*(?://+|#+|\*|>)", lambda m: " " * len(m.group(0)), text)
+    return text.replace("`", " ").replace("*", " ")
+
+
+def scan(handout, task, exact, calls, sentences, runs, stub, ideas=()):
     hits = []
     for root, dirs, files in os.walk(handout):
         dirs[:] = [d for d in dirs if d != ".git"]
@@ -279,7 +330,41 @@ def scan(handout, task, exact, calls, sentences, runs, stub):
                         sentence = " ".join(w for w, _ in spots[k:k + PROSE_WORDS])
                         hits.append(f"{rel}:{line_of(text, spots[k][1], cells)}: an answer passage: {sentence}")
                         break
+            if ideas:
+                flat = prose_of(text)
+                for idea, said in ideas:
+                    for m in idea.finditer(flat):
+                        hits.append(f"{rel}:{line_of(text, m.start(), cells)}: the answer in words "
+                                    f"({said}): {' '.join(flat[m.start():m.end()].split())[:120]}")
     return hits
+
+
+CODE = (".cpp", ".hpp", ".h", ".py", ".sh", ".js", ".html", ".cmake", ".toml", ".txt")
+
+
+def read_summary(handout):
+    """What the scan reads, counted: files and lines of docs (*.md), notebooks (their cells),
+    and code and other text, with the comment lines among the code's."""
+    counts = {"docs": [0, 0], "notebooks": [0, 0], "code": [0, 0], "other": [0, 0]}
+    comments = 0
+    for root, dirs, files in os.walk(handout):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(root, name)
+            text, _ = readable(path)
+            if text is None:
+                continue
+            kind = "docs" if name.endswith(".md") else "notebooks" if name.endswith(".ipynb") \
+                else "code" if name.endswith(CODE) or name == "CMakeLists.txt" else "other"
+            lines = text.splitlines()
+            counts[kind][0] += 1
+            counts[kind][1] += len(lines)
+            if kind == "code":
+                comments += sum(1 for line in lines if re.search(r"(^|\s)(//|#)", line))
+    d, n, c, o = (counts[k] for k in ("docs", "notebooks", "code", "other"))
+    return (f"read {d[0] + n[0] + c[0] + o[0]} files: {d[1]} lines of docs in {d[0]} *.md, "
+            f"{n[1]} lines of {n[0]} notebooks' cells, {c[1]} lines of code in {c[0]} files "
+            f"({comments} of them with a comment), {o[1]} lines of {o[0]} other text files")
 
 
 def main():
@@ -303,14 +388,18 @@ def main():
         runs = answer_prose(repo, task)
         looked += len(exact) + len(calls)
         sentences = spelled(repo, calls)
-        for hit in scan(handout, task, exact, calls, sentences, runs, f"students/tasks/{task}.cpp"):
+        ideas = answer_ideas(repo, task)
+        looked += len(ideas)
+        for hit in scan(handout, task, exact, calls, sentences, runs, f"students/tasks/{task}.cpp",
+                        ideas):
             print(f"LEAK {task}: {hit}")
             leaks += 1
+    print(f"handout_leaks: {read_summary(handout)}")
     if leaks:
         print(f"handout_leaks: FAIL ({leaks} leaks in {handout})")
         sys.exit(1)
-    print(f"handout_leaks: PASS ({len(tasks)} tasks, {looked} statements and calls of ours and the "
-          f"marked passages looked for, none found)")
+    print(f"handout_leaks: PASS ({len(tasks)} tasks, {looked} statements, calls and answer ideas "
+          f"of ours and the marked passages looked for, none found)")
 
 
 if __name__ == "__main__":

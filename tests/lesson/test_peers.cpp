@@ -102,7 +102,7 @@ Tensor random_tensor(const Shape& shape, Rng& rng) {
 // Σ|rope(rope(x, 100 + t), −67) − rope(x, 33 + t)| / Σ|rope(x, 33 + t)|, x:[H, T, D] random.
 // We have no negative positions: the table holds rows m ≥ 0 only. But R_m is a rotation, so
 // R_{−m} = R_mᵀ = R_m⁻¹, and rope_kernel applies R_mᵀ when given row m and sin_sign = −1
-// (the same call the backward makes, rope.hpp) — the shift by −67 is row 67, sign −1.
+// (rope.hpp) — the shift by −67 is row 67, sign −1.
 double composition_error(RopePairing pairing, size_t D, size_t r) {
     const size_t H = 3, T = 10, h = r / 2, shift = 67;
     RopeTable table(testing::rope_options(pairing, D, r));

@@ -7,8 +7,8 @@
 # For every task of students/tasks.txt: no code line of our implementation (field 2 of the table,
 # read from this repository) is left in the handout's copy of that file, which compiles the
 # student's file instead; the content between the docs' answer markers is gone, and so are the
-# markers; the answer key docs/exercises-answers.md and tests/grader/wrong/ are left out and no
-# link points at them; the fast twins run the student's function; no file holds an answer in
+# markers, in docs, notebooks and code comments alike; the answer key docs/exercises-answers.md,
+# tests/grader/wrong/ and tests/grader/answer_ideas.txt are left out and no link points at them; the fast twins run the student's function; no file holds an answer in
 # another form (tests/grader/handout_leaks.py); the notebooks are still JSON; in the handout,
 # --reference and --check refuse with one line; a non-empty folder is refused.
 set -u
@@ -47,13 +47,21 @@ while IFS= read -r doc; do
   done < <(perl -0ne 'while (/<!-- answer:begin ?[a-z_]* -->(.*?)<!-- answer:end -->/gs) {
              for (split /\n/, $1) { s/^\s+|\s+$//g; print "$_\n" if length($_) >= 12 } }' "$doc")
   grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
-done < <(grep -rlE --include='*.md' --include='*.ipynb' "$BEGIN" docs README.md notebooks 2>/dev/null)
+done < <(git ls-files -z | xargs -0 grep -lE "$BEGIN" 2>/dev/null)
 [ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
+# A passage marked in a code comment is cut too (src/position/rope.hpp marks one), and the
+# comment stays a comment: the handout still compiles it (not built here).
+grep -qF "answer:begin rope_backward" src/position/rope.hpp \
+  && ! grep -qF "answer:begin" "$H/src/position/rope.hpp" \
+  && grep -qE '^// .*[*][(]Left out of the handout: an answer of graded task rope_backward[.][)][*]$' "$H/src/position/rope.hpp" \
+  || fail "src/position/rope.hpp's marked comment is not cut to a note inside the comment"
 
 # No file of the handout holds an answer in another form: our statements elsewhere (a fast
 # twin), our call by its shape or in words, a copy of a marked passage (tests/grader/handout_leaks.py).
 python3 tests/grader/handout_leaks.py "$H" > "$W/leaks.log" 2>&1 || { cat "$W/leaks.log"; fail "the handout leaks answers"; }
 grep -q "^handout_leaks: PASS" "$W/leaks.log" || fail "handout_leaks.py said no PASS: $(tail -n 1 "$W/leaks.log")"
+read_line=$(sed -n 's/^handout_leaks: read /read /p' "$W/leaks.log")
+[ -n "$read_line" ] || fail "handout_leaks.py did not say what it read"
 # The fast twins run the student's function: RoPE's SIMD rows call rope_kernel, AdamW's calls step().
 grep -q "rope_rows_handout(x, T, D, r, cos2, sin2, sin_sign, true)" "$H/src/fast/simd_kernels.hpp" \
   && grep -q "rope_kernel(x, x, 1, T, D, r, RopePairing::half" "$H/src/fast/rope_rows_handout.cpp" \
@@ -86,6 +94,7 @@ PY
 
 [ -e "$H/docs/exercises-answers.md" ] && fail "the answer key docs/exercises-answers.md is in the handout"
 [ -e "$H/tests/grader/wrong" ] && fail "the wrong solutions tests/grader/wrong/ are in the handout"
+[ -e "$H/tests/grader/answer_ideas.txt" ] && fail "the answers in words tests/grader/answer_ideas.txt are in the handout"
 [ -f "$H/students/tasks/rope_forward.cpp" ] || fail "the handout has no students/tasks/rope_forward.cpp"
 
 # In the handout, the grader refuses what needs our answers, with one line.
@@ -101,5 +110,5 @@ mkdir -p "$W/full" && echo "mine" > "$W/full/notes.txt"
 scripts/grade.sh --handout "$W/full" > /dev/null 2>&1 && fail "--handout wrote into a non-empty folder"
 [ "$(cat "$W/full/notes.txt")" = mine ] && [ "$(ls "$W/full")" = notes.txt ] || fail "--handout touched a non-empty folder"
 
-[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, no leak, no dead link, refusals work)"
+[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, no leak — $read_line — no dead link, refusals work)"
 exit "$fails"
