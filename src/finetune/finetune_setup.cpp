@@ -12,6 +12,7 @@
 
 #include "io/read_file.hpp"
 #include "run/directory_kind.hpp"
+#include "run/run_config.hpp"
 #include "finetune/tasks.hpp"
 #include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
@@ -37,7 +38,7 @@ LoadedRun load_source(const FinetuneOptions& options) {
             if (!std::filesystem::exists(run_file(options.from_run, name)))
                 throw std::runtime_error("'" + run_file(options.from_run, name) +
                                          "' is missing; --from takes a `roformer train` --out");
-        source.config = load_config(run_file(options.from_run, "config.toml"));
+        source.config = load_run_config(run_file(options.from_run, "config.toml"));
         source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
     } else {
         const DirectoryState state = require_model_run(options.from_run, "--from");
