@@ -24,6 +24,7 @@
 #include "io/locked_directory.hpp"
 #include "run/checkpoint.hpp"
 #include "run/directory_kind.hpp"
+#include "run/run_config.hpp"
 
 namespace rf {
 
@@ -186,7 +187,9 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "' has no optimizer.safetensors to resume from; it holds a "
                                  "finished model only — train a new run with a new --out");
     if (run.checkpoint_.present) check_checkpoint_steps(run);
-    const Config saved = load_config(run.file("config.toml"));
+    // Read as a reader does (run/run_config.hpp): a run started on a CPU with bf16 products or
+    // a wider ISA resumes here once the config asks for what this CPU has.
+    const Config saved = load_run_config(run.file("config.toml"));
     if (saved != config) throw std::runtime_error(resume_difference(saved, config, run));
     if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
         throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +

@@ -32,6 +32,8 @@ else
     cp -r "$W/avx2" "$W/bf16" && sed -i 's/^precision = "fp32"$/precision = "bf16"/' "$W/bf16/config.toml"
     grep -q '^precision = "bf16"$' "$W/bf16/config.toml" || { echo "FAIL: set-up: no precision key"; exit 1; }
 fi
+"$BIN" train $SMALL --set model.isa=avx2 --set train.steps=4 --stop-after 2 --out "$W/cut" \
+    > "$W/train.log" 2>&1 || { echo "FAIL: set-up: train --stop-after"; cat "$W/train.log"; exit 1; }
 export RF_MAX_CPU_ISA=sse2
 
 # reads RUN NOTE… -- CMD…: exit 0, each NOTE once on stderr, nothing else there.
@@ -64,6 +66,9 @@ for run in avx2 bf16; do
     reads $run "${N[@]}" -- finetune --from "$R" --task kjv-testament --quiet --set threads=1 \
         --set max_train_examples=50 --set epochs=1 --out "$W/ft_$run"
 done
+
+# A run stopped on a wider CPU resumes here with the config this CPU can run.
+reads cut "$ISA_NOTE" -- train $SMALL --set train.steps=4 --resume --out "$W/cut"
 
 # What the user asks for on this CPU is still refused, naming the key.
 out=$("$BIN" eval --run "$W/bf16" --set model.precision=bf16 2>&1); rc=$?
