@@ -132,8 +132,7 @@ void check_length(size_t L, rf::data::Objective objective) {
 
 bool has_label(const std::vector<rf::data::Batch>& batches) {
     for (const rf::data::Batch& b : batches)
-        for (int label : b.labels)
-            if (label != rf::data::kIgnoreLabel) return true;
+        if (b.n_selected() > 0) return true;
     return false;
 }
 
