@@ -66,18 +66,20 @@
 set -euo pipefail
 fail() { echo "bench: $*" >&2; exit 1; }
 
-usage() { echo "bench: $*" >&2; echo "usage: scripts/bench.sh [--cores LIST] [--threads 1,2]" \
-    "[--torch-modes eager,sdpa,compile,autocast-bf16] [--torch-root DIR] [config.toml …]" >&2; exit 2; }
+usage() { echo "bench: $* (usage: scripts/bench.sh [--cores LIST] [--threads 1,2]" \
+    "[--torch-modes eager,sdpa,compile,autocast-bf16] [--torch-root DIR] [config.toml …])" >&2; exit 2; }
 
 presets=()   # as given, relative to where you are; then everything runs from the repository
 cores="" torch_modes="" torch_root="" thread_counts="1 2"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --cores) [ $# -ge 2 ] || usage "--cores needs a CPU list, e.g. --cores 0,1"
+        # An empty value would mean "not given" below (no pinning, every mode, no root): refused.
+        --cores) [[ "${2:-}" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+                     usage "--cores needs a CPU list, e.g. --cores 0,1 or --cores 0-3, got '${2:-}'"
                  cores="$2"; shift 2 ;;
-        --torch-modes) [ $# -ge 2 ] || usage "--torch-modes needs a list, e.g. --torch-modes eager,sdpa"
+        --torch-modes) [ -n "${2:-}" ] || usage "--torch-modes needs a list, e.g. --torch-modes eager,sdpa"
                  torch_modes="$2"; shift 2 ;;
-        --torch-root) [ $# -ge 2 ] || usage "--torch-root needs a directory made by scripts/torch_root.sh"
+        --torch-root) [ -n "${2:-}" ] || usage "--torch-root needs a directory made by scripts/torch_root.sh"
                  torch_root="$2"; shift 2 ;;
         --threads) [[ "${2:-}" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
                      usage "--threads needs a list of thread counts, e.g. --threads 2 or --threads 1,2"

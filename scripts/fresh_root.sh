@@ -58,8 +58,12 @@ if [ ! -x "$ROOT/bin/bash" ]; then
   if [ ! -f "$TARBALL" ]; then
     echo "fresh_root: debootstrap --variant=minbase $RELEASE (once; cached in $TARBALL)"
     rm -rf --one-file-system "$WORK/bootstrap"
-    debootstrap --variant=minbase "$RELEASE" "$WORK/bootstrap" "$MIRROR" > "$WORK/debootstrap.log" 2>&1 ||
-      { tail -20 "$WORK/debootstrap.log"; echo "fresh_root: debootstrap $RELEASE failed ($WORK/debootstrap.log)" >&2; exit 1; }
+    if ! debootstrap --variant=minbase "$RELEASE" "$WORK/bootstrap" "$MIRROR" > "$WORK/debootstrap.log" 2>&1; then
+      # The log outlives the EXIT trap that removes $WORK: it is moved out first.
+      log=$(mktemp "${TMPDIR:-/var/tmp}/fresh_root-$RELEASE-debootstrap.XXXXXX.log")
+      mv "$WORK/debootstrap.log" "$log"
+      tail -20 "$log"; echo "fresh_root: debootstrap $RELEASE failed (its log: $log)" >&2; exit 1
+    fi
     mkdir -p "$CACHE"
     tar -C "$WORK/bootstrap" -cf "$TARBALL.tmp.$$" . && mv "$TARBALL.tmp.$$" "$TARBALL"
     rm -rf --one-file-system "$WORK/bootstrap"

@@ -23,8 +23,11 @@
 # libraries the task's tests need and `test_student` are compiled, so after the first task a
 # task costs one file and a link. JOBS (default nproc) parallel jobs; GRADE_CMAKE_ARGS extra
 # configure flags (e.g. -DCMAKE_CXX_COMPILER_LAUNCHER=ccache). The full output of the build and
-# the tests: GRADE_BUILD_DIR/<task>.<mode>.log. Exit status: 0 when every graded task passes all
-# its tests (--check: when every check above holds).
+# the tests: GRADE_BUILD_DIR/<task>.<mode>.log. A task's tests run under a time limit,
+# GRADE_TIMEOUT seconds (default 120: ours take a few), and keep at most GRADE_MAX_OUTPUT bytes
+# of output (default 1000000): a student's endless loop or endless printing is named, not
+# waited for. Exit status: 0 when every graded task passes all its tests (--check: when every
+# check above holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLE=students/tasks.txt
@@ -32,6 +35,10 @@ HINTS=students/hints.txt
 BUILD="${GRADE_BUILD_DIR:-build-student}"
 JOBS="${JOBS:-$(nproc)}"
 GRADE_CMAKE_ARGS="${GRADE_CMAKE_ARGS:-}"
+GRADE_TIMEOUT="${GRADE_TIMEOUT:-120}"
+GRADE_MAX_OUTPUT="${GRADE_MAX_OUTPUT:-1000000}"
+[[ "$GRADE_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "grade: GRADE_TIMEOUT must be a number of seconds ≥ 1, got '$GRADE_TIMEOUT'" >&2; exit 2; }
+[[ "$GRADE_MAX_OUTPUT" =~ ^[1-9][0-9]*$ ]] || { echo "grade: GRADE_MAX_OUTPUT must be a number of bytes ≥ 1, got '$GRADE_MAX_OUTPUT'" >&2; exit 2; }
 
 field() { awk -F' [|] ' -v t="$1" -v f="$2" '/^[a-z_]+ [|] / && $1 == t { print $f }' "$TABLE"; }
 tasks() { awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' "$TABLE"; }
@@ -60,10 +67,22 @@ grade() {
     grep -E "error|Error" "$log" | head -n 20 >&2
     echo "- -"; return
   fi
-  local out
-  out=$("$BUILD/tests/test_student" --no-version -tc="$(field "$task" 5)" 2>&1 || true)
+  local out rc=0
+  # Under the time and output limits; rc: the tests' own exit status (timeout's 124 or 137).
+  out=$(timeout -k 5 "$GRADE_TIMEOUT" "$BUILD/tests/test_student" --no-version -tc="$(field "$task" 5)" 2>&1 |
+        head -c "$GRADE_MAX_OUTPUT"; exit "${PIPESTATUS[0]}") || rc=$?
   echo "$out" >> "$log"
   echo "$out" > "$BUILD/$task.$mode.report"
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "$task: timed out after $GRADE_TIMEOUT s in its tests — an infinite loop? (GRADE_TIMEOUT sets the limit)" >&2
+    echo "- -"; return
+  elif [ "$rc" = 141 ] || [ "$(printf %s "$out" | wc -c)" -ge $((GRADE_MAX_OUTPUT - 1)) ]; then  # cut by head
+    echo "$task: its tests printed more than $GRADE_MAX_OUTPUT bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit; the start is in $log)" >&2
+    echo "- -"; return
+  elif [ "$rc" -gt 128 ]; then
+    echo "$task: its tests crashed (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null || echo ?)) — see $log" >&2
+    echo "- -"; return
+  fi
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
   echo "$out" | sed -n 's/.*test cases: *[0-9]* *| *\([0-9]*\) passed *| *\([0-9]*\) failed.*/\1 \2/p' \
     | tail -n 1 | grep . || echo "- -"
@@ -146,7 +165,7 @@ run() {
     logs+=("$BUILD/$task.$mode.log")
     read -r p f < <(grade "$task" "$mode")
     PASSED[$task.$mode]=$p; FAILED[$task.$mode]=$f
-    local score="0/1 (does not compile or crashed)"
+    local score="0/1 (does not compile, crashed or timed out)"
     if [ "$p" != "-" ]; then
       if [ "$f" = 0 ] && [ "$p" -gt 0 ]; then score="1/1"; full=$((full + 1)); else score="0/1"; fi
     fi

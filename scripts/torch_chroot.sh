@@ -18,8 +18,12 @@ root="$1"; shift
 [ "$(id -u)" -eq 0 ] || fail "needs root (chroot, mount): run it with sudo"
 [ -d "$root" ] || fail "no such directory: $root (make it with scripts/torch_root.sh $root)"
 root="$(realpath "$root")"
-[ -x "$root/bin/sh" ] && [ -d "$root/proc" ] ||
-    fail "$root is not a Debian root (no bin/sh or proc): make it with scripts/torch_root.sh $root"
+[ -x "$root/bin/sh" ] && [ -d "$root/proc" ] && [ -d "$root/dev" ] ||
+    fail "$root is not a Debian root (no bin/sh, proc or dev): make it with scripts/torch_root.sh $root"
+# Its shell must run there, before anything is mounted or made in it: a root whose /bin/sh
+# cannot start (another architecture, a missing loader) is refused in one line, left as it was.
+chroot "$root" /bin/sh -c true > /dev/null 2>&1 ||
+    fail "$root is not a working root: its /bin/sh does not run under chroot; make it again with scripts/torch_root.sh $root"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 here="$PWD"
 

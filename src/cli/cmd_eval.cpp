@@ -20,6 +20,7 @@
 #include "data/corpus.hpp"
 #include "data/prepare.hpp"
 #include "run/checkpoint.hpp"
+#include "run/run_config.hpp"
 #include "train/evaluate.hpp"
 #include "run/threads.hpp"
 #include "tensor/format.hpp"
@@ -68,7 +69,7 @@ void refuse_ignored_overrides(const std::vector<std::string>& overrides) {
 // Refused unless every block it picks was one of the run's held-out blocks (or the corpus is
 // another text).
 void refuse_trained_text_as_validation(const std::string& run_dir, const rf::Config& config) {
-    const rf::Config trained = rf::load_config(rf::run_file(run_dir, "config.toml"));
+    const rf::Config trained = rf::load_run_config(rf::run_file(run_dir, "config.toml"));
     const double f = config.data.validation_fraction, f0 = trained.data.validation_fraction;
     if (f == f0) return;
     std::error_code ec;
@@ -114,6 +115,27 @@ std::string position_scaling(const rf::PositionConfig& p) {
     return text.empty() ? "none" : text;
 }
 
+// The shortest window of each objective: an MLM window is [CLS] + a token + [SEP]
+// (data/mlm.hpp), a causal one a token to read and one to predict (data/clm.hpp).
+void check_length(size_t L, rf::data::Objective objective) {
+    const bool mlm = objective == rf::data::Objective::mlm;
+    const size_t shortest = mlm ? rf::data::kFramingTokens + 1 : 2;
+    if (L < shortest || L > kMaxEvalLength)
+        throw std::invalid_argument(
+            "--seq-len " + std::to_string(L) + " must be from " + std::to_string(shortest) +
+            " to " + std::to_string(kMaxEvalLength) +
+            (L < shortest ? std::string(mlm ? " for an mlm run (a window is [CLS] + at least one "
+                                              "token + [SEP])"
+                                            : " for a clm run (one token to read, one to predict)")
+                          : std::string()));
+}
+
+bool has_label(const std::vector<rf::data::Batch>& batches) {
+    for (const rf::data::Batch& b : batches)
+        if (b.n_selected() > 0) return true;
+    return false;
+}
+
 void run_eval(const EvalOptions& o) {
     refuse_ignored_overrides(o.overrides);
     for (size_t L : o.lengths)
@@ -124,6 +146,8 @@ void run_eval(const EvalOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
     rf::state_unfinished(state, o.run_dir);
     refuse_trained_text_as_validation(o.run_dir, run.config);
+    const rf::data::Objective objective = run.config.train.objective;
+    for (size_t L : o.lengths) check_length(L, objective);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(
             run.config,
@@ -131,9 +155,29 @@ void run_eval(const EvalOptions& o) {
             "eval --seq-len " + std::to_string(L),
             "lower --seq-len (or --max-tokens, which bounds the windows scored at once)");
     rf::apply_threading(run.config);
-    const rf::data::Objective objective = run.config.train.objective;
     rf::PreparedData data =
         rf::prepare_data(run.config.data, run.config.train.batch_size, run.tokenizer, objective);
+    // Every length's windows before anything is scored: a length the validation text cannot
+    // fill, or whose windows hold nothing to score, is refused before the first result.
+    const size_t longest = run.model->position().max_length();
+    std::vector<std::vector<rf::data::Batch>> length_batches;
+    for (size_t L : o.lengths) {
+        length_batches.emplace_back();
+        if (L > longest) continue;  // a "cannot run" row below
+        try {
+            length_batches.back() = rf::length_eval_batches(
+                run.config.data, objective, data.validation_ids, L, run.config.train.batch_size,
+                run.tokenizer->vocab_size(), o.max_tokens);
+        } catch (const std::exception& e) {
+            throw std::invalid_argument("--seq-len " + std::to_string(L) + ": " + e.what());
+        }
+        if (!has_label(length_batches.back()))
+            throw std::invalid_argument(
+                "--seq-len " + std::to_string(L) + ": its windows of the first " +
+                std::to_string(o.max_tokens) + " validation tokens hold no " +
+                rf::data::labelled_tokens(objective) +
+                " to score; raise --max-tokens or give a longer --seq-len");
+    }
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf(
         "%s (step %zu, %s, %s, position scaling %s): validation loss %.4f, accuracy %.4f on %zu "
@@ -144,17 +188,14 @@ void run_eval(const EvalOptions& o) {
         rf::data::labelled_tokens(objective), run.config.data.seq_len, data.unigram_entropy);
     if (o.lengths.empty()) return;
     std::printf("seq_len,loss,accuracy,predictions\n");
-    for (size_t L : o.lengths) {
-        const size_t longest = run.model->position().max_length();
+    for (size_t i = 0; i < o.lengths.size(); ++i) {
+        const size_t L = o.lengths[i];
         if (L > longest) {  // learned positions have no row beyond max_positions
             std::printf("%zu,cannot run,,0  # %s\n", L,
                         rf::sequence_too_long_message(L, longest).c_str());
             continue;
         }
-        const auto batches = rf::length_eval_batches(
-            run.config.data, objective, data.validation_ids, L, run.config.train.batch_size,
-            run.tokenizer->vocab_size(), o.max_tokens);
-        const rf::EvalResult e = rf::evaluate(*run.model, batches);
+        const rf::EvalResult e = rf::evaluate(*run.model, length_batches[i]);
         std::printf("%zu,%.4f,%.4f,%zu\n", L, e.loss, e.accuracy, e.predictions);
     }
 }

@@ -26,6 +26,7 @@
 #include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
 #include "run/directory_kind.hpp"
+#include "run/run_config.hpp"
 
 namespace {
 
@@ -71,7 +72,7 @@ bool run_is_causal(const TokenizeOptions& o) {
     if (o.run_dir.empty()) return false;
     const std::string config = (std::filesystem::path(o.run_dir) / "config.toml").string();
     return std::filesystem::is_regular_file(config) &&
-           rf::load_config(config).train.objective == rf::data::Objective::clm;
+           rf::load_run_config(config).train.objective == rf::data::Objective::clm;
 }
 
 void print_ids(const char* label, const std::vector<int>& ids, bool ids_only) {

@@ -319,6 +319,16 @@ Config load_config(const std::optional<std::string>& path,
     return config;
 }
 
+std::string config_difference(const Config& there, const Config& now) {
+    Config a = there, b = now;  // the key table hands out mutable pointers
+    const std::vector<Field> fa = config_fields(a), fb = config_fields(b);
+    for (size_t i = 0; i < fa.size(); ++i) {
+        const std::string was = render(fa[i].value), is = render(fb[i].value);
+        if (was != is) return fa[i].name() + " is " + was + " there but " + is + " now";
+    }
+    return "";
+}
+
 bool operator==(const Config& a, const Config& b) {
     Config ca = a, cb = b;
     const std::vector<Field> fa = config_fields(ca), fb = config_fields(cb);

@@ -157,6 +157,10 @@ Config load_config(const std::optional<std::string>& path,
 // Every key as "table.key", in declaration order (for help texts and tests).
 std::vector<std::string> config_keys();
 
+// The first key (in declaration order) whose value differs, as "train.lr is 0.001 there but
+// 0.002 now"; "" when none does (values compared as to_toml writes them).
+std::string config_difference(const Config& there, const Config& now);
+
 // True when every key holds the same value (doubles compared exactly).
 bool operator==(const Config& a, const Config& b);
 inline bool operator!=(const Config& a, const Config& b) { return !(a == b); }

@@ -104,16 +104,25 @@ void validate(const Config& c) {
     resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
     if (m.precision == Precision::bf16) {
         // The composed path is the one a student reads line by line against the paper: float32
-        // throughout. bf16 is oneDNN's, so it is asked for by name, not implied.
-        if (!m.fused)
+        // throughout. bf16 is oneDNN's, so it is asked for by name, not implied. Every reason
+        // in one message: fixing one must not reveal the next.
+        std::string needs, set;
+        if (!m.fused) {
+            needs = "model.fused = true (the composed path multiplies in float32 only)";
+            set = "model.fused = true";
+        }
+        if (m.products == ProductLibrary::openblas) {
+            const std::string also = needs.empty() ? "" : " and ";
+            needs += also + "model.products = auto or onednn (it multiplies in oneDNN, not OpenBLAS)";
+            set += also + "model.products = auto";
+        }
+        // no oneDNN, no AVX512_BF16, or the double build: only fp32 works here
+        if (const std::string unavailable = bf16_unavailable(); !unavailable.empty())
+            throw std::invalid_argument(
+                unavailable + (needs.empty() ? "" : " — bf16 also needs " + needs));
+        if (!needs.empty())
             invalid("model.precision",
-                    "= bf16 needs model.fused = true (the composed path multiplies in float32 "
-                    "only); set model.fused = true or model.precision = fp32");
-        if (m.products == ProductLibrary::openblas)
-            invalid("model.precision",
-                    "= bf16 multiplies in oneDNN, not OpenBLAS; set model.products = auto or "
-                    "onednn, or model.precision = fp32");
-        bf16_product();  // throws naming model.precision: no oneDNN, no AVX512_BF16, or double
+                    "= bf16 needs " + needs + "; set " + set + ", or model.precision = fp32");
     }
     if (m.products == ProductLibrary::onednn) {
         if (!m.fused)

@@ -117,8 +117,9 @@ std::unique_ptr<WordPieceTokenizer> parse_wordpiece_files(const std::string& voc
 void check_special_token_files(const WordPieceFileTexts& files, const std::string& dir);
 
 // An HF file's JSON; a parse error becomes one line "NAME is not valid JSON (line L, column C):
-// what" (std::runtime_error), without the library's "[json.exception…]" prefix. A UTF-8
-// byte-order mark at the start is dropped.
+// what" (std::runtime_error), without the library's "[json.exception…]" prefix; a number beyond
+// a double (1e400) one line naming its key and place. A UTF-8 byte-order mark at the start is
+// dropped.
 nlohmann::json parse_hf_json(const std::string& text, const std::string& name);
 
 }  // namespace rf::data

@@ -189,6 +189,38 @@ nlohmann::json parse_hf_json(const std::string& text, const std::string& name) {
         const std::string where =
             "line " + std::to_string(line) + ", column " + std::to_string(stop - line_start + 1);
         throw std::runtime_error(name + " is not valid JSON (" + where + "): " + what);
+    } catch (const nlohmann::json::out_of_range& e) {
+        // "[json.exception.out_of_range.406] number overflow parsing '1e400'": a number beyond
+        // a double, with no position. Its place and key are found in the text.
+        const std::string what = e.what();
+        const size_t open = what.find('\''), close = what.rfind('\'');
+        if (open == std::string::npos || close <= open) throw std::runtime_error(name + ": " + what);
+        const std::string number = what.substr(open + 1, close - open - 1);
+        const std::string& json = bom ? text.substr(3) : text;
+        size_t at = json.find(number);
+        while (at != std::string::npos && at > 0 &&
+               std::string("0123456789.eE+-\"").find(json[at - 1]) != std::string::npos)
+            at = json.find(number, at + 1);  // the number itself, not a tail of another token
+        std::string where, key;
+        if (at != std::string::npos) {
+            const size_t line = 1 + size_t(std::count(json.begin(), json.begin() + long(at), '\n'));
+            const size_t line_start = at == 0 ? 0 : json.rfind('\n', at - 1) + 1;
+            where = " (line " + std::to_string(line) + ", column " +
+                    std::to_string(at - line_start + 1) + ")";
+            // "key": 1e400 — the quoted name before the colon before the number
+            size_t k = json.find_last_not_of(" \t\r\n", at == 0 ? 0 : at - 1);
+            if (k != std::string::npos && k < at && json[k] == ':') {
+                const size_t end = json.find_last_not_of(" \t\r\n", k - 1);
+                const size_t start = end == std::string::npos || json[end] != '"'
+                                         ? std::string::npos
+                                         : json.rfind('"', end - 1);
+                if (start != std::string::npos) key = json.substr(start, end - start + 1);
+            }
+        }
+        throw std::runtime_error(name + ": " + (key.empty() ? "the number " : key + " = ") +
+                                 number + where +
+                                 " is beyond the range of a double (about ±1.8e308); write a "
+                                 "finite number there");
     }
 }
 

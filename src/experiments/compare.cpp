@@ -84,10 +84,12 @@ static RunState inspect_run_dir(const std::string& dir, const Config& config, st
         throw std::runtime_error("'" + dir +
                                  "' exists but is not a run directory (no config.toml); "
                                  "move it away or pick another --out");
-    if (load_config(config_path) != config)
-        throw std::runtime_error("'" + dir +
-                                 "' holds a run of a different config (the preset or --set "
-                                 "changed since); pick another --out or move that directory away");
+    const Config saved = load_config(config_path);
+    if (saved != config)
+        throw std::runtime_error("'" + dir + "' holds a run of a different config: " +
+                                 config_difference(saved, config) +
+                                 " (the preset or --set changed since); pick another --out or "
+                                 "move that directory away");
     // A commit killed between checkpoint.json and its renames is finished here, under the
     // run's own lock, so that one re-run continues whatever moment the kill hit.
     if (committed_step(dir)) {

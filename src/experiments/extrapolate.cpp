@@ -20,6 +20,7 @@
 #include "position/rotating_layers.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
+#include "run/run_config.hpp"
 #include "train/evaluate.hpp"
 #include "run/run_lock.hpp"
 #include "run/threads.hpp"
@@ -148,7 +149,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
         check_output_file((dir / "extrapolation.png").string(),
                           plot_rule("extrapolation.png"));
     for (const FoundRun& found : runs) {
-        const Config c = load_config(run_file(found.dir, "config.toml"));
+        const Config c = load_run_config(run_file(found.dir, "config.toml"));
         const size_t steps = c.train.steps;
         for (size_t k : options.factors) {  // the same batches as the evaluation below
             const size_t length = k * c.data.seq_len;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "fast/simd.hpp"
 #include "tensor/real.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -27,9 +28,10 @@ namespace rf {
 
 bool cpu_has_bf16() {
 #ifdef RF_BF16_X86
-    // avx512f as the compiler's run-time library reads it: the CPU has it and the operating
-    // system saves its registers. Then cpuid leaf 7, sub-leaf 1, EAX bit 5: AVX512_BF16.
-    if (!__builtin_cpu_supports("avx512f")) return false;
+    // AVX-512 as cpu_supports reads it: the CPU has it, the operating system saves its
+    // registers, and RF_MAX_CPU_ISA (fast/simd.cpp) does not cap it. Then cpuid leaf 7,
+    // sub-leaf 1, EAX bit 5: AVX512_BF16.
+    if (!cpu_supports(SimdIsa::avx512)) return false;
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || eax < 1) return false;
     if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;

@@ -2,6 +2,8 @@
 #include "fast/simd.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 namespace rf {
@@ -43,8 +45,20 @@ std::atomic<int> chosen{-1};  // a SimdIsa once set; −1: not yet (the widest)
 
 }  // namespace
 
+// RF_MAX_CPU_ISA=sse2|avx2 makes this process treat the CPU as one without the wider sets (and,
+// below avx512, without AVX512_BF16): how the tests read a run trained with model.isa = avx2 or
+// model.precision = bf16 as a CPU without them would (tests/machinery/cli_portable_run.sh).
+static bool capped_below(SimdIsa isa) {
+    const char* cap = std::getenv("RF_MAX_CPU_ISA");
+    if (cap == nullptr) return false;
+    if (std::strcmp(cap, "sse2") == 0) return isa == SimdIsa::avx2 || isa == SimdIsa::avx512;
+    if (std::strcmp(cap, "avx2") == 0) return isa == SimdIsa::avx512;
+    return false;
+}
+
 bool cpu_supports(SimdIsa isa) {
-    static const bool has[4] = {true, true, cpu_has(SimdIsa::avx2), cpu_has(SimdIsa::avx512)};
+    static const bool has[4] = {true, true, cpu_has(SimdIsa::avx2) && !capped_below(SimdIsa::avx2),
+                                cpu_has(SimdIsa::avx512) && !capped_below(SimdIsa::avx512)};
     return has[int(isa)];
 }
 

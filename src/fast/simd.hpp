@@ -23,6 +23,8 @@
 namespace rf {
 
 // Whether this CPU (and this build) can run `isa`'s kernels; automatic and sse2: always.
+// RF_MAX_CPU_ISA=sse2 or avx2 in the environment hides the wider sets (and AVX512_BF16) from
+// this process: how the tests play a narrower CPU.
 bool cpu_supports(SimdIsa isa);
 // The widest ISA cpu_supports.
 SimdIsa widest_isa();

@@ -17,6 +17,7 @@
 #include "io/safetensors.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
+#include "run/run_config.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -93,7 +94,7 @@ ClassifierRun load_classifier_run(const std::string& dir) {
                                  "; a task has at least 2 labels and room for [CLS] x [SEP]); "
                                  "fine-tune again");
     require_task_json_agrees(run, dir);
-    const Config config = load_config(run_file(dir, "config.toml"));
+    const Config config = load_run_config(run_file(dir, "config.toml"));
     run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
     auto encoder = std::make_unique<RoFormer>(
         resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
@@ -164,7 +165,7 @@ ClassificationScore score_test_split(ClassifierRun& run, const std::string& dir)
     check_task_sources(dir, "classify --test-split",
                        "restore the text the run was fine-tuned on to score its test split");
     const FinetuneConfig fc = load_finetune_config(run_file(dir, "finetune.toml"));
-    const Config config = load_config(run_file(dir, "config.toml"));
+    const Config config = load_run_config(run_file(dir, "config.toml"));
     apply_threading(config);  // finetune.threads (config.toml keeps it): the run's exact sums
     const data::ClassificationTask task = finetune_setup::build_task(fc, config);
     if (task.name != run.task || task.pair != run.pair)  // load_classifier_run checked the name

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "io/read_file.hpp"
 #include "run/directory_kind.hpp"
+#include "run/run_config.hpp"
 #include "finetune/tasks.hpp"
 #include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
@@ -21,6 +23,22 @@
 namespace rf::finetune_setup {
 
 using Json = nlohmann::json;
+
+namespace {
+// ": lr = 5e-05 there but lr = 0.0001 now", the first line where two configs as to_toml writes
+// them differ (one key a line); "" when none does.
+std::string first_line_difference(const std::string& there, const std::string& now) {
+    std::istringstream a(there), b(now);
+    std::string x, y;
+    while (true) {
+        const bool more_a = bool(std::getline(a, x)), more_b = bool(std::getline(b, y));
+        if (!more_a && !more_b) return "";
+        if (!more_a || !more_b || x != y)
+            return ": " + (more_a ? x : "(nothing)") + " there but " + (more_b ? y : "(nothing)") +
+                   " now";
+    }
+}
+}  // namespace
 
 // The --from run: config, tokenizer, encoder (from scratch: config and tokenizer only, so a
 // baseline can run beside a pre-training that has not finished). Refuses a causal-LM run.
@@ -37,7 +55,7 @@ LoadedRun load_source(const FinetuneOptions& options) {
             if (!std::filesystem::exists(run_file(options.from_run, name)))
                 throw std::runtime_error("'" + run_file(options.from_run, name) +
                                          "' is missing; --from takes a `roformer train` --out");
-        source.config = load_config(run_file(options.from_run, "config.toml"));
+        source.config = load_run_config(run_file(options.from_run, "config.toml"));
         source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
     } else {
         const DirectoryState state = require_model_run(options.from_run, "--from");
@@ -135,9 +153,10 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
             throw std::runtime_error("--resume: '" + file(name) + "' is missing, so '" + dir +
                                      "' is not a fine-tune that can be resumed; drop --resume "
                                      "and pick a new --out");
-    if (read_file_bytes(file("finetune.toml"), 1 << 20) != to_toml(fc))
+    if (const std::string saved_toml = read_file_bytes(file("finetune.toml"), 1 << 20);
+        saved_toml != to_toml(fc))
         throw std::runtime_error("--resume: the fine-tune config differs from " +
-                                 file("finetune.toml") +
+                                 file("finetune.toml") + first_line_difference(saved_toml, to_toml(fc)) +
                                  "; resume with the same --task, --config and --set values");
     const Json saved = Json::parse(read_file_bytes(file("task.json"), 1 << 20), nullptr, false);
     if (saved.is_discarded() || saved.value("from", "") != options.from_run ||

@@ -10,6 +10,7 @@
 #include "io/read_file.hpp"
 #include "io/safetensors.hpp"
 #include "run/checkpoint_commit.hpp"
+#include "run/run_config.hpp"
 #include "run/run_lock.hpp"
 
 namespace rf {
@@ -196,8 +197,9 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
             throw std::runtime_error("'" + run_file(run_dir, name) +
                                      "' is missing; is this a finished run directory?");
     LoadedRun run;
-    const Config saved = load_config(run_file(run_dir, "config.toml"));
-    run.config = load_config(run_file(run_dir, "config.toml"), overrides);
+    std::vector<std::string> notes;  // said below, once the overrides are known to hold
+    const Config saved = load_run_config(run_file(run_dir, "config.toml"), {}, &notes);
+    run.config = load_run_config(run_file(run_dir, "config.toml"), overrides);
     // Anything that changes the model is refused; the loader below would refuse it too, but
     // this names the override the user typed.
     const auto before = model_signature(saved), after = model_signature(run.config);

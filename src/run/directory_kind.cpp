@@ -13,6 +13,7 @@
 #include "io/shell_quote.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
+#include "run/run_config.hpp"
 #include "run/run_lock.hpp"
 #include "run/staged_directory.hpp"
 
@@ -56,7 +57,8 @@ void read_training_state(const std::string& dir, DirectoryState& state) {
             state.detail = std::string(name) + " is missing";
         }
     try {
-        state.steps = load_config(run_file(dir, "config.toml")).train.steps;
+        std::vector<std::string> notes;  // said by the command that reads the run, if any
+        state.steps = load_run_config(run_file(dir, "config.toml"), {}, &notes).train.steps;
     } catch (const std::exception& e) {
         state.kind = DirectoryKind::damaged_run;
         state.detail = "config.toml cannot be read (" + std::string(e.what()) + ")";

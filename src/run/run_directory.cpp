@@ -24,6 +24,7 @@
 #include "io/locked_directory.hpp"
 #include "run/checkpoint.hpp"
 #include "run/directory_kind.hpp"
+#include "run/run_config.hpp"
 
 namespace rf {
 
@@ -44,15 +45,10 @@ namespace {
 
 // "--resume: the config differs from X/config.toml: train.lr is 0.001 there but 0.002 now; …",
 // naming the first key that differs.
-std::string config_difference(const Config& saved, const Config& now, const RunDirectory& run) {
-    Config a = saved, b = now;
-    const std::vector<ConfigField> fa = config_fields(a), fb = config_fields(b);
-    std::string which;
-    for (size_t i = 0; i < fa.size() && which.empty(); ++i) {
-        const std::string was = render_value(fa[i].value), is = render_value(fb[i].value);
-        if (was != is) which = ": " + fa[i].name() + " is " + was + " there but " + is + " now";
-    }
-    return "--resume: the config differs from " + run.file("config.toml") + which +
+std::string resume_difference(const Config& saved, const Config& now, const RunDirectory& run) {
+    const std::string which = config_difference(saved, now);
+    return "--resume: the config differs from " + run.file("config.toml") +
+           (which.empty() ? "" : ": " + which) +
            "; resume with the same --config and --set values, or start a new run with a new --out";
 }
 
@@ -191,8 +187,10 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "' has no optimizer.safetensors to resume from; it holds a "
                                  "finished model only — train a new run with a new --out");
     if (run.checkpoint_.present) check_checkpoint_steps(run);
-    const Config saved = load_config(run.file("config.toml"));
-    if (saved != config) throw std::runtime_error(config_difference(saved, config, run));
+    // Read as a reader does (run/run_config.hpp): a run started on a CPU with bf16 products or
+    // a wider ISA resumes here once the config asks for what this CPU has.
+    const Config saved = load_run_config(run.file("config.toml"));
+    if (saved != config) throw std::runtime_error(resume_difference(saved, config, run));
     if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
         throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
                                  std::to_string(run.checkpoint_.step) + " of " +

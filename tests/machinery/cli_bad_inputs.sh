@@ -28,6 +28,7 @@ mkdir -p "$W/a_directory"
 mkdir -p "$W/hf_roformer" && cp tests/reference/hf/vocab.txt "$W/hf_roformer/" &&
     echo '{"tokenizer_class": "RoFormerTokenizer"}' > "$W/hf_roformer/tokenizer_config.json"
 mkdir -p "$W/cmp" && echo "# my own notes" > "$W/cmp/summary.md"
+mkdir -p "$W/hf_big" && printf '{"hidden_size": 1e400}\n' > "$W/hf_big/config.json"  # beyond a double
 
 # $NAN: the run with one weight set to NaN, its manifest updated so that only the NaN is wrong.
 cp -r "$RUN" "$W/nan" && NAN=$W/nan
@@ -108,6 +109,9 @@ TABLE=$(cat <<'ROWS'
 2 | '-1' is not a whole number                                         | train $TINY --stop-after -1 --out $W/o17
 2 | --top-k must be ≥ 0                                                | generate --run $RUN hello --top-k -1
 2 | --seq-len 10000000 must be from 2 to 65536                         | eval --run $RUN --seq-len 10000000
+2 | --seq-len 2 must be from 3 to 65536 for an mlm run                 | eval --run $RUN --seq-len 16 --seq-len 2
+2 | --seq-len 5000: the validation split is too short                  | eval --run $RUN --seq-len 16 --seq-len 5000
+2 | $W/hf_big/config.json: \"hidden_size\" = 1e400 (line 1, column 17) is beyond the range of a double | import-hf $W/hf_big --out $W/o_big
 2 | the validation set has no token to score: data.mask_prob = 1e-09   | train $SMALL --set data.mask_prob=1e-9 --out $W/o18
 0 | of the training tokens are [UNK] (a vocabulary of 6 tokens)        | train $SMALL --set data.tokenizer=char --set data.vocab_size=6 --set train.steps=1 --out $W/o19
 2 | the run in '$RUN' is already finished (step 2 of 2)                | train $SMALL --set train.steps=2 --resume --out $RUN

@@ -98,7 +98,7 @@ echo "$out" | grep -q "stopped after step 7 of" || fail "--stop-after output: $o
 ft --task kjv-testament --set epochs=2 --out "$WORK/parts" --resume >/dev/null || fail "--resume"
 cmp "$WORK/whole/model.safetensors" "$WORK/parts/model.safetensors" || fail "resumed model differs"
 [ "$(cut -d, -f1-7 "$WORK/whole/metrics.csv")" = "$(cut -d, -f1-7 "$WORK/parts/metrics.csv")" ] || fail "resumed metrics differ"
-refuse "changed config on resume" "config differs" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
+refuse "changed config on resume" "config differs from $WORK/parts/finetune.toml: epochs = 2 there but epochs = 3 now" "$BIN" finetune --from "$WORK/mlm" --quiet --set threads=1 --set max_train_examples=300 --set epochs=3 --task kjv-testament --out "$WORK/parts" --resume
 echo "resume: bit-identical model and metrics"
 # A metrics.csv row the file system refuses (a file-size limit here; a full disk alike): one
 # error line naming the file, exit 2, the checkpoint before it intact, and the resume completes.

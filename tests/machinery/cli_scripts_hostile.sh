@@ -165,6 +165,49 @@ chmod +x "$WORK/failing_roformer"
 out=$(ROFORMER_BIN="$WORK/failing_roformer" scripts/finetune_sweep.sh --smoke "$s" 2>&1); rc=$?
 { [ $rc -ne 0 ] && ! echo "$out" | grep -q "the table is"; } || bad "finetune_sweep.sh after a failed pre-training: exit $rc: $out"
 
+# ---- bench.sh: an empty or malformed --cores is refused before any work -----------------------
+# (REPEATS=x: a bench.sh that accepted the option stops at that check with exit 1, before it
+# builds, installs or times anything.)
+REPEATS=x refused "bench --cores ''" scripts/bench.sh --cores ""
+REPEATS=x refused "bench --cores 0,,1" scripts/bench.sh --cores 0,,1
+REPEATS=x refused "bench --torch-modes ''" scripts/bench.sh --torch-modes ""
+
+# ---- grade.sh: a student's tests that hang, print without end or crash are named, in time ------
+# A stand-in cmake "builds" each case's test_student; the grader runs it as the real one.
+g="$WORK/grade"; mkdir -p "$g/bin"
+printf '#!/bin/sh\n[ "$1" = --build ] && mkdir -p "$2/tests" && cp "$FAKE_TEST" "$2/tests/test_student"\nexit 0\n' >"$g/bin/cmake"
+printf '#!/bin/sh\nexec sleep 600\n' >"$g/hang"
+printf '#!/bin/sh\nexec yes "a line the student prints in a loop"\n' >"$g/chatty"
+printf '#!/bin/sh\nulimit -c 0\nkill -SEGV $$\n' >"$g/crash"
+chmod +x "$g/bin/cmake" "$g/hang" "$g/chatty" "$g/crash"
+task=$(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1; exit }' students/tasks.txt)
+for case in "hang:timed out after 2 s in its tests — an infinite loop?" \
+            "chatty:printed more than 100000 bytes" "crash:crashed (signal 11: SEGV)"; do
+  out=$(FAKE_TEST="$g/${case%%:*}" PATH="$g/bin:$PATH" GRADE_BUILD_DIR="$g/build" GRADE_TIMEOUT=2 \
+        GRADE_MAX_OUTPUT=100000 timeout 60 scripts/grade.sh "$task" 2>&1); rc=$?
+  { [ $rc -ne 0 ] && [ $rc -ne 124 ] && [[ "$out" == *"$task: "*"${case#*:}"* ]]; } ||
+    bad "grade.sh $task whose tests ${case%%:*}: exit $rc: $(echo "$out" | head -c 400)"
+done
+[ "$(wc -c <"$g/build/$task.student.report")" -le 100001 ] || bad "grade.sh kept more than GRADE_MAX_OUTPUT bytes"
+
+# ---- torch_chroot.sh, fresh_root.sh (root only: chroot, mounts) --------------------------------
+if [ "$(id -u)" -eq 0 ]; then
+  # A root whose /bin/sh cannot run: one line, exit 2, nothing made or left in it.
+  r="$WORK/badroot"; mkdir -p "$r/bin" "$r/proc" "$r/dev"
+  printf '#!/nonexistent/interpreter\n' >"$r/bin/sh"; chmod +x "$r/bin/sh"
+  before=$(find "$r" | sort)
+  refused "torch_chroot on a root whose shell does not run" scripts/torch_chroot.sh "$r" /bin/true
+  [ "$(find "$r" | sort)" = "$before" ] || bad "torch_chroot.sh left files in a bad root: $(find "$r" | sort | tr '\n' ' ')"
+  # debootstrap fails: the log it names is still there.
+  f="$WORK/fresh"; mkdir -p "$f/bin" "$f/tmp"
+  printf '#!/bin/sh\necho "E: the mirror cannot be reached"\nexit 1\n' >"$f/bin/debootstrap"; chmod +x "$f/bin/debootstrap"
+  out=$(PATH="$f/bin:$PATH" TMPDIR="$f/tmp" RF_ROOT_CACHE="$f/cache" timeout 60 scripts/fresh_root.sh bookworm -- true 2>&1 >/dev/null); rc=$?
+  log=$(echo "$out" | sed -n 's/.*its log: \(.*\))$/\1/p')
+  { [ $rc -eq 1 ] && [ -n "$log" ] && grep -q "mirror cannot be reached" "$log"; } ||
+    bad "fresh_root.sh after a failed debootstrap: exit $rc, log '$log': $out"
+  [ "$(ls "$f/tmp")" = "$(basename "${log:-none}")" ] || bad "fresh_root.sh left in TMPDIR: $(ls "$f/tmp")"
+fi
+
 [ $failures -eq 0 ] || { echo "FAIL: $failures case(s)"; exit 1; }
 echo "hostile arguments and paths: every script refused with one line and exit 2, no traceback, no user file changed"
 echo PASS

@@ -243,3 +243,14 @@ TEST_CASE("model.precision: fp32 by default; bf16 installed only with fused oneD
     apply_toml_text(read_back, written, "config.toml");
     CHECK(read_back.model.precision == Precision::bf16);
 }
+
+TEST_CASE("model.precision = bf16: every reason it cannot run, in one message") {
+    const std::string all = error_of([] {
+        load_config(std::nullopt,
+                    {"model.precision=bf16", "model.products=openblas", "model.fused=false"});
+    });
+    CHECK(contains(all, "model.fused = true"));
+    CHECK(contains(all, "model.products = auto"));
+    if (!bf16_unavailable().empty()) CHECK(contains(all, bf16_unavailable()));
+    CHECK(all.find('\n') == std::string::npos);
+}

@@ -317,7 +317,9 @@ TEST_CASE("compare: a smoke comparison trains, skips finished runs, resumes an i
     rf::ComparePreset changed =
         rf::load_compare_preset(smoke_preset(), {corpus_override(), "train.lr=0.002"});
     CHECK_THROWS_WITH(rf::run_compare(changed, options, log),
-                      doctest::Contains("different config"));
+                      doctest::Contains("different config: train.lr is "));
+    CHECK_THROWS_WITH(rf::run_compare(changed, options, log),
+                      doctest::Contains(" there but 0.002 now"));
 
     // Length extrapolation of those runs.
     {
