@@ -2,12 +2,13 @@
 # The CPU-sensitive tests again with older CPUs' kernels forced, so that what a laptop without
 # AVX-512 computes differently shows on the machine CI runs on: OpenBLAS's core type
 # (OPENBLAS_CORETYPE: Debian's OpenBLAS carries every core's kernels and picks one by CPU) and
-# oneDNN's highest instruction set (ONEDNN_MAX_CPU_ISA). Two passes:
-#   Haswell + AVX2      the kernels of AVX2 machines: AMD Zen 1–3, Intel Haswell to Alder Lake
-#   Sandybridge + AVX   the kernels of AVX machines without FMA
+# oneDNN's highest instruction set (ONEDNN_MAX_CPU_ISA) and our own kernels' (RF_MAX_CPU_ISA:
+# model.isa = auto then picks as such a CPU would, src/fast/simd.cpp). Two passes:
+#   Haswell + AVX2 + avx2   the kernels of AVX2 machines: AMD Zen 1–3, Intel Haswell to Alder Lake
+#   Sandybridge + AVX + sse2  the kernels of AVX machines without FMA (ours: SSE2)
 # A pass this CPU cannot run (Haswell's kernels need AVX2 and FMA) is skipped and said so.
-# The fast path's own kernels (model.isa) need no forcing: their tests run every instruction
-# set this CPU has (tests/simd_isas.hpp). Each pass checks that OpenBLAS took the core asked for
+# The kernel tests run every instruction set this CPU has anyway (tests/simd_isas.hpp); the cap
+# makes the model-level tests run the older ones too. Each pass checks that OpenBLAS took the core asked for
 # (OPENBLAS_VERBOSE=2 names it); oneDNN's sgemm prints nothing to check it by.
 #
 #   tests/machinery/cli_older_kernels.sh TEST_ROFORMER
@@ -24,12 +25,12 @@ FILTER+=',clm: resume after*,p = 0 gives NoPE*,stacked_linear equals*,fused_atte
 FILTER+=',linear_cross_entropy equals*'
 flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 fails=0 passes=0
-for pass in "Haswell AVX2 avx2 fma" "Sandybridge AVX avx"; do
-  read -r core isa needs <<< "$pass"
+for pass in "Haswell AVX2 avx2 avx2 fma" "Sandybridge AVX sse2 avx"; do
+  read -r core isa ours needs <<< "$pass"
   missing=""
   for flag in $needs; do [[ "$flags" == *" $flag "* ]] || missing+=" $flag"; done
   if [ -n "$missing" ]; then echo "skipped $core + $isa: this CPU lacks$missing"; continue; fi
-  out=$(OPENBLAS_CORETYPE=$core OPENBLAS_VERBOSE=2 ONEDNN_MAX_CPU_ISA=$isa \
+  out=$(OPENBLAS_CORETYPE=$core OPENBLAS_VERBOSE=2 ONEDNN_MAX_CPU_ISA=$isa RF_MAX_CPU_ISA=$ours \
         "$BIN" --no-version -tc="$FILTER" 2>&1); rc=$?
   summary=$(grep -m1 'test cases:' <<< "$out")
   if ! grep -q "Core: $core" <<< "$out"; then
@@ -37,10 +38,10 @@ for pass in "Haswell AVX2 avx2 fma" "Sandybridge AVX avx"; do
     fails=$((fails + 1))
   elif [ "$rc" != 0 ] || [ -z "$summary" ]; then
     grep -B 3 -A 6 'ERROR:' <<< "$out" | head -n 40
-    echo "FAIL: OpenBLAS $core + oneDNN $isa: $summary"
+    echo "FAIL: OpenBLAS $core + oneDNN $isa + ours $ours: $summary"
     fails=$((fails + 1))
   else
-    echo "OpenBLAS $core + oneDNN $isa: $summary"
+    echo "OpenBLAS $core + oneDNN $isa + ours $ours: $summary"
     passes=$((passes + 1))
   fi
 done
