@@ -269,7 +269,8 @@ void check_before_lock(const std::string& path, const OutputRule& rule) {
     if (path.empty()) refuse("the name is empty", "give a file name");
     if (path.back() == '/' || name_of(path) == "." || name_of(path) == "..")
         refuse("it names a directory", "name a file inside it");
-    check_output_names(path, rule.what, {kLockSuffix, ".written-by.tmp-<pid>", ".tmp-<pid>.png"});
+    check_output_names(path, rule.what,
+                       {"NAME.lock", "NAME.written-by.tmp-<pid>", "NAME.tmp-<pid>.png"});
     struct stat dir {};
     const std::string parent = parent_of(path);
     if (::stat(parent.c_str(), &dir) != 0)
@@ -386,37 +387,54 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 void check_output_names(const std::string& path, const std::string& what,
-                        const std::vector<std::string>& suffixes) {
-    // A temporary's "<pid>" is up to 7 digits (pid_max is at most 2^22): the same limit on
-    // every run, whatever this one's pid.
-    auto length_of = [](const std::string& suffix) {
-        const size_t at = suffix.find("<pid>");
-        return at == std::string::npos ? suffix.size() : suffix.size() - 5 + 7;
+                        const std::vector<std::string>& patterns) {
+    // How many bytes each pattern adds to NAME; its "<pid>" is up to 7 digits (pid_max is at
+    // most 2^22): the same limit on every run, whatever this one's pid.
+    auto extra_of = [](const std::string& pattern) {
+        size_t extra = pattern.size() - 4;
+        if (pattern.find("<pid>") != std::string::npos) extra += 2;
+        return extra;
     };
-    std::string longest;
-    for (const std::string& s : suffixes)
-        if (length_of(s) > length_of(longest)) longest = s;
-    const size_t extra = length_of(longest);
+    std::string longest = "NAME";
+    for (const std::string& p : patterns)
+        if (extra_of(p) > extra_of(longest)) longest = p;
+    const size_t extra = extra_of(longest);
     const std::string parent = parent_of(path);
     long name_max = ::pathconf(parent.c_str(), _PC_NAME_MAX);
     if (name_max <= 0) name_max = NAME_MAX;  // no such directory yet: the usual limit
     long path_max = ::pathconf(parent.c_str(), _PC_PATH_MAX);
     if (path_max <= 0) path_max = PATH_MAX;
     const std::string name = name_of(path);
-    auto refuse = [&](size_t have, long limit, const char* kind, const std::string& shown) {
-        const long room = limit - long(extra) - (kind[0] == 'P' ? 1 : 0);
+    auto refuse = [&](bool whole_path, size_t have, long limit, const std::string& shown) {
+        const long room = limit - long(extra) - (whole_path ? 1 : 0);
         throw std::runtime_error(
-            "cannot write " + what + " '" + shown + "': " + (kind[0] == 'P' ? "the path" : "its name") +
-            " has " + std::to_string(have) + " bytes; with '" + longest +
-            "' added (a name roformer writes beside it) that is over the file system's limit "
-            "of " + std::to_string(limit) + " bytes (" + kind + "); " +
-            (room > 0 ? "give a " + std::string(kind[0] == 'P' ? "path" : "name") + " of at most " +
+            "cannot write " + what + " '" + shown + "': " + (whole_path ? "the path" : "its name") +
+            " has " + std::to_string(have) + " bytes, and '" + longest +
+            "', a name roformer writes beside it, would be over the file system's limit of " +
+            std::to_string(limit) + " bytes (" + (whole_path ? "PATH_MAX" : "NAME_MAX") + "); " +
+            (room > 0 ? "give a " + std::string(whole_path ? "path" : "name") + " of at most " +
                             std::to_string(room) + " bytes"
                       : std::string("write it into a directory with a shorter path")));
     };
-    if (long(name.size() + extra) > name_max) refuse(name.size(), name_max, "NAME_MAX", path);
+    if (long(name.size() + extra) > name_max) refuse(false, name.size(), name_max, path);
     if (long(path.size() + extra) >= path_max)
-        refuse(path.size(), path_max, "PATH_MAX", path.substr(0, 60) + "…");
+        refuse(true, path.size(), path_max, path.substr(0, 60) + "…");
+}
+
+void check_staged_output_directory(const std::string& dir, const std::string& command) {
+    std::string path = dir;
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path.empty() || name_of(path) == "." || name_of(path) == "..") return;  // refused later
+    check_output_names(path, "--out", {".NAME.partial-" + command + "-<pid>"});
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(path, ec).string();
+    throw std::runtime_error("--out '" + dir + "' is a symbolic link (to '" + target + "'); " +
+                             command +
+                             " publishes by renaming a new directory over it, which would "
+                             "replace the link, not its target; give the directory itself "
+                             "as --out (" + (ec ? "its real path" : "'" + target + "'") + ")");
 }
 
 void check_output_file(const std::string& path, const OutputRule& rule) {

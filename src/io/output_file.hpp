@@ -75,13 +75,21 @@ void check_output_file(const std::string& path, const OutputRule& rule);
 // check_output_file (the lock it took, or a new one), then steps 3 to 5.
 void write_output_file(const std::string& path, const std::string& bytes, const OutputRule& rule);
 
-// Step 1 alone: every name made from `path` — the path itself and the path with each of
-// `suffixes` appended — fits the NAME_MAX of its directory (pathconf) and PATH_MAX. Throws
-// std::runtime_error "cannot write <what> '<path>': its name …; give a name of at most N
-// characters". For output files check_output_file calls it; a command that writes a directory
-// passes the names it makes beside it.
+// Step 1 alone: every name made from `path` fits the NAME_MAX of its directory (pathconf)
+// and PATH_MAX. `patterns` are those names, NAME standing for path's last component and
+// <pid> for a pid ("NAME.written-by.tmp-<pid>"). Throws std::runtime_error "cannot write
+// <what> '<path>': its name has N bytes, and '<pattern>', a name roformer writes beside it,
+// would be over …; give a name of at most M bytes". check_output_file and
+// check_staged_output_directory call it with the names they make.
 void check_output_names(const std::string& path, const std::string& what,
-                        const std::vector<std::string>& suffixes);
+                        const std::vector<std::string>& patterns);
+
+// The up-front check of an --out directory that `command` publishes by one rename of a
+// staging directory ".NAME.partial-COMMAND-<pid>" beside it (import-hf, export-hf:
+// run/staged_directory.hpp), called with the options, before any work: a symlink there is
+// refused (the rename would replace the link, not the directory it names — so it failed only
+// at the end), and so is a name whose staging directory's name would be too long.
+void check_staged_output_directory(const std::string& dir, const std::string& command);
 
 // The mark's name beside `path`, and the owner it names for this program's files.
 std::string written_by_name(const std::string& path);
