@@ -142,7 +142,7 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
                                  std::strerror(errno) + "); check its permissions");
     if (!held)
         throw std::runtime_error("extrapolate: the comparison '" + options.runs_dir +
-                                 "' is being written by pid " + RunLock::holder(options.runs_dir) +
+                                 "' is in use by pid " + RunLock::holder(options.runs_dir) +
                                  " (a compare still training it, or another extrapolate); wait "
                                  "for it to finish, then run extrapolate again");
     const RunLock& lock = *held;
