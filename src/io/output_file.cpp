@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -81,10 +82,78 @@ struct HeldLock {
     bool publishing = false;  // between the two renames: the lock file is the journal, kept
 };
 
+// ---- a stop signal during the work ----------------------------------------------------------
+// A command without stop handling of its own (rope-precision, graph, attention …) dies of
+// Ctrl-C, SIGTERM, SIGHUP or SIGPIPE at once. Its lock files are removed first, by a handler
+// installed only where the signal would kill anyway (SIG_DFL): async-signal-safe calls over a
+// fixed table, then the signal again with its default action (so the exit status is the same).
+// A command with an InterruptGuard (run/interrupt.hpp) replaces it and unwinds instead, and
+// HeldLocks lets go as the process exits.
+struct SignalEntry {
+    volatile std::sig_atomic_t used = 0;
+    int fd = -1;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    char path[PATH_MAX] = {};
+};
+SignalEntry g_entries[16];
+volatile std::sig_atomic_t g_publishing = 0;  // between the two renames: the journal stays
+pid_t g_owner = 0;                            // a forked child leaves its parent's locks alone
+
+extern "C" void remove_locks_and_die(int sig) {
+    if (::getpid() == g_owner && !g_publishing)
+        for (SignalEntry& e : g_entries) {
+            struct stat named {};
+            if (e.used && ::lstat(e.path, &named) == 0 && named.st_dev == e.dev &&
+                named.st_ino == e.ino)
+                ::unlink(e.path);
+        }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+// The lock `fd` (a file named `lock`, outside any directory this process holds) is removed
+// should a stop signal end the process while it waits for the write.
+void remove_on_signal(int fd, const std::string& lock) {
+    static bool installed = false;
+    if (!installed) {
+        installed = true;
+        g_owner = ::getpid();
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+                old.sa_handler != SIG_DFL)
+                continue;  // ignored (a background job's SIGINT) or handled by someone else
+            struct sigaction sa {};
+            sa.sa_handler = remove_locks_and_die;
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESETHAND;
+            ::sigaction(sig, &sa, nullptr);
+        }
+    }
+    struct stat st {};
+    if (lock.size() >= PATH_MAX || ::fstat(fd, &st) != 0) return;
+    for (SignalEntry& e : g_entries)
+        if (!e.used) {
+            e.fd = fd;
+            e.dev = st.st_dev;
+            e.ino = st.st_ino;
+            std::memcpy(e.path, lock.c_str(), lock.size() + 1);
+            e.used = 1;
+            return;
+        }
+}
+
+void forget_on_signal(int fd) {
+    for (SignalEntry& e : g_entries)
+        if (e.used && e.fd == fd) e.used = 0;
+}
+
 // Lets go of a lock: removes its file (unless it is a publication's journal, or no longer the
 // file we locked), then closes it, which drops the flock. `located`: resolve the name through
 // a directory this process holds (false at exit, when that registry may be gone).
 void let_go(const HeldLock& held, bool located) {
+    forget_on_signal(held.fd);
     const LocatedPath where = located ? locate(held.lock) : LocatedPath{AT_FDCWD, held.lock};
     struct stat mine {}, named {};
     if (!held.publishing && ::fstat(held.fd, &mine) == 0 &&
@@ -357,14 +426,17 @@ void publish(const std::string& path, const std::string& bytes) {
                                  "); check free space");
     }
     held->publishing = true;
+    g_publishing = 1;
     try {
         file.rename_into_place();
     } catch (...) {
         held->publishing = false;  // nothing was published
+        g_publishing = 0;
         throw;
     }
     mark.rename_into_place();  // a failure here keeps the journal for the next writer
     held->publishing = false;
+    g_publishing = 0;
     require_in_place(path);  // written into the locked directory, wherever it is now
 }
 
@@ -448,7 +520,12 @@ void check_output_file(const std::string& path, const OutputRule& rule) {
     }
     // In a directory this process holds, that directory's lock keeps other writers out until
     // the write; its own lock file is not left there meanwhile.
-    if (taken && locate(path).dir_fd != AT_FDCWD) release(path);
+    if (taken && locate(path).dir_fd != AT_FDCWD) {
+        release(path);
+    } else if (taken) {
+        const std::lock_guard<std::mutex> hold(held_mutex);
+        if (const HeldLock* held = held_lock(path)) remove_on_signal(held->fd, held->lock);
+    }
 }
 
 void write_output_file(const std::string& path, const std::string& bytes, const OutputRule& rule) {

@@ -4,7 +4,8 @@
 #   1. four `rope-precision --out same.csv` at once, each with its own seed: exactly one says
 #      "wrote", and the file holds its bytes; the others exit 2 in one line naming the file and
 #      the holder's pid; the mark names the file's bytes; no lock or temporary is left; the next
-#      writer is not refused
+#      writer is not refused; SIGTERM during the work leaves nothing, SIGKILL a pid record
+#      that the next writer takes over
 #   2. a 240-byte --out (rope-precision, graph): refused in one line before the work, nothing
 #      left behind; the longest name that fits is written with its mark
 #   3. --out a symlink to an empty directory (export-hf, import-hf): refused before the work,
@@ -64,6 +65,24 @@ for trial in 1 2 3; do
     "$BIN" rope-precision --head-dim 8 --out "$d/same.csv" >"$d/rerun.log" 2>&1 ||
         fail "trial $trial: the next writer is refused: $(tail -1 "$d/rerun.log")"
 done
+
+# 1b. Stopped during the work: SIGTERM removes the lock as the process dies (exit 143, nothing
+# beside the name); after SIGKILL the lock's pid record stays, and the next writer takes it over.
+d=$W/stopped && mkdir -p "$d"
+"$BIN" rope-precision --head-dim 256 --out "$d/a.csv" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -TERM $pid; wait $pid
+status=$?
+[ $status -eq 143 ] || fail "rope-precision stopped by SIGTERM: exit $status, not 143 (too fast?)"
+[ -z "$(ls -A "$d")" ] || fail "SIGTERM during the work left: $(ls -A "$d")"
+"$BIN" rope-precision --head-dim 256 --out "$d/a.csv" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -KILL $pid; wait $pid 2>/dev/null
+"$BIN" rope-precision --head-dim 8 --out "$d/a.csv" >"$d/l.log" 2>&1 || fail "after SIGKILL: $(tail -1 "$d/l.log")"
+[ "$(ls "$d" | grep -v l.log | tr '\n' ' ')" = "a.csv a.csv.written-by " ] ||
+    fail "after SIGKILL and a rerun: $(ls "$d")"
 
 # 2. A name too long for the mark's temporary: refused before the work, nothing left.
 d=$W/long && mkdir -p "$d"
