@@ -330,6 +330,8 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
                   "run this again");
 }
 
+void check_held(const std::string& path, const OutputRule& rule);
+
 // Step 1's checks and the parent directory, before the lock (whose file goes beside `path`).
 void check_before_lock(const std::string& path, const OutputRule& rule) {
     auto refuse = [&](const std::string& problem, const std::string& fix) {
@@ -346,6 +348,10 @@ void check_before_lock(const std::string& path, const OutputRule& rule) {
         refuse("its directory '" + parent + "' does not exist",
                "create it first or pick another path");
     if (!S_ISDIR(dir.st_mode)) refuse("'" + parent + "' is not a directory", "pick another path");
+    // A directory, a symlink, a device under the name: refused before a lock file is made
+    // beside it (/dev/null.lock).
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) check_held(path, rule);
 }
 
 // Under the lock: what is at `path` now is ours to replace (or nothing is there).
