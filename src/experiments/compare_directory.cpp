@@ -73,7 +73,9 @@ RunLock lock_comparison_directory(const std::string& out_dir,
 
 EmptyComparisonCleanup::EmptyComparisonCleanup(const RunLock& lock, std::string out_dir,
                                                bool created)
-    : lock_(lock), out_dir_(std::move(out_dir)), created_(created),
+    : lock_(lock),
+      out_dir_(std::move(out_dir)),
+      created_(created),
       exceptions_(std::uncaught_exceptions()) {}
 
 EmptyComparisonCleanup::~EmptyComparisonCleanup() {

@@ -138,8 +138,8 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     // to change, so the message says to wait (RunLock::acquire's would say "pick another --out").
     std::optional<RunLock> held = RunLock::try_acquire(options.runs_dir);
     if (!held && errno != EWOULDBLOCK)
-        throw std::runtime_error("cannot lock '" + options.runs_dir + "' (" +
-                                 std::strerror(errno) + "); check its permissions");
+        throw std::runtime_error("cannot lock '" + options.runs_dir + "' (" + std::strerror(errno) +
+                                 "); check its permissions");
     if (!held)
         throw std::runtime_error("extrapolate: the comparison '" + options.runs_dir +
                                  "' is in use by pid " + RunLock::holder(options.runs_dir) +

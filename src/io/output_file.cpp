@@ -71,7 +71,6 @@ std::pair<std::string, std::string> parse_mark(std::string text) {
     return {owner, hex};
 }
 
-
 // ---- step 2: the lock ------------------------------------------------------------------------
 constexpr const char* kLockSuffix = ".lock";
 
@@ -258,8 +257,8 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
     for (int attempt = 0; attempt < 100; ++attempt) {
         const LocatedPath where = locate(lock);
         const char* name = where.relative.c_str();
-        int fd = ::openat(where.dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                          0644);
+        int fd =
+            ::openat(where.dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno == EEXIST)
             fd = ::openat(where.dir_fd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) continue;  // its holder removed it between the two opens
@@ -326,7 +325,8 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
         }
         return true;
     }
-    refuse_output(path, rule, "its lock '" + lock + "' was replaced again and again as it was taken",
+    refuse_output(path, rule,
+                  "its lock '" + lock + "' was replaced again and again as it was taken",
                   "run this again");
 }
 
@@ -397,7 +397,8 @@ void check_held(const std::string& path, const OutputRule& rule) {
 // The whole of a file this process just wrote, read through a directory it holds (if any).
 std::string read_back(const std::string& path) {
     const LocatedPath where = locate(path);
-    const int fd = ::openat(where.dir_fd, where.relative.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd =
+        ::openat(where.dir_fd, where.relative.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     std::string bytes;
     char buffer[1 << 16];
     for (ssize_t n = 0; fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
@@ -512,7 +513,8 @@ void check_staged_output_directory(const std::string& dir, const std::string& co
                              command +
                              " publishes by renaming a new directory over it, which would "
                              "replace the link, not its target; give the directory itself "
-                             "as --out (" + (ec ? "its real path" : "'" + target + "'") + ")");
+                             "as --out (" +
+                             (ec ? "its real path" : "'" + target + "'") + ")");
 }
 
 void check_output_file(const std::string& path, const OutputRule& rule) {
