@@ -5,10 +5,10 @@
 // binary.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -173,8 +173,9 @@ TEST_CASE(
     CHECK(slurp(path) == "a,b\nold\n");
 }
 
-TEST_CASE("output file: a file another roformer is writing is refused naming its pid; its lock "
-          "file is removed when written, and a user's file under the lock's name is kept") {
+TEST_CASE(
+    "output file: a file another roformer is writing is refused naming its pid; its lock "
+    "file is removed when written, and a user's file under the lock's name is kept") {
     const fs::path dir = temp_dir("lock_file");
     const std::string path = (dir / "t.csv").string();
     const std::string lock = path + ".lock";
@@ -201,8 +202,9 @@ TEST_CASE("output file: a file another roformer is writing is refused naming its
     CHECK(slurp(path) == "a,b\n1,2\n");
 }
 
-TEST_CASE("output file: a kill between the file's rename and its mark's is finished by the next "
-          "writer, never refused as changed") {
+TEST_CASE(
+    "output file: a kill between the file's rename and its mark's is finished by the next "
+    "writer, never refused as changed") {
     const fs::path dir = temp_dir("journal");
     const std::string path = (dir / "t.csv").string();
     rf::write_output_file(path, "a,b\nold\n", kRule);
@@ -222,8 +224,9 @@ TEST_CASE("output file: a kill between the file's rename and its mark's is finis
     CHECK(slurp(path) == "a,b\nlast\n");
 }
 
-TEST_CASE("output file: a name whose mark's temporary would be too long is refused before "
-          "anything is written") {
+TEST_CASE(
+    "output file: a name whose mark's temporary would be too long is refused before "
+    "anything is written") {
     const fs::path dir = temp_dir("long_name");
     const std::string path = (dir / (std::string(236, 'x') + ".csv")).string();  // 240 bytes
     CHECK_THROWS_WITH_AS(rf::check_output_file(path, kRule), doctest::Contains("NAME_MAX"),
