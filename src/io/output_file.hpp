@@ -26,9 +26,10 @@
 // (digits only; a user's file of that name is refused, never removed) and, between the two
 // renames of step 5, the publication's journal: after a SIGKILL there, the next writer finds
 // "publishing <hash>" with the file already hashing to it, and finishes the mark — the pair
-// never stays a file whose mark names other bytes. A kill at any other moment leaves at most
-// this small record, which the next writer of the name takes over and removes; the kernel
-// drops the flock of a dead holder, so nothing ever waits on it.
+// never stays a file whose mark names other bytes. Ctrl-C, SIGTERM or SIGHUP during the work
+// remove the lock file as the command stops; a SIGKILL leaves at most this small record, which
+// the next writer of the name takes over and removes. The kernel drops the flock of a dead
+// holder, so nothing ever waits on it.
 //
 // A file inside a directory this process holds locked (compare's, extrapolate's, a staging
 // directory: io/locked_directory.hpp) is excluded from other writers by that lock; its lock
@@ -87,8 +88,8 @@ void check_output_names(const std::string& path, const std::string& what,
 // The up-front check of an --out directory that `command` publishes by one rename of a
 // staging directory ".NAME.partial-COMMAND-<pid>" beside it (import-hf, export-hf:
 // run/staged_directory.hpp), called with the options, before any work: a symlink there is
-// refused (the rename would replace the link, not the directory it names — so it failed only
-// at the end), and so is a name whose staging directory's name would be too long.
+// refused (the rename would replace the link, not the directory it names), and so is a name
+// whose staging directory's name would be too long.
 void check_staged_output_directory(const std::string& dir, const std::string& command);
 
 // The mark's name beside `path`, and the owner it names for this program's files.
