@@ -69,14 +69,14 @@ done
 # 1b. Stopped during the work: SIGTERM removes the lock as the process dies (exit 143, nothing
 # beside the name); after SIGKILL the lock's pid record stays, and the next writer takes it over.
 d=$W/stopped && mkdir -p "$d"
-"$BIN" rope-precision --head-dim 256 --out "$d/a.csv" >/dev/null 2>&1 &
+"$BIN" rope-precision --head-dim 512 --out "$d/a.csv" >/dev/null 2>&1 &
 pid=$!
 sleep 0.5
 kill -TERM $pid; wait $pid
 status=$?
 [ $status -eq 143 ] || fail "rope-precision stopped by SIGTERM: exit $status, not 143 (too fast?)"
 [ -z "$(ls -A "$d")" ] || fail "SIGTERM during the work left: $(ls -A "$d")"
-"$BIN" rope-precision --head-dim 256 --out "$d/a.csv" >/dev/null 2>&1 &
+"$BIN" rope-precision --head-dim 512 --out "$d/a.csv" >/dev/null 2>&1 &
 pid=$!
 sleep 0.5
 kill -KILL $pid; wait $pid 2>/dev/null
