@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "run/directory_kind.hpp"
 #include "hf/export_hf.hpp"
+#include "io/output_file.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& o) {
+    rf::check_staged_output_directory(o.out, "export-hf");  // before the work
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "RUN");
     rf::require_idle_run(state, o.run_dir, "RUN");
     rf::state_unfinished(state, o.run_dir);

@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "hf/import_hf.hpp"
+#include "io/output_file.hpp"
 #include "io/shell_quote.hpp"
 
 namespace {
@@ -20,6 +21,7 @@ struct ImportOptions {
 };
 
 void run_import(const ImportOptions& o) {
+    rf::check_staged_output_directory(o.out, "import-hf");  // before the work
     const rf::hf::ImportedModel imported = rf::hf::import_hf(o.hf_dir, o.out);
     const rf::ModelConfig& m = imported.model->config();
     std::printf(

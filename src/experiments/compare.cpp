@@ -262,7 +262,9 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
     // One comparison per directory, locked before anything is checked (compare_directory.hpp).
+    const bool created = !fs::exists(options.out_dir);
     RunLock lock = lock_comparison_directory(options.out_dir, settings.schemes, options.plot);
+    const EmptyComparisonCleanup cleanup(lock, options.out_dir, created);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;

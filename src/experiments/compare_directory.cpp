@@ -2,6 +2,7 @@
 // compare_directory.hpp).
 #include "experiments/compare_directory.hpp"
 
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -68,6 +69,37 @@ RunLock lock_comparison_directory(const std::string& out_dir,
         throw;
     }
     return lock;
+}
+
+EmptyComparisonCleanup::EmptyComparisonCleanup(const RunLock& lock, std::string out_dir,
+                                               bool created)
+    : lock_(lock),
+      out_dir_(std::move(out_dir)),
+      created_(created),
+      exceptions_(std::uncaught_exceptions()) {}
+
+EmptyComparisonCleanup::~EmptyComparisonCleanup() {
+    if (std::uncaught_exceptions() <= exceptions_ || !lock_.in_place()) return;
+    // Nothing here may throw (it runs while an exception unwinds): every call takes an
+    // error_code. fs::remove takes a directory only when it is empty: a run's files stay.
+    auto subdirectories = [](const fs::path& dir) {
+        std::vector<fs::path> found;
+        std::error_code ec;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+            if (!it->is_symlink(ec) && it->is_directory(ec)) found.push_back(it->path());
+        return found;
+    };
+    std::error_code ec;
+    for (const fs::path& scheme : subdirectories(out_dir_)) {
+        for (const fs::path& seed : subdirectories(scheme)) fs::remove(seed, ec);
+        fs::remove(scheme, ec);
+    }
+    size_t left = 0;
+    for (fs::directory_iterator it(out_dir_, ec), end; !ec && it != end; it.increment(ec))
+        left += it->path().filename() != RunLock::kFileName;
+    if (ec || left > 0 || !lock_.holds_record()) return;
+    fs::remove(fs::path(out_dir_) / RunLock::kFileName, ec);
+    if (created_) fs::remove(out_dir_, ec);
 }
 
 }  // namespace rf

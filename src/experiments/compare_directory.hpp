@@ -20,4 +20,23 @@ namespace rf {
 RunLock lock_comparison_directory(const std::string& out_dir,
                                   const std::vector<std::string>& schemes, bool plot);
 
+// Declared after the lock: when the comparison fails by an exception (a full disk, a
+// file-size limit, a refused run) before any of its runs holds a file, what it made is
+// removed — the empty <scheme>/seed<k> directories, its lock record, and DIR itself when this
+// call created it — so no `lock` is left where nothing else is. A comparison with anything in
+// it is left as it is, for the same command to continue.
+class EmptyComparisonCleanup {
+public:
+    EmptyComparisonCleanup(const RunLock& lock, std::string out_dir, bool created);
+    ~EmptyComparisonCleanup();
+    EmptyComparisonCleanup(const EmptyComparisonCleanup&) = delete;
+    EmptyComparisonCleanup& operator=(const EmptyComparisonCleanup&) = delete;
+
+private:
+    const RunLock& lock_;
+    std::string out_dir_;
+    bool created_;
+    int exceptions_;  // std::uncaught_exceptions() when made
+};
+
 }  // namespace rf

@@ -2,11 +2,14 @@
 #include "experiments/extrapolate.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -132,7 +135,18 @@ std::vector<ExtrapolationRow> run_extrapolation(const ExtrapolateOptions& option
     // locked before anything is checked. A directory without a comparison's layout
     // (<scheme>/seed<k>/) is refused before the lock's pid record is written: nothing is
     // created where the command has no business.
-    const RunLock lock = RunLock::acquire(options.runs_dir, false);
+    // Its holder is a compare still training, or another extrapolate: --runs is not the user's
+    // to change, so the message says to wait (RunLock::acquire's would say "pick another --out").
+    std::optional<RunLock> held = RunLock::try_acquire(options.runs_dir);
+    if (!held && errno != EWOULDBLOCK)
+        throw std::runtime_error("cannot lock '" + options.runs_dir + "' (" + std::strerror(errno) +
+                                 "); check its permissions");
+    if (!held)
+        throw std::runtime_error("extrapolate: the comparison '" + options.runs_dir +
+                                 "' is in use by pid " + RunLock::holder(options.runs_dir) +
+                                 " (a compare still training it, or another extrapolate); wait "
+                                 "for it to finish, then run extrapolate again");
+    const RunLock& lock = *held;
     if (!has_comparison_layout(options.runs_dir))
         throw std::runtime_error("'" + options.runs_dir +
                                  "' holds no comparison (no <scheme>/seed<k> directories); "

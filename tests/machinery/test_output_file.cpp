@@ -5,6 +5,8 @@
 // binary.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -169,6 +171,74 @@ TEST_CASE(
     fs::create_directory(rf::temporary_name(path));
     CHECK_THROWS_AS(rf::write_output_file(path, "a,b\nnew\n", kRule), std::runtime_error);
     CHECK(slurp(path) == "a,b\nold\n");
+}
+
+TEST_CASE(
+    "output file: a file another roformer is writing is refused naming its pid; its lock "
+    "file is removed when written, and a user's file under the lock's name is kept") {
+    const fs::path dir = temp_dir("lock_file");
+    const std::string path = (dir / "t.csv").string();
+    const std::string lock = path + ".lock";
+    // Another writer: its pid record, flock'ed on another open file description.
+    std::ofstream(lock) << "4242\n";
+    const int other = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(other >= 0);
+    REQUIRE(::flock(other, LOCK_EX | LOCK_NB) == 0);
+    CHECK_THROWS_WITH_AS(rf::check_output_file(path, kRule),
+                         doctest::Contains("another roformer (pid 4242) is writing it now"),
+                         std::runtime_error);
+    CHECK_THROWS_AS(rf::write_output_file(path, "a,b\n", kRule), std::runtime_error);
+    CHECK_FALSE(fs::exists(path));
+    ::close(other);  // it died: its record stays, and the next writer takes it over
+    rf::write_output_file(path, "a,b\n1,2\n", kRule);
+    CHECK(slurp(path) == "a,b\n1,2\n");
+    CHECK_FALSE(fs::exists(lock));
+    const auto entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+    CHECK(entries == 2);  // the file and its mark
+    std::ofstream(lock) << "my notes\n";
+    CHECK_THROWS_WITH_AS(rf::write_output_file(path, "a,b\n3,4\n", kRule),
+                         doctest::Contains("is not roformer's lock"), std::runtime_error);
+    CHECK(slurp(lock) == "my notes\n");
+    CHECK(slurp(path) == "a,b\n1,2\n");
+}
+
+TEST_CASE(
+    "output file: a kill between the file's rename and its mark's is finished by the next "
+    "writer, never refused as changed") {
+    const fs::path dir = temp_dir("journal");
+    const std::string path = (dir / "t.csv").string();
+    rf::write_output_file(path, "a,b\nold\n", kRule);
+    // What a writer killed between the two renames leaves: the new bytes in place, the old
+    // mark beside them, and its lock file recording what it was publishing.
+    std::ofstream(path, std::ios::trunc) << "a,b\nnew\n";
+    std::ofstream(path + ".lock") << "999999\npublishing " << rf::sha256_hex("a,b\nnew\n") << "\n";
+    rf::check_output_file(path, kRule);
+    CHECK(slurp(rf::written_by_name(path)).find(rf::sha256_hex("a,b\nnew\n")) != std::string::npos);
+    rf::write_output_file(path, "a,b\nnewer\n", kRule);
+    CHECK(slurp(path) == "a,b\nnewer\n");
+    CHECK_FALSE(fs::exists(path + ".lock"));
+    // A journal whose bytes never reached the file (killed before the first rename) repairs
+    // nothing: the file is still the old one its mark names.
+    std::ofstream(path + ".lock") << "999999\npublishing " << rf::sha256_hex("other") << "\n";
+    rf::write_output_file(path, "a,b\nlast\n", kRule);
+    CHECK(slurp(path) == "a,b\nlast\n");
+}
+
+TEST_CASE(
+    "output file: a name whose mark's temporary would be too long is refused before "
+    "anything is written") {
+    const fs::path dir = temp_dir("long_name");
+    const std::string path = (dir / (std::string(236, 'x') + ".csv")).string();  // 240 bytes
+    CHECK_THROWS_WITH_AS(rf::check_output_file(path, kRule), doctest::Contains("NAME_MAX"),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(rf::write_output_file(path, "a,b\n", kRule),
+                         doctest::Contains("give a name of at most"), std::runtime_error);
+    CHECK(fs::is_empty(dir));
+    // The longest name that fits is written whole, with its mark.
+    const std::string longest = (dir / (std::string(228, 'x') + ".csv")).string();
+    rf::write_output_file(longest, "a,b\n", kRule);
+    CHECK(slurp(longest) == "a,b\n");
+    CHECK(fs::exists(rf::written_by_name(longest)));
 }
 
 TEST_CASE("shell_quote: every word comes back from /bin/sh exactly as it was") {
