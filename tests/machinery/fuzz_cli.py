@@ -47,6 +47,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -62,6 +63,7 @@ FLOATS = ["0", "1", "-1", "1e-300", "nan", "1e400", "5e-324", "2", "3", "8", "0.
 BOOLS = ["true", "false", "1", "0", "", "yes"]
 TEXTS = ["In the beginning God created the [MASK]", "[MASK]", "And [MASK] [MASK] [MASK] said",
          "a", "x" * 300, "the " * 3000, "In", "Jesus wept [MASK] and", "\u00e9\u00e8 \u4e2d [MASK]"]
+OVERLAP_S = 0.5  # writers that ran side by side this long overlapped for sure
 LONG_NAME = "n" * 236  # with a 4-character suffix: 240 characters, at NAME_MAX's edge
 CRASH = re.compile(r"Traceback \(most recent|terminate called|Segmentation fault|AddressSanitizer|"
                    r"runtime error:|Assertion .* failed|core dumped|what\(\):|MPI_ERR")
@@ -76,9 +78,9 @@ def pick(rng, pool, edge=0.8):
 
 # ---------------------------------------------------------------------------------------------
 # What the binary says about itself.
-def run_quiet(argv, cwd, timeout=60):
+def run_quiet(argv, cwd, timeout=60, env=None):
     p = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=timeout)
+                       timeout=timeout, env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -193,6 +195,8 @@ class Session:
         os.makedirs(self.fix)
         self.cwd0 = self.new_cwd(os.path.join(self.w, "setup"))
         self.b = Binary(self.bin, self.cwd0)
+        self.commands = [c for c in self.b.commands if not args.commands or
+                         c in args.commands.split(",")]
         with open(os.path.join(REPO, "data", "kjv.txt"), "rb") as f:
             corpus = f.read(200_000)
         self.corpus = os.path.join(self.fix, "corpus.txt")
@@ -280,7 +284,7 @@ class Case:
         self.prepare = []  # (what, path) made before the case runs
         self.mem_kb = s.mem_kb
         rng = self.rng
-        self.cmd = rng.choice(s.b.commands)
+        self.cmd = rng.choice(s.commands)
         self.opts = s.b.options[self.cmd]
         writes = [o for o in self.opts if o["kind"] == "write-file"]
         self.concurrent = bool(writes) and rng.random() < 0.2
@@ -702,33 +706,48 @@ def run_case(case, judge):
             judge.wrote(case, case.argv, out, case.dir)
         judge.litter(case, case.argv, rc, before, case.snapshot())
         return
-    # Writers of one file at once.
-    procs = [case.start(a) for a in case.variants]
-    results = [case.finish(p) for p in procs]
+    # Writers of one file at once, each waited for on its own thread (its end time is known).
+    starts, ends, results = [], [None] * len(case.variants), [None] * len(case.variants)
+    procs = []
+    for argv in case.variants:
+        procs.append(case.start(argv))
+        starts.append(time.monotonic())
+
+    def wait(i):
+        results[i] = case.finish(procs[i])
+        ends[i] = time.monotonic()
+    threads = [threading.Thread(target=wait, args=(i,)) for i in range(len(procs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     said = []
-    for argv, (rc, out, err, sent) in zip(case.variants, results):
+    for i, (argv, (rc, out, err, sent)) in enumerate(zip(case.variants, results)):
         judge.exit_status(case, argv, rc, err, sent)
         judge.message(case, argv, rc, out, err)
         if rc == 0 and os.path.realpath(case.shared) in map(os.path.realpath,
                                                           wrote_paths(out, case.dir)):
-            said.append(argv)
+            said.append(i)
     shared = case.shared
     if os.path.isfile(shared) and said:
         judge.check(mark_ok(shared), case, f"{len(said)} of {len(procs)} writers said wrote; "
-                                           f"the mark does not hold the file's sha256",
-                    case.variants)
-    if len(said) > 1:  # each must find its own bytes there: run each alone for them
-        there = hashlib.sha256(open(shared, "rb").read()).hexdigest() if os.path.isfile(
-            shared) else "missing"
-        for i, argv in enumerate(said):
-            alone = os.path.join(case.dir, f"alone{i}" + os.path.splitext(shared)[1])
-            a = [alone if x == shared else x for x in argv]
-            rc, _, _ = run_quiet([case.s.bin] + a, case.dir, timeout=case.s.timeout)
-            mine = hashlib.sha256(open(alone, "rb").read()).hexdigest() if rc == 0 and \
-                os.path.isfile(alone) else None
-            judge.check(mine is None or mine == there, case,
-                        f"{len(said)} of {len(procs)} concurrent writers said wrote, but "
-                        f"writer {i + 1}'s bytes are not in {os.path.basename(shared)}")
+                                           f"the mark does not hold the file's sha256")
+    # Two writers that ran side by side for OVERLAP_S cannot both have published: each that
+    # said "wrote" must find its own bytes there. (Writers that barely overlapped may have
+    # run one after the other, the later one replacing a file of ours, as any rerun does.)
+    side_by_side = [i for i in said for j in said if i != j and
+                    min(ends[i], ends[j]) - max(starts[i], starts[j]) >= OVERLAP_S]
+    there = hashlib.sha256(open(shared, "rb").read()).hexdigest() if os.path.isfile(
+        shared) else "missing"
+    for i in sorted(set(side_by_side)):  # run each alone for its bytes
+        alone = os.path.join(case.dir, f"alone{i}" + os.path.splitext(shared)[1])
+        a = [alone if x == shared else x for x in case.variants[i]]
+        rc, _, _ = run_quiet([case.s.bin] + a, case.dir, timeout=case.s.timeout, env=case.s.env)
+        mine = hashlib.sha256(open(alone, "rb").read()).hexdigest() if rc == 0 and \
+            os.path.isfile(alone) else None
+        judge.check(mine is None or mine == there, case,
+                    f"{len(said)} of {len(procs)} writers running side by side said wrote, "
+                    f"but writer {i + 1}'s bytes are not in {os.path.basename(shared)}")
     after = case.snapshot()
     temps = [p for p in after if re.search(r"\.tmp-|\.partial-", os.path.basename(p))]
     judge.check(not temps, case, f"concurrent writers left temporaries: {short(temps, case)}")
@@ -746,6 +765,7 @@ def main():
     ap.add_argument("--mem-mb", type=int, default=4096, help="ulimit -v of every case (MiB)")
     ap.add_argument("--emulate-onednn3", action="store_true",
                     help="make dnnl_sgemm refuse an empty product, as oneDNN 3 does")
+    ap.add_argument("--commands", default="", help="only these subcommands (comma-separated)")
     ap.add_argument("--list", action="store_true", help="print the cases, run nothing")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
