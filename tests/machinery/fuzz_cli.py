@@ -58,8 +58,8 @@ SELF = os.path.relpath(os.path.abspath(__file__), REPO)
 INTS = ["0", "1", "2", "3", "8", "-1", "4", "5", "12", "16", "64", "4294967296",
         "18446744073709551616", "9223372036854775807", "1000000000", "", "1e3", "abc"]
 SMALL = ["1", "2", "3", "4", "5", "8", "12", "0", "16"]  # lengths, positions, sizes
-FLOATS = ["0", "1", "-1", "1e-300", "nan", "1e400", "5e-324", "2", "3", "8", "0.5", "1e-100",
-          "1e300", "inf", "-inf", "", "1e9", "-0"]
+FLOATS = ["0", "-1", "1e-300", "nan", "1e400", "5e-324", "1", "1e300", "2", "3", "8", "0.5",
+          "1e-100", "inf", "-inf", "", "1e9", "-0"]
 BOOLS = ["true", "false", "1", "0", "", "yes"]
 TEXTS = ["In the beginning God created the [MASK]", "[MASK]", "And [MASK] [MASK] [MASK] said",
          "a", "x" * 300, "the " * 3000, "In", "Jesus wept [MASK] and", "\u00e9\u00e8 \u4e2d [MASK]"]
@@ -277,7 +277,7 @@ class Case:
             self.mem_kb = rng.choice([160000, 400000])  # a small `ulimit -v`
         self.argv = self.base()
         # Writers at once are judged on what they wrote: mostly a command that works.
-        n = 0 if self.concurrent and rng.random() < 0.8 else rng.choice([1, 1, 2, 2, 3, 4])
+        n = 0 if self.concurrent and rng.random() < 0.8 else rng.choice([1, 1, 1, 2, 2, 3])
         # A required option replaced by a hostile value ends most cases at the first check:
         # the others are drawn three times as often, so that cases reach the work.
         weights = [1 if o["required"] else 3 for o in self.opts]
@@ -587,7 +587,7 @@ class Judge:
         self.check(not changed, case, f"changed or removed the user's files: "
                                       f"{short(changed, case)}", argv)
         if rc not in (0, None):
-            new = [p for p in after if p not in before and not inside_run(p, after)]
+            new = [p for p in after if p not in before and not resumable(p, case.dir)]
             self.check(not new, case, f"a failure (exit {rc}) left {short(new, case)}", argv)
         state = self.s.tree_state(self.s.fix)
         if self.check(state == self.s.fixture_state, case,
@@ -672,14 +672,11 @@ def in_run(path):
     return os.path.exists(os.path.join(os.path.dirname(path), "checkpoint.json"))
 
 
-def inside_run(path, after):
-    """Part of a run a stopped command may leave to --resume: a directory holding a checkpoint."""
-    d = path if after.get(path) == "dir" else os.path.dirname(path)
-    while len(d) > 1:
-        if os.path.exists(os.path.join(d, "checkpoint.json")):
-            return True
-        d = os.path.dirname(d)
-    return False
+def resumable(path, top):
+    """Part of what a stopped command leaves to continue: a new entry of the case's directory
+    (a run, a comparison) that holds a checkpoint somewhere."""
+    first = os.path.join(top, os.path.relpath(path, top).split(os.sep)[0])
+    return any("checkpoint.json" in files for _, _, files in os.walk(first))
 
 
 # ---------------------------------------------------------------------------------------------
