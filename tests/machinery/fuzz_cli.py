@@ -783,7 +783,7 @@ def main():
           f"{judge.stopped} ran past {args.timeout:g} s and were stopped by SIGTERM")
     print(f"fuzz_cli: {len(plan)} cases, {judge.checks} invariants checked, "
           f"{len(judge.violations)} violations")
-    print("PASS" if not judge.violations else "FAIL")
+    print("fuzz_cli: PASS" if not judge.violations else "fuzz_cli: FAIL")
     sys.exit(1 if judge.violations else 0)
 
 
