@@ -187,8 +187,15 @@ class Session:
         self.timeout = args.timeout
         self.mem_kb = args.mem_mb * 1024
         self.env = dict(os.environ)
+        # Emptied first — so only a directory this fuzzer made (its stamp inside) or an empty one.
+        stamp = os.path.join(self.w, ".fuzz_cli")
+        if os.path.isdir(self.w) and os.listdir(self.w) and not os.path.exists(stamp):
+            sys.stderr.write(f"error: --work {self.w} holds files this fuzzer did not make; "
+                             "give a new or empty directory\n")
+            sys.exit(2)
         shutil.rmtree(self.w, ignore_errors=True)
         os.makedirs(self.w)
+        open(stamp, "w").close()
         self.fix = os.path.join(self.w, "fixtures")
         os.makedirs(self.fix)
         self.cwd0 = self.new_cwd(os.path.join(self.w, "setup"))
@@ -524,8 +531,8 @@ class Case:
 # ---------------------------------------------------------------------------------------------
 # The invariants.
 class Judge:
-    def __init__(self, s, quiet):
-        self.s, self.quiet = s, quiet
+    def __init__(self, s):
+        self.s = s
         self.checks = 0
         self.stopped = 0  # cases that ran past the time limit and ended on SIGTERM
         self.violations = []
@@ -751,7 +758,6 @@ def main():
     ap.add_argument("--mem-mb", type=int, default=4096, help="ulimit -v of every case (MiB)")
     ap.add_argument("--commands", default="", help="only these subcommands (comma-separated)")
     ap.add_argument("--list", action="store_true", help="print the cases, run nothing")
-    ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     if args.work is None:
         args.work = os.path.join(REPO, "build", "test_runs", "fuzz_cli")
@@ -766,7 +772,7 @@ def main():
         plan = [(seed, k) for seed in seeds for k in range(args.cases)]
     started = time.time()
     s = Session(args)
-    judge = Judge(s, args.quiet)
+    judge = Judge(s)
     kinds = {}
     for seed, k in plan:
         case = Case(s, seed, k)
