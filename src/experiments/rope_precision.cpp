@@ -198,7 +198,7 @@ void check_base(const RopeGeometry& g, size_t largest) {
                              "bf16 cases would turn that pair by 0)");
     throw std::invalid_argument(what + "; with head size " + std::to_string(g.head_dim) +
                                 " and positions up to " + std::to_string(largest) +
-                                " give --base from " + format_printf("%.3g", range.lo) + " to " +
+                                " (the last shift plus the window) give --base from " + format_printf("%.3g", range.lo) + " to " +
                                 format_printf("%.3g", range.hi) + " (the paper uses 10000)");
 }
 
