@@ -225,6 +225,7 @@ TABLE=$(cat <<'ROWS'
 2 | '$W/edited/config.toml' changed since the run recorded it           | eval --run $W/edited
 2 | --base 1e-300 makes the last pair's θ_15 = base^(-30/32)           | rope-precision --base 1e-300 --max-position 16
 2 | give --base from                                                   | rope-precision --base 1e300 --max-position 16
+2 | --base 1e-320 makes θ_i = base^(-2i/128) so large that distance × θ overflows a double | rope-decay --base 1e-320
 2 | position.xpos_gamma = 0.3 shapes xPos's decay, but position.xpos = false | train $TINY --set position.xpos_gamma=0.3 --out $W/o40
 2 | position.yarn_beta_fast = 16.0 shapes YaRN's ramp, but position.scaling = none | train $TINY --set position.yarn_beta_fast=16 --out $W/o40
 2 | position.sinusoidal_scale = 1.0 scales the sinusoidal table, but position.scheme = rope | train $TINY --set position.sinusoidal_scale=1 --out $W/o40
