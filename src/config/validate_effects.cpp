@@ -24,6 +24,7 @@ std::string value_of(const Config& config, const std::string& key) {
 const std::vector<KeyUse>& key_uses() {
     static const char* const rescales = "rescales RoPE's angles";
     // key, what it does, RoPE's only, the settings under which it does nothing
+    // clang-format off
     static const std::vector<KeyUse> table = {
         {"model.vocab_size", "", false, {}},
         {"model.hidden", "", false, {}},
@@ -113,6 +114,7 @@ const std::vector<KeyUse>& key_uses() {
         {"train.threads", "", false, {}},
         {"train.checkpoint_every", "", false, {}},
     };
+    // clang-format on
     return table;
 }
 
@@ -136,7 +138,7 @@ void refuse_idle_keys(const Config& config) {
         for (const IdleSetting& s : use.idle) {
             const bool holds = (value_of(config, s.key) == s.word) != s.other_than;
             if (!holds) continue;
-            act = s.other_than ? "set " + std::string(s.key) + " = " + s.word
+            act = s.other_than                     ? "set " + std::string(s.key) + " = " + s.word
                   : std::string(s.word) == "false" ? "set " + std::string(s.key) + " = true"
                   : std::string(s.word) == "true"  ? "set " + std::string(s.key) + " = false"
                                                    : "choose another " + std::string(s.key);
@@ -145,8 +147,7 @@ void refuse_idle_keys(const Config& config) {
         throw std::invalid_argument(std::string(use.key) + " = " + value_of(config, use.key) + " " +
                                     use.does + ", but " + why +
                                     ", so it would change nothing; leave it at its default (" +
-                                    use.key + " = " + value_of(defaults, use.key) +
-                                    "), or " + act);
+                                    use.key + " = " + value_of(defaults, use.key) + "), or " + act);
     }
 }
 

@@ -30,9 +30,9 @@ struct IdleSetting {
 };
 
 struct KeyUse {
-    const char* key;   // "position.xpos_gamma"
-    const char* does;  // what it does, for the message: "shapes xPos's decay"
-    bool rope_only;    // read only by RoPE: idle too wherever no layer rotates
+    const char* key;                // "position.xpos_gamma"
+    const char* does;               // what it does, for the message: "shapes xPos's decay"
+    bool rope_only;                 // read only by RoPE: idle too wherever no layer rotates
     std::vector<IdleSetting> idle;  // any one of these makes it do nothing; none: it always acts
 };
 

@@ -188,8 +188,8 @@ void check_base(const RopeGeometry& g, size_t largest) {
     const double theta_last = theta(last, g);
     const std::string what =
         "--base " + format_shortest(g.base) + " makes the last pair's θ_" + std::to_string(last) +
-        " = base^(-" + std::to_string(2 * last) + "/" + std::to_string(g.head_dim) + ") = " +
-        format_printf("%.3g", theta_last) +
+        " = base^(-" + std::to_string(2 * last) + "/" + std::to_string(g.head_dim) +
+        ") = " + format_printf("%.3g", theta_last) +
         (g.base < range.lo ? ", and position " + std::to_string(largest) + " turns it by " +
                                  format_printf("%.3g", theta_last * double(largest)) +
                                  " rad, past float32's and bf16's largest number (the f32 and "
@@ -198,7 +198,8 @@ void check_base(const RopeGeometry& g, size_t largest) {
                              "bf16 cases would turn that pair by 0)");
     throw std::invalid_argument(what + "; with head size " + std::to_string(g.head_dim) +
                                 " and positions up to " + std::to_string(largest) +
-                                " (the last shift plus the window) give --base from " + format_printf("%.3g", range.lo) + " to " +
+                                " (the last shift plus the window) give --base from " +
+                                format_printf("%.3g", range.lo) + " to " +
                                 format_printf("%.3g", range.hi) + " (the paper uses 10000)");
 }
 

@@ -111,13 +111,14 @@ void require_recorded_run_files(const std::string& run_dir, const Json& manifest
         if (matches(path, entry)) continue;
         std::error_code ec;
         const bool gone = !fs::exists(fs::symlink_status(path, ec));
-        throw std::runtime_error(
-            "'" + path + "' " + (gone ? "is missing" : "changed") +
-            " since the run recorded it (its size and FNV-1a hash in " +
-            in_dir(run_dir, kCheckpointManifest) +
-            "): the model was trained with the recorded one; put the run's own " + name +
-            " back" + (name == std::string("config.toml") ? " (one command's settings go in --set)" : "") +
-            ", or train again into a new --out");
+        const std::string settings =
+            name == "config.toml" ? " (one command's settings go in --set)" : "";
+        throw std::runtime_error("'" + path + "' " + (gone ? "is missing" : "changed") +
+                                 " since the run recorded it (its size and FNV-1a hash in " +
+                                 in_dir(run_dir, kCheckpointManifest) +
+                                 "): the model was trained with the recorded one; put the run's "
+                                 "own " +
+                                 name + " back" + settings + ", or train again into a new --out");
     }
 }
 

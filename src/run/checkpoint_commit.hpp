@@ -42,9 +42,8 @@ inline constexpr const char* kCheckpointManifest = "checkpoint.json";
 // metrics.csv, which grows after a checkpoint, and corpus.json and task_data.json, which are
 // records themselves (of the text a run reads), checked against that text on --resume, and
 // which the user may delete to go on without that check.
-inline constexpr const char* kRecordedRunFiles[] = {"tokenizer.json", "config.toml",
-                                                    "split.txt",      "finetune.toml",
-                                                    "task.json",      "hf_source.json"};
+inline constexpr const char* kRecordedRunFiles[] = {
+    "tokenizer.json", "config.toml", "split.txt", "finetune.toml", "task.json", "hf_source.json"};
 
 // (file name in run_dir, bytes), committed in this order.
 using CheckpointFiles = std::vector<std::pair<std::string, std::string>>;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "config/config.hpp"

@@ -228,7 +228,8 @@ TEST_CASE("rope precision: a bad geometry or vector shape is refused") {
                     std::invalid_argument);
 }
 
-TEST_CASE("rope precision: a base whose angles overflow or underflow is refused, naming the range") {
+TEST_CASE(
+    "rope precision: a base whose angles overflow or underflow is refused, naming the range") {
     // Issue 57: --base 1e-300 printed 52 rows of nan with exit 0.
     const rf::RopePrecisionVectors v = rf::random_rope_vectors(2, 4, 8, 1);
     const std::vector<size_t> positions = rf::log_spaced_positions(64);

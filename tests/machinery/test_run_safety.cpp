@@ -83,7 +83,8 @@ TEST_CASE("checkpoint commit: the run's own files are in the record, and a chang
 
     // Two vocabulary entries swapped: the same size, still valid JSON — and another model.
     write_file_durably(in(dir, "tokenizer.json"), "{\"vocab\": [\"F\", \"E\"]}\n");
-    const std::string named = "'" + in(dir, "tokenizer.json") + "' changed since the run recorded it";
+    const std::string named =
+        "'" + in(dir, "tokenizer.json") + "' changed since the run recorded it";
     CHECK_THROWS_WITH_AS(verify_run_files(dir), doctest::Contains(named.c_str()),
                          std::runtime_error);
     CHECK_THROWS_WITH_AS(recover_checkpoint(dir), doctest::Contains(named.c_str()),
@@ -110,10 +111,12 @@ TEST_CASE("checkpoint commit: the run's own files are in the record, and a chang
     CHECK(read_file_bytes(in(dir, kCheckpointManifest)) == manifest);
 
     // A record naming a file no run writes is a damaged manifest, not a file to check.
-    write_file_durably(in(dir, kCheckpointManifest),
-                       manifest.substr(0, manifest.rfind('}')) +
-                           ", \"run_files\": {\"notes.txt\": {\"size\": 1, \"fnv1a64\": \"0\"}}}\n");
-    CHECK_THROWS_WITH_AS(verify_run_files(dir), doctest::Contains("is not a valid checkpoint manifest"),
+    write_file_durably(
+        in(dir, kCheckpointManifest),
+        manifest.substr(0, manifest.rfind('}')) +
+            ", \"run_files\": {\"notes.txt\": {\"size\": 1, \"fnv1a64\": \"0\"}}}\n");
+    CHECK_THROWS_WITH_AS(verify_run_files(dir),
+                         doctest::Contains("is not a valid checkpoint manifest"),
                          std::runtime_error);
 }
 

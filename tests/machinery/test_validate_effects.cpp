@@ -131,8 +131,8 @@ TEST_CASE("key uses: each key refused under each setting where it does nothing, 
                 rf::Config defaults = rf::default_config();
                 const std::string fallback =
                     rf::render_value(rf::find_config_field(defaults, use.key).value);
-                CHECK_NOTHROW(rf::load_config(
-                    std::nullopt, with(model, std::string(use.key) + "=" + fallback)));
+                CHECK_NOTHROW(rf::load_config(std::nullopt,
+                                              with(model, std::string(use.key) + "=" + fallback)));
                 ++cases;
             }
         }
@@ -195,13 +195,15 @@ TEST_CASE("key uses: the RoPE-only rows are the keys the RoPE rule refuses where
 TEST_CASE("key uses: every shipped config and every run of every shipped comparison loads") {
     namespace fs = std::filesystem;
     size_t runs = 0;
-    for (const fs::directory_entry& e : fs::directory_iterator(fs::path(RF_SOURCE_DIR) / "configs")) {
+    for (const fs::directory_entry& e :
+         fs::directory_iterator(fs::path(RF_SOURCE_DIR) / "configs")) {
         const std::string path = e.path().string();
         if (e.path().extension() != ".toml" || e.path().filename() == "finetune.toml") continue;
         CAPTURE(path);
         std::ifstream file(path);
         const std::string text((std::istreambuf_iterator<char>(file)), {});
-        if (text.rfind("[compare]", 0) != 0 && text.find("\n[compare]") == std::string::npos) {  // a plain config: its own model
+        if (text.rfind("[compare]", 0) != 0 &&
+            text.find("\n[compare]") == std::string::npos) {  // a plain config: its own model
             CHECK_NOTHROW(rf::load_config(path));
             continue;
         }
@@ -209,7 +211,8 @@ TEST_CASE("key uses: every shipped config and every run of every shipped compari
         REQUIRE_NOTHROW(preset = rf::load_compare_preset(path));
         for (const std::string& name : preset.settings.schemes) {
             CAPTURE(name);
-            CHECK_NOTHROW(rf::comparison_run_config(preset.base, name, 1, preset.settings.variants));
+            CHECK_NOTHROW(
+                rf::comparison_run_config(preset.base, name, 1, preset.settings.variants));
             ++runs;
         }
     }
