@@ -28,6 +28,7 @@ import subprocess
 import sys
 
 from script_outputs import Refusal, check_replaceable, plotting, save  # the pictures' one rule
+from script_outputs import number as checked_number  # a cell's one rule
 
 SOFTWARE = "roformer-cpp scripts/plot_run.py"  # the PNG's Software text chunk: ours
 COLUMNS = ["step", "train_loss", "val_loss", "val_accuracy"]
@@ -57,12 +58,12 @@ def read_metrics(run):
     series = {c: [] for c in COLUMNS[1:]}
     for line, row in enumerate(rows, start=2):
         try:
-            step = int(row["step"])
+            step = checked_number(path, line, row, "step", int)
             for c in series:
                 value = number(row[c])
                 if value is not None:
                     series[c].append((step, value))
-        except (TypeError, ValueError):
+        except (AttributeError, TypeError, ValueError):  # a short row's missing cell is None
             raise Refusal(f"{path}:{line}: a cell is not a number; the file is damaged")
     return series
 

@@ -17,7 +17,8 @@ without the script's mark: move that away.
 Every write is atomic: the bytes go to NAME.tmp-PID in the same folder, are flushed, and the
 temporary is renamed over NAME, so an interrupted script leaves the old file or the new one.
 The inputs' side of the same promise: read_csv and number turn a missing file, a blank line, a
-short row or an empty, non-numeric or non-finite cell into one line naming file, line and column.
+short row or an empty, non-numeric or non-finite cell, or an integer larger than any count the
+commands write, into one line naming file, line and column.
 """
 import csv
 import hashlib
@@ -220,6 +221,17 @@ def read_csv(path, columns, fix):
     return table
 
 
+# The largest integer a roformer command writes (a size_t count, step or position). A larger
+# one is no count of ours, and past about 1e308 it is not even a float: numpy and matplotlib
+# would stop with an OverflowError traceback when they draw it.
+LARGEST_INTEGER = 2**64 - 1
+
+
+def shown(text, limit=40):
+    """TEXT for a one-line message: a cell of thousands of digits shows its start and length."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def number(path, line, row, column, kind=float, empty=False):
     """ROW[COLUMN] as a finite KIND (float or int); an empty cell is None when EMPTY allows it."""
     text = row[column].strip()
@@ -230,13 +242,17 @@ def number(path, line, row, column, kind=float, empty=False):
                       "unfinished: rerun the command that wrote it")
     try:
         value = kind(text)
-    except ValueError:
-        raise Refusal(f"{path}:{line}: the {column} cell '{text}' is not "
+    except ValueError:  # also an integer of more digits than Python converts (4300)
+        raise Refusal(f"{path}:{line}: the {column} cell '{shown(text)}' is not "
                       + ("an integer" if kind is int else "a number")
                       + "; the file is damaged: rerun the command that wrote it") from None
     if kind is float and not math.isfinite(value):
-        raise Refusal(f"{path}:{line}: the {column} cell is {text}, not a finite number (a run "
-                      "that diverged?); leave that run out or train it again")
+        raise Refusal(f"{path}:{line}: the {column} cell is {shown(text)}, not a finite number (a "
+                      "run that diverged?); leave that run out or train it again")
+    if kind is int and abs(value) > LARGEST_INTEGER:
+        raise Refusal(f"{path}:{line}: the {column} cell {shown(text)} is larger than any count "
+                      f"roformer writes (at most 2^64 - 1); the file is damaged: rerun the "
+                      "command that wrote it")
     return value
 
 

@@ -13,6 +13,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "position/rope_decay.hpp"
+#include "tensor/format.hpp"
 
 namespace {
 
@@ -36,6 +37,17 @@ void run_rope_decay(const RopeDecayOptions& o) {
     if (!(o.base > 0.0)) throw std::invalid_argument("--base must be > 0 (the paper uses 10000)");
     if (!(o.max_distance >= 0.0) || !std::isfinite(o.max_distance))
         throw std::invalid_argument("--max-distance must be a finite number ≥ 0");
+    // A base so small that an angle Δ·θ is inf would print nan rows: refused before any row.
+    const double smallest =
+        rf::rope_decay_smallest_base(static_cast<size_t>(o.dim), o.max_distance);
+    if (o.base < smallest)
+        throw std::invalid_argument(
+            "--base " + rf::format_shortest(o.base) + " makes θ_i = base^(-2i/" +
+            std::to_string(o.dim) +
+            ") so large that distance × θ overflows a double (inf, every "
+            "bound nan); with --dim " +
+            std::to_string(o.dim) + " and --max-distance " + rf::format_shortest(o.max_distance) +
+            " give --base ≥ " + rf::format_printf("%.3g", smallest) + " (the paper uses 10000)");
     if (!(o.step > 0.0) || !std::isfinite(o.step))
         throw std::invalid_argument("--step must be > 0 (e.g. 1)");
     const double count = std::floor(o.max_distance / o.step + 1e-9);

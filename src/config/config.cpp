@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "config/toml_quote.hpp"
+#include "config/validate_effects.hpp"
 #include "io/read_file.hpp"
 #include "tensor/format.hpp"
 
@@ -296,9 +297,12 @@ void apply_override(Config& config, const std::string& assignment) {
     assign(field, *parsed.get("value"), where);
 }
 
+// The first line of every file to_toml writes: a run's own config.toml.
+static const char* const kResolvedHeader = "# roformer configuration, fully resolved (every key)";
+
 std::string to_toml(const Config& config) {
     Config copy = config;  // the key table hands out mutable pointers
-    std::string out = "# roformer configuration, fully resolved (every key)\n";
+    std::string out = std::string(kResolvedHeader) + "\n";
     std::string current;
     for (const Field& f : config_fields(copy)) {
         if (current != f.table) {
@@ -311,10 +315,20 @@ std::string to_toml(const Config& config) {
 }
 
 Config load_config(const std::optional<std::string>& path,
-                   const std::vector<std::string>& overrides) {
+                   const std::vector<std::string>& overrides,
+                   const std::function<void(Config&)>& after_file) {
     Config config = default_config();
     if (path) apply_toml_file(config, *path);
+    if (after_file) after_file(config);
+    const Config from_file = config;
     for (const std::string& assignment : overrides) apply_override(config, assignment);
+    // A run's own config.toml (to_toml's) was accepted when the run started, with every key: a
+    // key that changes nothing there was the trained model's, and must not make the run
+    // unreadable. Only what the overrides change meets the idle-key rule (validate_effects.hpp).
+    std::optional<IdleKeysGiven> only_overrides;
+    std::string first_line;
+    if (path && std::getline(std::ifstream(*path), first_line) && first_line == kResolvedHeader)
+        only_overrides.emplace(keys_changed(from_file, config));
     validate(config);
     return config;
 }

@@ -150,9 +150,12 @@ void check_size_limit(const std::string& key, size_t value, const std::string& s
 // identical Config (floats printed in shortest round-trip form).
 std::string to_toml(const Config& config);
 
-// defaults → the file (if given) → the overrides in order → validate().
+// defaults → the file (if given) → after_file (if given) → the overrides in order → validate().
+// A run's own config.toml (to_toml's header) meets the idle-key rule only in what the overrides
+// change (validate_effects.hpp). after_file: how a reader adjusts a run's file (run_config.hpp).
 Config load_config(const std::optional<std::string>& path,
-                   const std::vector<std::string>& overrides = {});
+                   const std::vector<std::string>& overrides = {},
+                   const std::function<void(Config&)>& after_file = {});
 
 // Every key as "table.key", in declaration order (for help texts and tests).
 std::vector<std::string> config_keys();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/validate_effects.hpp"
 #include "config/validate_text.hpp"
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
@@ -136,6 +137,9 @@ void validate(const Config& c) {
     // (no layer rotates: a RoPE key away from its default is refused), position/. First, so
     // that a key which would change nothing is refused as such, not for a rule it never meets.
     validate_position_config(c.position, m.hidden, m.num_heads, m.num_layers);
+    // Every other key that would change nothing (config/validate_effects.hpp), before the rules
+    // it would never meet.
+    refuse_idle_keys(c);
     ModelConfig resolved = m;  // causal is not a key: it follows train.objective
     resolved.causal = c.train.objective == data::Objective::clm;
     validate_model_options(resolved, c.position);  // the model's rules, written in model/

@@ -7,12 +7,16 @@
 //         p the shift, θ_a = base^(−2a/D).
 #include "experiments/rope_precision.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "tensor/format.hpp"
 
 namespace rf {
 
@@ -167,6 +171,40 @@ RopePrecisionVectors random_rope_vectors(size_t groups, size_t tokens, size_t he
     return v;
 }
 
+BaseRange rope_precision_base_range(size_t head_dim, size_t largest) {
+    if (head_dim <= 2) return {0.0, std::numeric_limits<double>::infinity()};
+    const double E = static_cast<double>(head_dim - 2) / static_cast<double>(head_dim);
+    const double m = static_cast<double>(std::max<size_t>(largest, 1));
+    return {std::pow(m / std::ldexp(1.0, 127), 1.0 / E), std::pow(2.0, 126.0 / E)};
+}
+
+namespace {
+
+// The one-line refusal of a base outside rope_precision_base_range, before any work.
+void check_base(const RopeGeometry& g, size_t largest) {
+    const BaseRange range = rope_precision_base_range(g.head_dim, largest);
+    if (g.base >= range.lo && g.base <= range.hi) return;
+    const size_t last = g.head_dim / 2 - 1;
+    const double theta_last = theta(last, g);
+    const std::string what =
+        "--base " + format_shortest(g.base) + " makes the last pair's θ_" + std::to_string(last) +
+        " = base^(-" + std::to_string(2 * last) + "/" + std::to_string(g.head_dim) +
+        ") = " + format_printf("%.3g", theta_last) +
+        (g.base < range.lo ? ", and position " + std::to_string(largest) + " turns it by " +
+                                 format_printf("%.3g", theta_last * double(largest)) +
+                                 " rad, past float32's and bf16's largest number (the f32 and "
+                                 "bf16 angles would be inf, every error nan)"
+                           : ", below float32's smallest normal number 1.18e-38 (the f32 and "
+                             "bf16 cases would turn that pair by 0)");
+    throw std::invalid_argument(what + "; with head size " + std::to_string(g.head_dim) +
+                                " and positions up to " + std::to_string(largest) +
+                                " (the last shift plus the window) give --base from " +
+                                format_printf("%.3g", range.lo) + " to " +
+                                format_printf("%.3g", range.hi) + " (the paper uses 10000)");
+}
+
+}  // namespace
+
 std::vector<RopePrecisionRow> measure_rope_precision(const RopePrecisionVectors& v,
                                                      const RopeGeometry& geometry,
                                                      const std::vector<size_t>& positions,
@@ -176,6 +214,9 @@ std::vector<RopePrecisionRow> measure_rope_precision(const RopePrecisionVectors&
     if (v.head_dim != D || v.q.size() != G * T * D || v.k.size() != G * T * D || T == 0 || G == 0)
         throw std::invalid_argument("rope precision: q and k must be [groups, tokens, " +
                                     std::to_string(D) + "] with groups, tokens ≥ 1");
+    size_t largest = T - 1;
+    for (size_t p : positions) largest = std::max(largest, p + T - 1);
+    check_base(geometry, largest);
     // The reference g(i − j) = ⟨R_i q_i, R_j k_j⟩ in double, per (g, i, j), i ≥ j.
     std::vector<double> reference(G * T * T, 0.0);
     double scale = 0, first_scale = 0;
@@ -240,6 +281,17 @@ std::vector<RopePrecisionRow> measure_rope_precision(const RopePrecisionVectors&
             row.other_tokens_error = other_pairs > 0 ? (shift - first) / other_pairs : 0.0;
             row.score_scale = scale / pairs;
             row.first_token_scale = first_scale / first_pairs;
+            // A result, never a nan printed as one (check_base keeps the angles finite; this is
+            // what is left: scores too large for float32, or q and k all zero).
+            for (const double x : {row.shift_error, row.reference_error, row.first_token_error,
+                                   row.other_tokens_error, row.score_scale})
+                if (!std::isfinite(x) || row.score_scale == 0)
+                    throw std::runtime_error(
+                        std::string("rope precision: case ") + rope_precision_case_name(c) +
+                        " at position " + std::to_string(p) +
+                        (row.score_scale == 0 ? " has no score to measure (q or k all 0)"
+                                              : " gives a non-finite error (scores past float32)") +
+                        "; use other vectors, or the defaults of --head-dim and --base");
             rows.push_back(row);
         }
     }

@@ -85,7 +85,21 @@ struct RopePrecisionRow {
     double first_token_scale = 0;   // mean |g(i − 0)| over the pairs with j = 0
 };
 
+// The bases whose angles every case can hold, for head size D and positions up to `largest`
+// (the last shift + the window's last token): with E = (D − 2)/D, the last pair's θ = base^(−E)
+//   base < 1: θ > 1, and largest · θ must stay ≤ 2^127, half float32's and bf16's largest
+//             number (bf16's rounding of m, θ and their product never reaches inf there);
+//   base > 1: θ < 1, and θ must stay ≥ 2^−126, float32's smallest normal number (below it the
+//             f32 and bf16 cases turn that pair by a subnormal or by 0).
+// {lo, hi} with lo ≤ base ≤ hi; every base when D = 2 (θ_0 = 1).
+struct BaseRange {
+    double lo = 0, hi = 0;
+};
+BaseRange rope_precision_base_range(size_t head_dim, size_t largest);
+
 // Every (case, position) for one geometry. positions: the shifts p (0 gives shift error 0).
+// Throws std::invalid_argument (one line, naming --base and the range above) for a base whose
+// angles would overflow or underflow: never a row of nan.
 std::vector<RopePrecisionRow> measure_rope_precision(const RopePrecisionVectors& vectors,
                                                      const RopeGeometry& geometry,
                                                      const std::vector<size_t>& positions,

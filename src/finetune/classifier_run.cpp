@@ -73,6 +73,7 @@ ClassifierRun load_classifier_run(const std::string& dir) {
                                     ? "best.safetensors"
                                     : "model.safetensors";
     verify_checkpoint_file(dir, weights);
+    verify_run_files(dir);  // task.json, the tokenizer, the config the head was trained with
     ClassifierRun run;
     run.weights = weights;
     Json task;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/read_file.hpp"
+#include "run/checkpoint_commit.hpp"
 #include "run/directory_kind.hpp"
 #include "run/run_config.hpp"
 #include "finetune/tasks.hpp"
@@ -55,6 +56,7 @@ LoadedRun load_source(const FinetuneOptions& options) {
             if (!std::filesystem::exists(run_file(options.from_run, name)))
                 throw std::runtime_error("'" + run_file(options.from_run, name) +
                                          "' is missing; --from takes a `roformer train` --out");
+        verify_run_files(options.from_run);
         source.config = load_run_config(run_file(options.from_run, "config.toml"));
         source.tokenizer = data::load_tokenizer(run_file(options.from_run, "tokenizer.json"));
     } else {

@@ -3,6 +3,7 @@
 // Legend: d head size, h = d/2 pairs, Δ distance, S_j the partial sum of the first j terms.
 #include "position/rope_decay.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <stdexcept>
@@ -26,6 +27,12 @@ double rope_decay_bound(size_t dim, double base, double distance) {
         total += std::abs(partial);
     }
     return total / static_cast<double>(h);
+}
+
+double rope_decay_smallest_base(size_t dim, double largest_distance) {
+    if (dim <= 2) return 0.0;
+    const double exponent = static_cast<double>(dim - 2) / static_cast<double>(dim);
+    return std::pow(std::max(largest_distance, 1.0) / std::ldexp(1.0, 1023), 1.0 / exponent);
 }
 
 }  // namespace rf

@@ -13,4 +13,10 @@ namespace rf {
 
 double rope_decay_bound(size_t dim, double base, double distance);
 
+// The smallest base whose angles Δ·θ_i stay finite in double for every Δ ≤ largest_distance:
+// below 1 the last pair's θ = base^(−(d−2)/d) grows past 1, and largest_distance · θ must stay
+// ≤ 2^1023, half double's largest number (past it the angle is inf and the bound nan). 0 when
+// d = 2 (θ_0 = 1 for every base).
+double rope_decay_smallest_base(size_t dim, double largest_distance);
+
 }  // namespace rf

@@ -192,6 +192,7 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     require_directory(run_dir, "run directory",
                       "pass the --out directory of a finished `roformer train`");
     checked_checkpoint(run_dir);
+    verify_run_files(run_dir);  // the tokenizer and config the model was trained with
     for (const char* name : {"config.toml", "tokenizer.json", "model.safetensors"})
         if (!fs::exists(run_file(run_dir, name)))
             throw std::runtime_error("'" + run_file(run_dir, name) +

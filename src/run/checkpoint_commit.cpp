@@ -50,6 +50,12 @@ void fault_point(const char* point, size_t step) {
     ::_exit(99);
 }
 
+bool is_recorded_run_file(const std::string& name) {
+    for (const char* recorded : kRecordedRunFiles)
+        if (name == recorded) return true;
+    return false;
+}
+
 // The file at `path` has the size and hash the manifest entry records.
 bool matches(const std::string& path, const Json& entry) {
     std::error_code ec;
@@ -80,12 +86,56 @@ Json read_manifest(const std::string& run_dir) {
                 temp.find_first_not_of("0123456789", name.size() + 5) != std::string::npos)
                 throw std::invalid_argument(name);
         }
+        // The run's own files, each with size and hash (absent in a run from before them).
+        if (manifest.contains("run_files")) {
+            if (!manifest.at("run_files").is_object()) throw std::invalid_argument("run_files");
+            for (const auto& [name, entry] : manifest.at("run_files").items()) {
+                entry.at("size").get<uint64_t>();
+                entry.at("fnv1a64").get<std::string>();
+                if (!is_recorded_run_file(name)) throw std::invalid_argument(name);
+            }
+        }
         return manifest;
     } catch (const std::exception&) {  // Json::exception, or a name we would not write
         throw std::runtime_error("'" + path +
                                  "' is not a valid checkpoint manifest; the run directory was "
                                  "damaged — start again with a new --out");
     }
+}
+
+// The first recorded run file whose bytes are no longer the ones `manifest` records, refused.
+void require_recorded_run_files(const std::string& run_dir, const Json& manifest) {
+    if (!manifest.contains("run_files")) return;  // a run from before the record: as it is
+    for (const auto& [name, entry] : manifest.at("run_files").items()) {
+        const std::string path = in_dir(run_dir, name);
+        if (matches(path, entry)) continue;
+        std::error_code ec;
+        const bool gone = !fs::exists(fs::symlink_status(path, ec));
+        const std::string settings =
+            name == "config.toml" ? " (one command's settings go in --set)" : "";
+        throw std::runtime_error("'" + path + "' " + (gone ? "is missing" : "changed") +
+                                 " since the run recorded it (its size and FNV-1a hash in " +
+                                 in_dir(run_dir, kCheckpointManifest) +
+                                 "): the model was trained with the recorded one; put the run's "
+                                 "own " +
+                                 name + " back" + settings + ", or train again into a new --out");
+    }
+}
+
+// The record of the run's own files for the next manifest: each one present, after checking
+// that the previous manifest's record still holds.
+Json run_files_record(const std::string& run_dir) {
+    std::error_code ec;
+    if (fs::exists(in_dir(run_dir, kCheckpointManifest), ec))
+        require_recorded_run_files(run_dir, read_manifest(run_dir));
+    Json record = Json::object();
+    for (const char* name : kRecordedRunFiles) {
+        const std::string path = in_dir(run_dir, name);
+        if (!fs::is_regular_file(fs::symlink_status(path, ec))) continue;
+        const std::string bytes = read_file_bytes(path);
+        record[name] = {{"size", bytes.size()}, {"fnv1a64", hex(fnv1a64(bytes))}};
+    }
+    return record;
 }
 
 }  // namespace
@@ -95,6 +145,7 @@ void commit_checkpoint(const std::string& run_dir, size_t step, const Checkpoint
     manifest["format"] = "roformer-cpp checkpoint";
     manifest["step"] = step;
     manifest["files"] = Json::object();
+    manifest["run_files"] = run_files_record(run_dir);
     static const char* const kTempPoints[] = {"model-temp", "optimizer-temp"};
     static const char* const kRenamePoints[] = {"model-rename", "optimizer-rename"};
     // A write that fails before the commit point removes every temporary of this checkpoint
@@ -133,6 +184,7 @@ CheckpointState recover_checkpoint(const std::string& run_dir) {
         return state;
     }
     const Json manifest = read_manifest(run_dir);
+    require_recorded_run_files(run_dir, manifest);
     state.present = state.manifest = true;
     state.step = manifest.at("step").get<size_t>();
     for (const auto& [name, entry] : manifest.at("files").items()) {
@@ -166,6 +218,12 @@ void verify_checkpoint_file(const std::string& run_dir, const std::string& name)
                              " (a checkpoint write was interrupted, or is under way); retry "
                              "once no `roformer train` writes to " +
                              run_dir);
+}
+
+void verify_run_files(const std::string& run_dir) {
+    std::error_code ec;
+    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return;
+    require_recorded_run_files(run_dir, read_manifest(run_dir));
 }
 
 void remove_stale_temporaries(const std::string& run_dir) {

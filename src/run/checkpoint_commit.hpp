@@ -14,6 +14,14 @@
 // new bytes, and recover_checkpoint finishes the renames. Either way the files at their
 // names end up matching checkpoint.json, which the loader checks.
 //
+// The run's own files — those written once when it starts, which later commands read beside
+// the model (kRecordedRunFiles: the tokenizer first, the config, the task) — are part of the
+// same record: checkpoint.json's "run_files" holds each one's size and FNV-1a hash, so a
+// tokenizer.json edited after training (two vocabulary entries swapped: still valid JSON, and
+// a wrong model) is refused by every reader, naming the file. Each commit checks them against
+// the previous record before it records them again. A run from before "run_files" is read as
+// it is: a reader never writes, so its record starts with its next checkpoint.
+//
 // RF_FAULT_KILL_AT=<point>[@<step>] makes the writer _exit(99) at a named point of the commit
 // (the first checkpoint, or the one of <step>), so tests can kill it at each point in turn:
 //   model-temp, optimizer-temp (= before the manifest), manifest, model-rename, optimizer-rename
@@ -27,6 +35,15 @@
 namespace rf {
 
 inline constexpr const char* kCheckpointManifest = "checkpoint.json";
+
+// The files a run writes once at its start and never again, recorded by each checkpoint: the
+// tokenizer and the config (train, finetune, import-hf), split.txt (train, finetune), a
+// fine-tune's finetune.toml and task.json, import-hf's hf_source.json. Not among them:
+// metrics.csv, which grows after a checkpoint, and corpus.json and task_data.json, which are
+// records themselves (of the text a run reads), checked against that text on --resume, and
+// which the user may delete to go on without that check.
+inline constexpr const char* kRecordedRunFiles[] = {
+    "tokenizer.json", "config.toml", "split.txt", "finetune.toml", "task.json", "hf_source.json"};
 
 // (file name in run_dir, bytes), committed in this order.
 using CheckpointFiles = std::vector<std::pair<std::string, std::string>>;
@@ -50,6 +67,11 @@ std::optional<size_t> committed_step(const std::string& run_dir);
 
 // Read-only: verifies `name` (e.g. model.safetensors) against checkpoint.json, if any.
 void verify_checkpoint_file(const std::string& run_dir, const std::string& name);
+
+// Read-only: every run file checkpoint.json records (kRecordedRunFiles) still has its recorded
+// size and hash. Throws std::runtime_error (one line) naming the first that does not; nothing
+// is checked for a run without a manifest or from before the record.
+void verify_run_files(const std::string& run_dir);
 
 // Removes "*.tmp-*" files a killed writer left in run_dir (call after recover_checkpoint).
 void remove_stale_temporaries(const std::string& run_dir);

@@ -195,8 +195,10 @@ DirectoryState require_model_run(const std::string& dir, const std::string& opti
 
 DirectoryState require_tokenizer_run(const std::string& dir, const std::string& option) {
     const DirectoryState state = inspect_directory(dir);
-    if (state.kind == DirectoryKind::training_run || state.kind == DirectoryKind::finetune_run)
+    if (state.kind == DirectoryKind::training_run || state.kind == DirectoryKind::finetune_run) {
+        verify_run_files(dir);  // the tokenizer the run recorded, not an edited one
         return state;
+    }
     std::string fix = reader_of(state, dir);
     if (state.kind == DirectoryKind::hf_model || state.kind == DirectoryKind::hf_export)
         fix = "give it to --tokenizer instead of --run";

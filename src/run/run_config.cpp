@@ -37,11 +37,9 @@ std::vector<std::string> make_portable(ModelConfig& model) {
 
 Config load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                        std::vector<std::string>* notes) {
-    Config config = default_config();
-    apply_toml_file(config, path);
-    const std::vector<std::string> made = make_portable(config.model);
-    for (const std::string& assignment : overrides) apply_override(config, assignment);
-    validate(config);
+    std::vector<std::string> made;
+    const Config config = load_config(path, overrides,
+                                      [&](Config& c) { made = make_portable(c.model); });
     if (notes != nullptr) {
         notes->insert(notes->end(), made.begin(), made.end());
     } else {

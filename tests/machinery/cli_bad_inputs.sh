@@ -63,6 +63,12 @@ cp -r "$CUT2" "$W/mixed" && MIXED=$W/mixed && cp "$MIXED/optimizer.safetensors" 
 setup train $SMALL --set train.steps=4 --stop-after 3 --resume --out "$MIXED"
 cp "$W/opt2" "$MIXED/optimizer.safetensors"
 python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['files']={}; json.dump(m,open(p,'w'))" "$MIXED/checkpoint.json"
+# issue 57: two vocabulary entries of tokenizer.json swapped (same size, still valid JSON) in a
+# finished run ($SWAP) and in one cut at step 2; a comment added to a finished run's config.toml.
+swap_vocab() { python3 -c "import sys; p=sys.argv[1]; t=open(p).read().split('\n'); i=t.index('    \"E\",'); j=t.index('    \"F\",'); t[i],t[j]=t[j],t[i]; open(p,'w').write('\n'.join(t))" "$1/tokenizer.json"; }
+cp -r "$RUN" "$W/swap" && SWAP=$W/swap && swap_vocab "$SWAP"
+cp -r "$CUT2" "$W/swapcut" && swap_vocab "$W/swapcut"
+cp -r "$RUN" "$W/edited" && echo "# my note" >> "$W/edited/config.toml"
 
 # issue 35 (inputs that would be ignored): a learned run; compare presets whose sweeps collide
 # with what compare sets per run (train.seed, position.* next to schemes)
@@ -215,6 +221,21 @@ TABLE=$(cat <<'ROWS'
 2 | compare.variants.lr sets train.seed                                | compare --config $W/seed_variant.toml --no-plot --out $W/o38
 2 | is swept in $W/scheme_sweep.toml but compare.schemes already sets it | compare --config $W/scheme_sweep.toml --no-plot --out $W/o38
 2 | compare: train.seed is set by --set train.seed=3                   | compare --config configs/tiny.toml --set train.seed=3 --no-plot --out $W/o38
+2 | '$W/swap/tokenizer.json' changed since the run recorded it          | eval --run $SWAP
+2 | '$W/swap/tokenizer.json' changed since the run recorded it          | fill-mask --run $SWAP 'the [MASK] of'
+2 | '$W/swap/tokenizer.json' changed since the run recorded it          | tokenize --run $SWAP EF
+2 | '$W/swap/tokenizer.json' changed since the run recorded it          | export-hf $SWAP --out $W/o39
+2 | '$W/swapcut/tokenizer.json' changed since the run recorded it       | train $SMALL --set train.steps=4 --resume --out $W/swapcut
+2 | '$W/edited/config.toml' changed since the run recorded it           | eval --run $W/edited
+2 | --base 1e-300 makes the last pair's θ_15 = base^(-30/32)           | rope-precision --base 1e-300 --max-position 16
+2 | give --base from                                                   | rope-precision --base 1e300 --max-position 16
+2 | --base 1e-320 makes θ_i = base^(-2i/128) so large that distance × θ overflows a double | rope-decay --base 1e-320
+2 | position.xpos_gamma = 0.3 shapes xPos's decay, but position.xpos = false | train $TINY --set position.xpos_gamma=0.3 --out $W/o40
+2 | position.yarn_beta_fast = 16.0 shapes YaRN's ramp, but position.scaling = none | train $TINY --set position.yarn_beta_fast=16 --out $W/o40
+2 | position.sinusoidal_scale = 1.0 scales the sinusoidal table, but position.scheme = rope | train $TINY --set position.sinusoidal_scale=1 --out $W/o40
+2 | train.min_lr_ratio = 0.05 sets where the learning rate's decay ends, but train.schedule = constant | train $TINY --set train.schedule=constant --set train.min_lr_ratio=0.05 --out $W/o40
+2 | position.rope_placement = before_feature_map chooses where RoPE enters linear attention, but model.attention = softmax | train $TINY --set position.rope_placement=before_feature_map --out $W/o40
+2 | position.yarn_beta_fast = 16.0 shapes YaRN's ramp, but position.scaling = none | eval --run $RUN --set position.yarn_beta_fast=16
 2 | --run '$W/no such run' does not exist                             | tokenize --run "$W/no such run" hello
 2 | roformer eval --run '$W/run copy'                                  | train $SMALL --set train.steps=2 --resume --out "$W/run copy"
 0 | next: roformer extrapolate --runs '$W/cmp 2'                       | compare --config configs/tiny.toml --schemes none --seeds 1 --set train.steps=2 --set train.eval_every=1 --no-plot --out "$W/cmp 2"
@@ -257,7 +278,7 @@ done
 [ "$(printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' | md5sum)" = "$(md5sum < "$W/mine.csv")" ] ||
     { echo "FAIL: a user's file in our format was overwritten"; failures=$((failures + 1)); }
 [ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
-for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36 o37 o38; do
+for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36 o37 o38 o39 o40; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
 

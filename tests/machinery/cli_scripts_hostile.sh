@@ -208,6 +208,20 @@ if [ "$(id -u)" -eq 0 ]; then
   [ "$(ls "$f/tmp")" = "$(basename "${log:-none}")" ] || bad "fresh_root.sh left in TMPDIR: $(ls "$f/tmp")"
 fi
 
+# ---- an integer cell too large for a float: one line naming the file and the value -----------
+# (issue 57: numpy's float conversion stopped every plot with an OverflowError traceback)
+h="$WORK/huge"; mkdir -p "$h/curves" "$h/run"; big=$(printf '9%.0s' $(seq 400))
+printf 'vectors,pairing,case,position,shift_error,reference_error,first_token_error,other_tokens_error,score_scale,first_token_scale\nrandom,interleaved,f32,%s,0.1,0.1,0.1,0.1,1,1\nrandom,interleaved,f32,1,0.1,0.1,0.1,0.1,1,1\n' "$big" >"$h/precision.csv"
+printf 'scheme,seed,step,train_loss,val_loss,val_accuracy\na,1,0,4.0,4.0,0\na,1,%s,3.9,3.8,0\n' "$big" >"$h/curves/curves.csv"
+printf 'step,train_loss,val_loss,val_accuracy\n1,4.0,4.0,0\n%s,3.9,3.8,0\n' "$big" >"$h/run/metrics.csv"
+printf 'true\\predicted,x,y\nx,3,%s\ny,0,2\n' "$big" >"$h/confusion.csv"
+for cmd in "plot_rope_precision.py $h/precision.csv" "plot_curves.py $h/curves curves" \
+           "plot_run.py $h/run --unigram 5" "plot_confusion.py $h/confusion.csv $h/confusion.png"; do
+  refused "${cmd%% *} with a 400-digit integer" $PY scripts/$cmd
+  grep -q "$h/.*:[0-9]*.*9999.*(400 characters) is larger than" "$WORK/stderr" || bad "${cmd%% *}: the value and file not named: $(head -c 300 "$WORK/stderr")"
+done
+[ -e "$h/confusion.png" ] && bad "plot_confusion drew a 400-digit count"
+
 [ $failures -eq 0 ] || { echo "FAIL: $failures case(s)"; exit 1; }
 echo "hostile arguments and paths: every script refused with one line and exit 2, no traceback, no user file changed"
 echo PASS

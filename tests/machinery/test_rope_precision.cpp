@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "experiments/rope_precision.hpp"
@@ -225,4 +226,41 @@ TEST_CASE("rope precision: a bad geometry or vector shape is refused") {
                     std::invalid_argument);
     CHECK_THROWS_AS(rf::measure_rope_precision(v, {8, -1.0, rf::RopePairing::half}, {0}, {}),
                     std::invalid_argument);
+}
+
+TEST_CASE(
+    "rope precision: a base whose angles overflow or underflow is refused, naming the range") {
+    // Issue 57: --base 1e-300 printed 52 rows of nan with exit 0.
+    const rf::RopePrecisionVectors v = rf::random_rope_vectors(2, 4, 8, 1);
+    const std::vector<size_t> positions = rf::log_spaced_positions(64);
+    const size_t largest = 64 + 4 - 1;
+    const rf::BaseRange range = rf::rope_precision_base_range(8, largest);
+    CHECK(range.lo < 1e-20);
+    CHECK(range.hi > 1e20);
+    auto measure = [&](double base) {
+        return rf::measure_rope_precision(v, {8, base, rf::RopePairing::half}, positions,
+                                          rf::all_rope_precision_cases());
+    };
+    // Just inside either end: every number of every row finite.
+    for (const double base : {range.lo * 1.001, range.hi / 1.001, 10000.0}) {
+        CAPTURE(base);
+        for (const rf::RopePrecisionRow& r : measure(base))
+            for (const double x : {r.shift_error, r.reference_error, r.first_token_error,
+                                   r.other_tokens_error, r.score_scale, r.first_token_scale})
+                CHECK(std::isfinite(x));
+    }
+    // Past them, or far past (the issue's 1e-300): one line naming --base and the range.
+    for (const double base : {range.lo / 1.01, 1e-300, range.hi * 1.01, 1e300}) {
+        CAPTURE(base);
+        std::string message;
+        try {
+            measure(base);
+        } catch (const std::invalid_argument& e) { message = e.what(); }
+        CHECK(message.find("--base") == 0);
+        CHECK(message.find("give --base from") != std::string::npos);
+        CHECK(message.find('\n') == std::string::npos);
+    }
+    // The bound is a property of the geometry: D = 2 turns its one pair by θ_0 = 1, any base.
+    CHECK(rf::rope_precision_base_range(2, largest).lo == 0);
+    CHECK(std::isinf(rf::rope_precision_base_range(2, largest).hi));
 }

@@ -69,6 +69,57 @@ TEST_CASE("checkpoint commit: files and manifest agree, and a commit cut short i
     CHECK(fs::exists(in(dir, "model.safetensors")));
 }
 
+TEST_CASE("checkpoint commit: the run's own files are in the record, and a change is refused") {
+    const std::string dir = fresh_dir("run_files");
+    const std::string tokenizer = "{\"vocab\": [\"E\", \"F\"]}\n";
+    write_file_durably(in(dir, "tokenizer.json"), tokenizer);
+    write_file_durably(in(dir, "config.toml"), "[model]\nhidden = 64\n");
+    write_file_durably(in(dir, "notes.txt"), "a user's own notes");
+    commit_checkpoint(dir, 2, {{"model.safetensors", "model@2"}});
+    CHECK_NOTHROW(verify_run_files(dir));
+    CHECK(read_file_bytes(in(dir, kCheckpointManifest)).find("notes.txt") == std::string::npos);
+    write_file_durably(in(dir, "notes.txt"), "edited notes");  // not the run's: never checked
+    CHECK_NOTHROW(verify_run_files(dir));
+
+    // Two vocabulary entries swapped: the same size, still valid JSON — and another model.
+    write_file_durably(in(dir, "tokenizer.json"), "{\"vocab\": [\"F\", \"E\"]}\n");
+    const std::string named =
+        "'" + in(dir, "tokenizer.json") + "' changed since the run recorded it";
+    CHECK_THROWS_WITH_AS(verify_run_files(dir), doctest::Contains(named.c_str()),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(recover_checkpoint(dir), doctest::Contains(named.c_str()),
+                         std::runtime_error);
+    // The next commit checks the record before it records again: the edit is not adopted.
+    CHECK_THROWS_WITH_AS(commit_checkpoint(dir, 4, {{"model.safetensors", "model@4"}}),
+                         doctest::Contains(named.c_str()), std::runtime_error);
+    CHECK(read_file_bytes(in(dir, "model.safetensors")) == "model@2");
+    write_file_durably(in(dir, "tokenizer.json"), tokenizer);
+    CHECK_NOTHROW(verify_run_files(dir));
+
+    fs::remove(in(dir, "config.toml"));
+    CHECK_THROWS_WITH_AS(verify_run_files(dir), doctest::Contains("config.toml' is missing"),
+                         std::runtime_error);
+    write_file_durably(in(dir, "config.toml"), "[model]\nhidden = 64\n");
+
+    // A run from before the record: read as it is, and the read writes nothing.
+    std::string manifest = read_file_bytes(in(dir, kCheckpointManifest));
+    manifest = manifest.substr(0, manifest.find(",\n  \"run_files\"")) + "\n}\n";
+    write_file_durably(in(dir, kCheckpointManifest), manifest);
+    write_file_durably(in(dir, "tokenizer.json"), "{\"vocab\": [\"F\", \"E\"]}\n");
+    CHECK_NOTHROW(verify_run_files(dir));
+    CHECK(recover_checkpoint(dir).step == 2);
+    CHECK(read_file_bytes(in(dir, kCheckpointManifest)) == manifest);
+
+    // A record naming a file no run writes is a damaged manifest, not a file to check.
+    write_file_durably(
+        in(dir, kCheckpointManifest),
+        manifest.substr(0, manifest.rfind('}')) +
+            ", \"run_files\": {\"notes.txt\": {\"size\": 1, \"fnv1a64\": \"0\"}}}\n");
+    CHECK_THROWS_WITH_AS(verify_run_files(dir),
+                         doctest::Contains("is not a valid checkpoint manifest"),
+                         std::runtime_error);
+}
+
 TEST_CASE("run directory: one writer at a time, and the loser is told the holder's pid") {
     const std::string dir = fresh_dir("one_writer");
     fs::remove_all(dir);
