@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <variant>
 
 #include "config/config.hpp"
@@ -121,6 +122,15 @@ void validate_limits(const Config& config) {
                                           double(config.data.seq_len)) > 0.5 * need
                             ? ", above all model.random_features (FAVOR's feature maps)"
                             : ""));
+    // Under ulimit -v: the same, plus what is mapped without being used (memory_estimate.hpp).
+    const size_t threads = config.train.threads ? config.train.threads
+                                                : std::max(1u, std::thread::hardware_concurrency());
+    check_address_space(
+        training_address_space_bytes(need, threads), "this config",
+        format_fixed(need / double(1 << 20), 0) + " MiB to train, " + std::to_string(threads) +
+            " × 128 MiB of OpenBLAS buffers for train.threads = " + std::to_string(threads) +
+            (threads > 1 ? " and each extra thread's stack and malloc arena" : ""),
+        "make train.threads, the model or train.batch_size × data.seq_len smaller");
 }
 
 }  // namespace rf

@@ -2,9 +2,13 @@
 // (see memory_estimate.hpp).
 #include "config/memory_estimate.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <stdexcept>
 
 #include "model/attention.hpp"
@@ -53,6 +57,61 @@ double machine_memory_bytes() {
 }
 
 double memory_budget_bytes() { return 0.8 * machine_memory_bytes(); }
+
+// ---- address space --------------------------------------------------------------------------
+double address_space_limit_bytes() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+    return double(limit.rlim_cur);
+}
+
+double address_space_mapped_bytes() {
+    std::ifstream statm("/proc/self/statm");  // first field: the pages mapped (VmSize)
+    double pages = 0;
+    const long page = sysconf(_SC_PAGE_SIZE);
+    return statm >> pages && page > 0 ? pages * double(page) : 0.0;
+}
+
+double allocation_budget_bytes() {
+    double budget = memory_budget_bytes();
+    if (const double limit = address_space_limit_bytes(); limit > 0) {
+        const double left = std::max(1.0, limit - address_space_mapped_bytes());
+        budget = budget > 0 ? std::min(budget, left) : left;
+    }
+    return budget;
+}
+
+double worker_thread_bytes() {
+    constexpr double kArena = 64.0 * (1 << 20);  // glibc: HEAP_MAX_SIZE on 64-bit
+    rlimit stack{};
+    const double stack_bytes =
+        getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY
+            ? double(stack.rlim_cur)
+            : 8.0 * (1 << 20);
+    return kArena + stack_bytes;
+}
+
+double training_address_space_bytes(double training_bytes, size_t threads) {
+    const double t = double(std::max<size_t>(1, threads));
+    return training_bytes + t * kOpenBlasBufferBytes + (t - 1) * worker_thread_bytes() +
+           kAddressSpaceSlackBytes;
+}
+
+void check_address_space(double need, const std::string& what, const std::string& parts,
+                         const std::string& fix) {
+    const double limit = address_space_limit_bytes();
+    if (limit <= 0) return;
+    const double mapped = address_space_mapped_bytes();
+    if (mapped + need <= limit) return;
+    const double kib = std::ceil((mapped + need) / 1024 / 1000) * 1000;  // ulimit -v's unit
+    throw std::invalid_argument(
+        what + " needs about " + format_fixed((mapped + need) / double(1 << 20), 0) +
+        " MiB of address space (" + parts + ", beside the " +
+        format_fixed(mapped / double(1 << 20), 0) +
+        " MiB the program and its libraries map) but ulimit -v allows " +
+        format_fixed(limit / double(1 << 20), 0) + " MiB; raise it to at least ulimit -v " +
+        format_fixed(kib, 0) + (fix.empty() ? "" : ", or " + fix));
+}
 
 // ---- roformer attention ---------------------------------------------------------------------
 namespace {
