@@ -75,7 +75,8 @@ double address_space_mapped_bytes() {
 double allocation_budget_bytes() {
     double budget = memory_budget_bytes();
     if (const double limit = address_space_limit_bytes(); limit > 0) {
-        const double left = std::max(1.0, limit - address_space_mapped_bytes());
+        const double left =
+            std::max(1.0, limit - address_space_mapped_bytes() - kAddressSpaceSlackBytes);
         budget = budget > 0 ? std::min(budget, left) : left;
     }
     return budget;

@@ -53,7 +53,8 @@ double address_space_limit_bytes();
 // What this process has mapped now (VmSize: code, libraries, heap, threads), 0 when unknown.
 double address_space_mapped_bytes();
 // Bytes a command may still allocate: 80 % of the machine's memory, or less when ulimit -v
-// leaves less beside what is mapped (0 when neither is known: nothing is refused).
+// leaves less beside what is mapped and kAddressSpaceSlackBytes (0 when neither is known:
+// nothing is refused).
 double allocation_budget_bytes();
 
 // OpenBLAS maps one buffer on the first product of every thread that calls it: BUFFER_SIZE =
