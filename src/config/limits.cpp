@@ -8,7 +8,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <variant>
 
 #include "config/config.hpp"
@@ -48,7 +47,10 @@ const SizeLimit kSizeLimits[] = {
 
 std::string gib(double bytes) { return format_fixed(bytes / double(1ull << 30), 1) + " GiB"; }
 
-// Rough bytes a training step needs, in double so that absurd sizes cannot overflow.
+}  // namespace
+
+// Rough bytes a training step needs, in double so that absurd sizes cannot overflow (declared
+// in memory_estimate.hpp: training checks it against ulimit -v too).
 double estimated_training_bytes(const Config& c) {
     const double V = double(c.model.vocab_size ? c.model.vocab_size : c.data.vocab_size);
     const double C = double(c.model.hidden), F = double(c.model.ffn);
@@ -66,8 +68,6 @@ double estimated_training_bytes(const Config& c) {
     // float32: weights, grads, two AdamW moments; + linear attention's feature maps
     return 4.0 * (4 * params + activations) + feature_map_bytes(c, B, T);
 }
-
-}  // namespace
 
 void validate_finite(const Config& config) {
     Config copy = config;  // the key table hands out mutable pointers
@@ -122,15 +122,6 @@ void validate_limits(const Config& config) {
                                           double(config.data.seq_len)) > 0.5 * need
                             ? ", above all model.random_features (FAVOR's feature maps)"
                             : ""));
-    // Under ulimit -v: the same, plus what is mapped without being used (memory_estimate.hpp).
-    const size_t threads = config.train.threads ? config.train.threads
-                                                : std::max(1u, std::thread::hardware_concurrency());
-    check_address_space(
-        training_address_space_bytes(need, threads), "this config",
-        format_fixed(need / double(1 << 20), 0) + " MiB to train, " + std::to_string(threads) +
-            " × 128 MiB of OpenBLAS buffers for train.threads = " + std::to_string(threads) +
-            (threads > 1 ? " and each extra thread's stack and malloc arena" : ""),
-        "make train.threads, the model or train.batch_size × data.seq_len smaller");
 }
 
 }  // namespace rf

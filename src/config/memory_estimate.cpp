@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "model/attention.hpp"
 #include "tensor/format.hpp"
@@ -96,6 +97,39 @@ double training_address_space_bytes(double training_bytes, size_t threads) {
     const double t = double(std::max<size_t>(1, threads));
     return training_bytes + t * kOpenBlasBufferBytes + (t - 1) * worker_thread_bytes() +
            kAddressSpaceSlackBytes;
+}
+
+size_t configured_threads(const Config& c) {
+    return c.train.threads ? c.train.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+namespace {
+std::string mib(double bytes) { return format_fixed(bytes / double(1 << 20), 0) + " MiB"; }
+// "51 MiB to train, 1 × 128 MiB of OpenBLAS buffers for train.threads = 1"
+std::string address_space_parts(double bytes, const char* to, size_t threads) {
+    return mib(bytes) + " " + to + ", " + std::to_string(threads) +
+           " × 128 MiB of OpenBLAS buffers for train.threads = " + std::to_string(threads) +
+           (threads > 1 ? " and each extra thread's stack and malloc arena" : "");
+}
+}  // namespace
+
+void check_products_address_space(const Config& config, size_t threads) {
+    threads = std::max<size_t>(1, threads);
+    const double need =
+        evaluation_bytes(config, double(config.train.batch_size), double(config.data.seq_len)) +
+        corpus_memory_bytes(config);
+    check_address_space(training_address_space_bytes(need, threads), "roformer",
+                        address_space_parts(need, "for the model, its data and a forward",
+                                            threads),
+                        threads > 1 ? "use fewer threads (train.threads)" : "");
+}
+
+void check_training_address_space(const Config& config, size_t threads) {
+    const double need = estimated_training_bytes(config) + corpus_memory_bytes(config);
+    check_address_space(training_address_space_bytes(need, threads), "this config",
+                        address_space_parts(need, "to train", threads),
+                        "make train.threads, the model or train.batch_size × data.seq_len "
+                        "smaller");
 }
 
 void check_address_space(double need, const std::string& what, const std::string& parts,
@@ -191,6 +225,10 @@ void check_evaluation_memory(const Config& config, size_t batch, size_t length,
                                     std::to_string(length) +
                                     " tokens: T² attention scores per head) but this machine has " +
                                     gib(have) + " of memory; " + fix);
+    const size_t threads = configured_threads(config);
+    check_address_space(training_address_space_bytes(need, threads), what,
+                        address_space_parts(need, "for the forward", threads),
+                        fix);
 }
 
 }  // namespace rf

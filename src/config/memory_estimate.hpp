@@ -69,14 +69,33 @@ double worker_thread_bytes();
 inline constexpr double kAddressSpaceSlackBytes = 16.0 * (1 << 20);
 
 // Address space a training needs beyond what is mapped now: `training_bytes` (its estimate),
-// an OpenBLAS buffer per thread and the workers' arenas and stacks, and the slack.
+// an OpenBLAS buffer per thread and the workers' arenas and stacks, and the slack. (An
+// evaluation needs the same around its own estimate.)
 double training_address_space_bytes(double training_bytes, size_t threads);
+
+// Rough bytes a training step needs: parameters, gradients, AdamW's moments and one step's
+// activations (config/limits.cpp, where validate_limits holds it against the machine).
+double estimated_training_bytes(const Config& config);
+
+// The threads a command computes on: train.threads, or every core when it is 0.
+size_t configured_threads(const Config& config);
 
 // Throws std::invalid_argument, one line, when `need` more bytes do not fit under ulimit -v
 // beside what is mapped now: "<what> needs about X of address space (<parts>) but ulimit -v
 // allows Y, Z of it already mapped …; raise ulimit -v to at least N, or <fix>".
 void check_address_space(double need, const std::string& what, const std::string& parts,
                          const std::string& fix);
+
+// check_address_space for a command that reads `config`'s data and runs its model: one
+// evaluation forward of train.batch_size windows of data.seq_len tokens, the corpus, an
+// OpenBLAS buffer per thread, the workers' stacks and arenas. run/threads.cpp's
+// apply_threading calls it before any command's first product, so none spins under a
+// ulimit -v too small for them.
+void check_products_address_space(const Config& config, size_t threads);
+
+// check_address_space for training `config` on `threads` threads (its estimate, the corpus,
+// the OpenBLAS buffers): called by train() before the run directory is touched.
+void check_training_address_space(const Config& config, size_t threads);
 
 // `roformer attention`'s output formats, by what each holds beside the maps per selected weight
 // (measured: docs/performance.md, "Memory of the edges").
@@ -98,7 +117,7 @@ void check_attention_memory(const Config& config, size_t length, size_t selected
 // Throws std::invalid_argument when evaluation_bytes(config, batch, length) is over 80 % of the
 // machine: "<what> needs about X GiB … this machine has Y GiB of memory; <fix>". `what` names
 // the setting ("eval --seq-len 16384"), `fix` the option to lower ("lower --seq-len or
-// --max-tokens").
+// --max-tokens"). Under ulimit -v, also check_address_space with the OpenBLAS buffers.
 void check_evaluation_memory(const Config& config, size_t batch, size_t length,
                              const std::string& what, const std::string& fix);
 

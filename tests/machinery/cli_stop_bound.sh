@@ -3,7 +3,7 @@
 # every command guarantees"):
 #   train under a ulimit -v too small for its estimate and OpenBLAS's buffers: one line naming
 #     ulimit -v and the limit that fits, exit 2, nothing created — never a spin in OpenBLAS's
-#     allocator (the old binary spun for ever); the limit it names then trains;
+#     allocator (the old binary spun for ever); the limit it names then trains; eval alike;
 #   train stuck in a step (its stderr a full pipe nobody reads, so a progress write blocks):
 #     the first SIGTERM ends it on its own within the grace (10 s), exit 143 — no second signal;
 #     --resume then continues (the lock is free, nothing half-committed).
@@ -30,6 +30,14 @@ fits=$(echo "$msg" | sed -n 's/.*at least ulimit -v \([0-9]*\).*/\1/p')
 out=$( (ulimit -v "$fits"; exec timeout -s KILL 60 "$BIN" "${TINY[@]}" --out "$WORK/fits") 2>&1) \
   || fail "train under the ulimit -v $fits the refusal named: $out"
 echo "ulimit -v $fits (the one named): trained"
+# Every command that runs a model checks before its first product: eval of that run too.
+msg=$( (ulimit -v 160000; exec timeout -s KILL 30 "$BIN" eval --run "$WORK/fits") 2>&1)
+rc=$?
+[ $rc -eq 137 ] && fail "eval under ulimit -v 160000 still running after 30 s (OpenBLAS's spin)"
+[ $rc -eq 2 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] || fail "eval under ulimit -v 160000: exit $rc: $msg"
+echo "$msg" | grep -q "of address space (.*OpenBLAS buffers.*) but ulimit -v allows 156 MiB; raise it to at least ulimit -v [0-9]*" \
+  || fail "eval under ulimit -v: message: $msg"
+echo "eval under ulimit -v 160000: $msg"
 
 # 2. A step that does not end: SIGTERM once, and the process ends within the grace.
 python3 - "$BIN" "$WORK/stuck" <<'EOF' || exit 1
