@@ -156,8 +156,8 @@ void check_table_size(const GradcheckCommandOptions& o) {
     const double bytes = 2.0 * double(o.offset + o.seq) * double(half) * sizeof(Real);
     const double budget = rf::allocation_budget_bytes();
     if (budget > 0 && bytes > budget) {
-        const bool ulimit = rf::address_space_limit_bytes() > 0 &&
-                            budget < rf::memory_budget_bytes();
+        const double machine = rf::memory_budget_bytes();
+        const bool ulimit = rf::address_space_limit_bytes() > 0 && !(machine > 0 && budget >= machine);
         const size_t fits = size_t(budget / (2.0 * double(half) * sizeof(Real)));
         throw std::invalid_argument(
             "--offset " + std::to_string(o.offset) + ": rope's table of " +
@@ -308,7 +308,9 @@ void add_gradcheck(CLI::App& app) {
     cmd->add_option("--heads", options->heads, "Heads H (rope only: x is [1, H, T, D])")
         ->check(rf::cli::unsigned_number())
         ->capture_default_str();
-    cmd->add_option("--offset", options->offset, "First position (rope only; the table holds (offset + seq) × dim/2 ≤ 2^24 angles)")
+    cmd->add_option("--offset", options->offset,
+                    "First position (rope only; its table holds (offset + seq) × dim/2 ≤ 2^24 "
+                    "angles)")
         ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--format", options->format, "table | csv (summary as a final '# ' line)")

@@ -107,8 +107,9 @@ namespace {
 std::string mib(double bytes) { return format_fixed(bytes / double(1 << 20), 0) + " MiB"; }
 // "51 MiB to train, 1 × 128 MiB of OpenBLAS buffers for train.threads = 1"
 std::string address_space_parts(double bytes, const char* to, size_t threads) {
-    return mib(bytes) + " " + to + ", " + std::to_string(threads) +
-           " × 128 MiB of OpenBLAS buffers for train.threads = " + std::to_string(threads) +
+    return mib(bytes) + " " + to + ", " + std::to_string(threads) + " × " +
+           mib(kOpenBlasBufferBytes) + " of OpenBLAS buffers for train.threads = " +
+           std::to_string(threads) +
            (threads > 1 ? " and each extra thread's stack and malloc arena" : "");
 }
 }  // namespace
@@ -139,13 +140,11 @@ void check_address_space(double need, const std::string& what, const std::string
     const double mapped = address_space_mapped_bytes();
     if (mapped + need <= limit) return;
     const double kib = std::ceil((mapped + need) / 1024 / 1000) * 1000;  // ulimit -v's unit
-    throw std::invalid_argument(
-        what + " needs about " + format_fixed((mapped + need) / double(1 << 20), 0) +
-        " MiB of address space (" + parts + ", beside the " +
-        format_fixed(mapped / double(1 << 20), 0) +
-        " MiB the program and its libraries map) but ulimit -v allows " +
-        format_fixed(limit / double(1 << 20), 0) + " MiB; raise it to at least ulimit -v " +
-        format_fixed(kib, 0) + (fix.empty() ? "" : ", or " + fix));
+    throw std::invalid_argument(what + " needs about " + mib(mapped + need) +
+                                " of address space (" + parts + ", beside the " + mib(mapped) +
+                                " the program and its libraries map) but ulimit -v allows " +
+                                mib(limit) + "; raise it to at least ulimit -v " +
+                                format_fixed(kib, 0) + (fix.empty() ? "" : ", or " + fix));
 }
 
 // ---- roformer attention ---------------------------------------------------------------------

@@ -125,12 +125,12 @@ InterruptGuard::InterruptGuard() {
     g_signal.store(0);
     g_count.store(0);
     g_epoch.fetch_add(1);
+    start_watchdog();  // first: the handlers below take effect at once, as they always did
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;  // file writes in the step carry on rather than fail with EINTR
     for (int i = 0; i < 4; ++i) sigaction(kSignals[i], &sa, &g_old[i]);
-    start_watchdog();
 }
 
 InterruptGuard::~InterruptGuard() {
