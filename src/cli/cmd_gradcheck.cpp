@@ -157,7 +157,8 @@ void check_table_size(const GradcheckCommandOptions& o) {
     const double budget = rf::allocation_budget_bytes();
     if (budget > 0 && bytes > budget) {
         const double machine = rf::memory_budget_bytes();
-        const bool ulimit = rf::address_space_limit_bytes() > 0 && !(machine > 0 && budget >= machine);
+        const bool ulimit =
+            rf::address_space_limit_bytes() > 0 && !(machine > 0 && budget >= machine);
         const size_t fits = size_t(budget / (2.0 * double(half) * sizeof(Real)));
         throw std::invalid_argument(
             "--offset " + std::to_string(o.offset) + ": rope's table of " +

@@ -188,8 +188,8 @@ std::vector<rf::RopePrecisionRow> measure_watched(const rf::RopePrecisionVectors
         for (rf::RopePrecisionCase c : cases) {
             const std::string done = std::to_string(rows.size() / positions.size());
             if (work.stop_signal())
-                work.exit_stopped("after " + done + " of " + parts + " (pairing, case) measurements",
-                                  left);
+                work.exit_stopped(
+                    "after " + done + " of " + parts + " (pairing, case) measurements", left);
             if (work.due())
                 work.show(std::string(rf::rope_pairing_name(pairing)) + " pairing, " +
                           rf::rope_precision_case_name(c) + ": " + done + " of " + parts +
@@ -200,7 +200,8 @@ std::vector<rf::RopePrecisionRow> measure_watched(const rf::RopePrecisionVectors
         }
     }
     if (work.stop_signal())  // during the last one
-        work.exit_stopped("after " + parts + " of " + parts + " (pairing, case) measurements", left);
+        work.exit_stopped("after " + parts + " of " + parts + " (pairing, case) measurements",
+                          left);
     return rows;
 }
 
