@@ -9,6 +9,9 @@
 //                 matmul a:[T,D] b:[D,T]
 // Sizes: T·D·H ≤ 4096 elements, and T·T ≤ 4096 for matmul (its output), so every check
 // stays a live demo (the largest, timed: docs/timing.md, "Commands without training steps").
+// rope's table holds every position from 0 to offset + T − 1 (position/rope.hpp): at most
+// 2^24 angles (offset + T)·D/2, and no more than memory and ulimit -v leave (issue 57: an
+// --offset of 10^9 filled gigabytes for minutes before the check began).
 //
 // The check, for a fixed random R of the output's shape and L = Σ out ⊙ R (summed in double):
 //   analytic  = what out.backward(R) leaves in each input's grad
@@ -33,12 +36,18 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "cli/long_work.hpp"
+#include "config/memory_estimate.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"
 #include "position/rope_variants.hpp"
+#include "tensor/format.hpp"
 #include "tensor/random.hpp"
 
 namespace {
+
+// Angles in rope's table: (--offset + --seq) positions × --dim / 2 (about a second to fill).
+constexpr size_t kMaxTableAngles = size_t(1) << 24;
 
 using rf::Real;
 using rf::Shape;
@@ -132,6 +141,36 @@ std::string coords_of(size_t j, const Shape& shape) {
     return s;
 }
 
+// rope's table, checked before it is filled: positions 0 … offset + T − 1, D/2 angles each (a
+// cos and a sin per angle), within kMaxTableAngles and what memory and ulimit -v leave.
+void check_table_size(const GradcheckCommandOptions& o) {
+    const size_t half = std::max<size_t>(1, o.dim / 2);
+    const size_t largest_offset = kMaxTableAngles / half - std::min(kMaxTableAngles / half, o.seq);
+    if (o.offset > largest_offset)
+        throw std::invalid_argument(
+            "--offset " + std::to_string(o.offset) + " is over the limit of " +
+            std::to_string(largest_offset) + " at --dim " + std::to_string(o.dim) + " and --seq " +
+            std::to_string(o.seq) + ": rope's table holds every position from 0 (" +
+            std::to_string(kMaxTableAngles) + " angles at most, (offset + seq) × dim/2); "
+            "use a smaller --offset or --dim");
+    const double bytes = 2.0 * double(o.offset + o.seq) * double(half) * sizeof(Real);
+    const double budget = rf::allocation_budget_bytes();
+    if (budget > 0 && bytes > budget) {
+        const double machine = rf::memory_budget_bytes();
+        const bool ulimit =
+            rf::address_space_limit_bytes() > 0 && !(machine > 0 && budget >= machine);
+        const size_t fits = size_t(budget / (2.0 * double(half) * sizeof(Real)));
+        throw std::invalid_argument(
+            "--offset " + std::to_string(o.offset) + ": rope's table of " +
+            std::to_string(o.offset + o.seq) + " positions needs " +
+            rf::format_fixed(bytes / double(1 << 20), 0) + " MiB but " +
+            (ulimit ? "ulimit -v leaves " : "80 % of this machine's memory is ") +
+            rf::format_fixed(budget / double(1 << 20), 0) + " MiB; keep --offset below " +
+            std::to_string(fits > o.seq ? fits - o.seq : 0) +
+            (ulimit ? " or raise ulimit -v" : ""));
+    }
+}
+
 void run_gradcheck(const GradcheckCommandOptions& o) {
     if (o.dim < 1 || o.seq < 1 || o.heads < 1)
         throw std::invalid_argument("--dim, --seq and --heads must be at least 1");
@@ -146,9 +185,7 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
                                  "--op matmul: --seq × --seq is over 4096 elements (the "
                                  "product a·b is [T, T] and every input element reruns it "
                                  "twice); keep --seq ≤ 64");
-    if (o.offset > 1'000'000'000)
-        throw std::invalid_argument("--offset " + std::to_string(o.offset) +
-                                    " is over the limit of 1000000000 positions");
+    if (o.op == "rope") check_table_size(o);
     if (!std::isfinite(o.base) || !std::isfinite(o.tolerance) || !(o.tolerance > 0))
         throw std::invalid_argument("--base and --tol must be finite numbers (--tol > 0)");
     if (o.format != "table" && o.format != "csv")
@@ -161,6 +198,7 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
         throw std::invalid_argument("--pairing " + o.pairing +
                                     " is unknown; use interleaved or half");
 
+    rf::cli::LongWork work("gradcheck");  // progress, and a stop line on Ctrl-C / SIGTERM
     rf::Rng rng(o.seed);
     std::shared_ptr<rf::RopeTable> table;
     OpUnderTest op = make_op(o, rng, table);
@@ -191,11 +229,21 @@ void run_gradcheck(const GradcheckCommandOptions& o) {
                     "analytic", "numeric", "abs_error", "rel_error");
     double worst = 0.0;
     std::string worst_where;
-    size_t checked = 0, failures = 0;
+    size_t checked = 0, failures = 0, total = 0;
+    for (const Tensor& x : inputs) total += x.numel();
     for (size_t k = 0; k < inputs.size(); ++k) {
         Tensor& x = inputs[k];
         const rf::Array analytic = x.grad();
         for (size_t j = 0; j < x.numel(); ++j) {
+            if (work.stop_signal()) {
+                std::fflush(stdout);
+                work.exit_stopped("after " + std::to_string(checked) + " of " +
+                                      std::to_string(total) + " elements",
+                                  "the rows above are those checked, no summary");
+            }
+            if (work.due())
+                work.show(std::to_string(checked) + " of " + std::to_string(total) +
+                          " elements checked");
             const Real saved = x.data()[j];
             const Real h = static_cast<Real>(1e-2 * std::max(1.0, std::abs(double(saved))));
             const Real x_plus = saved + h, x_minus = saved - h;
@@ -261,7 +309,9 @@ void add_gradcheck(CLI::App& app) {
     cmd->add_option("--heads", options->heads, "Heads H (rope only: x is [1, H, T, D])")
         ->check(rf::cli::unsigned_number())
         ->capture_default_str();
-    cmd->add_option("--offset", options->offset, "First position (rope only)")
+    cmd->add_option("--offset", options->offset,
+                    "First position (rope only; its table holds (offset + seq) × dim/2 ≤ 2^24 "
+                    "angles)")
         ->check(rf::cli::unsigned_number())
         ->capture_default_str();
     cmd->add_option("--format", options->format, "table | csv (summary as a final '# ' line)")

@@ -27,6 +27,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "cli/long_work.hpp"
 #include "cli/run_checks.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/prepare.hpp"
@@ -169,6 +170,41 @@ void print_precision_summary(const std::vector<rf::RopePrecisionRow>& rows, size
     }
 }
 
+// Both pairings, every case, as measure_rope_precision gives them for all cases at once (the
+// same rows, in the same order), but one (pairing, case) at a time: a long measurement
+// (D = 1024 up to 2^20 runs for minutes) shows progress on stderr and stops on Ctrl-C or
+// SIGTERM with one line and exit 128 + the signal, before anything is written (`left`).
+// The signals are ours only while measuring: writing, SIGPIPE ends us as it always did.
+std::vector<rf::RopePrecisionRow> measure_watched(const rf::RopePrecisionVectors& vectors,
+                                                  rf::RopeGeometry geometry,
+                                                  const std::vector<size_t>& positions,
+                                                  const std::string& left) {
+    rf::cli::LongWork work("rope-precision");
+    const std::vector<rf::RopePrecisionCase> cases = rf::all_rope_precision_cases();
+    const std::string parts = std::to_string(2 * cases.size());
+    std::vector<rf::RopePrecisionRow> rows;
+    for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
+        geometry.pairing = pairing;
+        for (rf::RopePrecisionCase c : cases) {
+            const std::string done = std::to_string(rows.size() / positions.size());
+            if (work.stop_signal())
+                work.exit_stopped(
+                    "after " + done + " of " + parts + " (pairing, case) measurements", left);
+            if (work.due())
+                work.show(std::string(rf::rope_pairing_name(pairing)) + " pairing, " +
+                          rf::rope_precision_case_name(c) + ": " + done + " of " + parts +
+                          " (pairing, case) measured");
+            const std::vector<rf::RopePrecisionRow> part =
+                rf::measure_rope_precision(vectors, geometry, positions, {c});
+            rows.insert(rows.end(), part.begin(), part.end());
+        }
+    }
+    if (work.stop_signal())  // during the last one
+        work.exit_stopped("after " + parts + " of " + parts + " (pairing, case) measurements",
+                          left);
+    return rows;
+}
+
 void run_rope_precision(const RopePrecisionOptions& o) {
     if (o.run_dir.empty() && o.layer_given)
         throw std::invalid_argument("--layer picks a layer of --run; give --run DIR with it, or "
@@ -205,13 +241,9 @@ void run_rope_precision(const RopePrecisionOptions& o) {
                  " random unit-variance q and k (seed " + std::to_string(o.seed) + ")";
     }
     const std::vector<size_t> positions = rf::log_spaced_positions(o.max_position);
-    std::vector<rf::RopePrecisionRow> rows;
-    for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        geometry.pairing = pairing;
-        const std::vector<rf::RopePrecisionRow> part = rf::measure_rope_precision(
-            vectors, geometry, positions, rf::all_rope_precision_cases());
-        rows.insert(rows.end(), part.begin(), part.end());
-    }
+    const std::vector<rf::RopePrecisionRow> rows = measure_watched(
+        vectors, geometry, positions,
+        o.out.empty() ? "nothing printed" : "nothing printed, no --out written");
     const std::string table = precision_csv(rows, o.run_dir.empty() ? "random" : "run");
     if (o.out.empty()) {
         std::cout << table;

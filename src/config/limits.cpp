@@ -47,7 +47,10 @@ const SizeLimit kSizeLimits[] = {
 
 std::string gib(double bytes) { return format_fixed(bytes / double(1ull << 30), 1) + " GiB"; }
 
-// Rough bytes a training step needs, in double so that absurd sizes cannot overflow.
+}  // namespace
+
+// Rough bytes a training step needs, in double so that absurd sizes cannot overflow (declared
+// in memory_estimate.hpp: training checks it against ulimit -v too).
 double estimated_training_bytes(const Config& c) {
     const double V = double(c.model.vocab_size ? c.model.vocab_size : c.data.vocab_size);
     const double C = double(c.model.hidden), F = double(c.model.ffn);
@@ -65,8 +68,6 @@ double estimated_training_bytes(const Config& c) {
     // float32: weights, grads, two AdamW moments; + linear attention's feature maps
     return 4.0 * (4 * params + activations) + feature_map_bytes(c, B, T);
 }
-
-}  // namespace
 
 void validate_finite(const Config& config) {
     Config copy = config;  // the key table hands out mutable pointers

@@ -2,10 +2,15 @@
 // (see memory_estimate.hpp).
 #include "config/memory_estimate.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "model/attention.hpp"
 #include "tensor/format.hpp"
@@ -53,6 +58,94 @@ double machine_memory_bytes() {
 }
 
 double memory_budget_bytes() { return 0.8 * machine_memory_bytes(); }
+
+// ---- address space --------------------------------------------------------------------------
+double address_space_limit_bytes() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+    return double(limit.rlim_cur);
+}
+
+double address_space_mapped_bytes() {
+    std::ifstream statm("/proc/self/statm");  // first field: the pages mapped (VmSize)
+    double pages = 0;
+    const long page = sysconf(_SC_PAGE_SIZE);
+    return statm >> pages && page > 0 ? pages * double(page) : 0.0;
+}
+
+double allocation_budget_bytes() {
+    double budget = memory_budget_bytes();
+    if (const double limit = address_space_limit_bytes(); limit > 0) {
+        const double left =
+            std::max(1.0, limit - address_space_mapped_bytes() - kAddressSpaceSlackBytes);
+        budget = budget > 0 ? std::min(budget, left) : left;
+    }
+    return budget;
+}
+
+double worker_thread_bytes() {
+    constexpr double kArena = 64.0 * (1 << 20);  // glibc: HEAP_MAX_SIZE on 64-bit
+    rlimit stack{};
+    const double stack_bytes =
+        getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY
+            ? double(stack.rlim_cur)
+            : 8.0 * (1 << 20);
+    return kArena + stack_bytes;
+}
+
+double training_address_space_bytes(double training_bytes, size_t threads) {
+    const double t = double(std::max<size_t>(1, threads));
+    return training_bytes + t * kOpenBlasBufferBytes + (t - 1) * worker_thread_bytes() +
+           kAddressSpaceSlackBytes;
+}
+
+size_t configured_threads(const Config& c) {
+    return c.train.threads ? c.train.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+namespace {
+std::string mib(double bytes) { return format_fixed(bytes / double(1 << 20), 0) + " MiB"; }
+// "51 MiB to train, 1 × 128 MiB of OpenBLAS buffers for train.threads = 1"
+std::string address_space_parts(double bytes, const char* to, size_t threads) {
+    return mib(bytes) + " " + to + ", " + std::to_string(threads) + " × " +
+           mib(kOpenBlasBufferBytes) + " of OpenBLAS buffers for train.threads = " +
+           std::to_string(threads) +
+           (threads > 1 ? " and each extra thread's stack and malloc arena" : "");
+}
+}  // namespace
+
+void check_products_address_space(const Config& config, size_t threads) {
+    threads = std::max<size_t>(1, threads);
+    const double need =
+        evaluation_bytes(config, double(config.train.batch_size), double(config.data.seq_len)) +
+        corpus_memory_bytes(config);
+    check_address_space(training_address_space_bytes(need, threads), "roformer",
+                        address_space_parts(need, "for the model, its data and a forward",
+                                            threads),
+                        threads > 1 ? "use fewer threads (train.threads)" : "");
+}
+
+void check_training_address_space(const Config& config, size_t threads) {
+    const double need = estimated_training_bytes(config) + corpus_memory_bytes(config);
+    check_address_space(training_address_space_bytes(need, threads), "this config",
+                        address_space_parts(need, "to train", threads),
+                        "make train.threads, the model or train.batch_size × data.seq_len "
+                        "smaller");
+}
+
+void check_address_space(double need, const std::string& what, const std::string& parts,
+                         const std::string& fix) {
+    const double limit = address_space_limit_bytes();
+    if (limit <= 0) return;
+    const double mapped = address_space_mapped_bytes();
+    if (mapped + need <= limit) return;
+    const double kib = std::ceil((mapped + need) / 1024 / 1000) * 1000;  // ulimit -v's unit
+    throw std::invalid_argument(what + " needs about " + mib(mapped + need) +
+                                " of address space (" + parts + ", beside the " + mib(mapped) +
+                                " the program and its libraries map) but ulimit -v allows " +
+                                mib(limit) + "; raise it to at least ulimit -v " +
+                                format_fixed(kib, 0) + (fix.empty() ? "" : ", or " + fix));
+}
 
 // ---- roformer attention ---------------------------------------------------------------------
 namespace {
@@ -131,6 +224,10 @@ void check_evaluation_memory(const Config& config, size_t batch, size_t length,
                                     std::to_string(length) +
                                     " tokens: T² attention scores per head) but this machine has " +
                                     gib(have) + " of memory; " + fix);
+    const size_t threads = configured_threads(config);
+    check_address_space(training_address_space_bytes(need, threads), what,
+                        address_space_parts(need, "for the forward", threads),
+                        fix);
 }
 
 }  // namespace rf

@@ -41,6 +41,62 @@ double machine_memory_bytes();
 // What a size may use: 80 % of the machine's memory (0 when unknown: nothing is refused).
 double memory_budget_bytes();
 
+// ---- address space (ulimit -v) --------------------------------------------------------------
+// A limit on the address space (ulimit -v, RLIMIT_AS) counts what is mapped, not what is used:
+// the libraries' code, every thread's stack and malloc arena, and OpenBLAS's buffer. Under one
+// too small, malloc fails (bad_alloc, a clean error) — but OpenBLAS's buffer allocator retries
+// for ever, so a product spins without end (issue 57). What a command maps is therefore
+// checked against the limit before the work.
+
+// The soft RLIMIT_AS in bytes (ulimit -v × 1024), 0 when there is none.
+double address_space_limit_bytes();
+// What this process has mapped now (VmSize: code, libraries, heap, threads), 0 when unknown.
+double address_space_mapped_bytes();
+// Bytes a command may still allocate: 80 % of the machine's memory, or less when ulimit -v
+// leaves less beside what is mapped and kAddressSpaceSlackBytes (0 when neither is known:
+// nothing is refused).
+double allocation_budget_bytes();
+
+// OpenBLAS maps one buffer on the first product of every thread that calls it: BUFFER_SIZE =
+// 128 MiB on x86-64 (measured: one 128 MiB mapping per training thread, on Debian's 0.3.21).
+inline constexpr double kOpenBlasBufferBytes = 128.0 * (1 << 20);
+// Each worker thread beyond the first also maps a malloc arena (64 MiB reserved) and its
+// stack (ulimit -s, 8 MiB by default).
+double worker_thread_bytes();
+// The rest a training maps beyond its estimate and the buffers (oneDNN's generated code, the
+// heap's slack): measured with configs/tiny.toml, the smallest ulimit -v that trains is within
+// this margin of the estimate (docs/training.md, "What every command guarantees").
+inline constexpr double kAddressSpaceSlackBytes = 16.0 * (1 << 20);
+
+// Address space a training needs beyond what is mapped now: `training_bytes` (its estimate),
+// an OpenBLAS buffer per thread and the workers' arenas and stacks, and the slack. (An
+// evaluation needs the same around its own estimate.)
+double training_address_space_bytes(double training_bytes, size_t threads);
+
+// Rough bytes a training step needs: parameters, gradients, AdamW's moments and one step's
+// activations (config/limits.cpp, where validate_limits holds it against the machine).
+double estimated_training_bytes(const Config& config);
+
+// The threads a command computes on: train.threads, or every core when it is 0.
+size_t configured_threads(const Config& config);
+
+// Throws std::invalid_argument, one line, when `need` more bytes do not fit under ulimit -v
+// beside what is mapped now: "<what> needs about X of address space (<parts>) but ulimit -v
+// allows Y, Z of it already mapped …; raise ulimit -v to at least N, or <fix>".
+void check_address_space(double need, const std::string& what, const std::string& parts,
+                         const std::string& fix);
+
+// check_address_space for a command that reads `config`'s data and runs its model: one
+// evaluation forward of train.batch_size windows of data.seq_len tokens, the corpus, an
+// OpenBLAS buffer per thread, the workers' stacks and arenas. run/threads.cpp's
+// apply_threading calls it before any command's first product, so none spins under a
+// ulimit -v too small for them.
+void check_products_address_space(const Config& config, size_t threads);
+
+// check_address_space for training `config` on `threads` threads (its estimate, the corpus,
+// the OpenBLAS buffers): called by train() before the run directory is touched.
+void check_training_address_space(const Config& config, size_t threads);
+
 // `roformer attention`'s output formats, by what each holds beside the maps per selected weight
 // (measured: docs/performance.md, "Memory of the edges").
 enum class AttentionOutput { csv_stdout, csv_file, npy, json };
@@ -61,7 +117,7 @@ void check_attention_memory(const Config& config, size_t length, size_t selected
 // Throws std::invalid_argument when evaluation_bytes(config, batch, length) is over 80 % of the
 // machine: "<what> needs about X GiB … this machine has Y GiB of memory; <fix>". `what` names
 // the setting ("eval --seq-len 16384"), `fix` the option to lower ("lower --seq-len or
-// --max-tokens").
+// --max-tokens"). Under ulimit -v, also check_address_space with the OpenBLAS buffers.
 void check_evaluation_memory(const Config& config, size_t batch, size_t length,
                              const std::string& what, const std::string& fix);
 

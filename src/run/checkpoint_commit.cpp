@@ -13,6 +13,7 @@
 
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
+#include "run/interrupt.hpp"
 
 namespace rf {
 
@@ -141,6 +142,7 @@ Json run_files_record(const std::string& run_dir) {
 }  // namespace
 
 void commit_checkpoint(const std::string& run_dir, size_t step, const CheckpointFiles& files) {
+    const StopExitHold hold;  // a stop signal's watchdog waits for the renames (interrupt.hpp)
     Json manifest = Json::object();
     manifest["format"] = "roformer-cpp checkpoint";
     manifest["step"] = step;

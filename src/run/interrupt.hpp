@@ -17,6 +17,10 @@
 
 namespace rf {
 
+// How long the first stop signal waits for the command to stop by itself before the watchdog
+// ends the process (docs/training.md, "What every command guarantees").
+inline constexpr int kStopGraceSeconds = 10;
+
 // "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP", "SIGPIPE": how a stop line names the signal.
 std::string stop_signal_name(int sig);
 
@@ -46,6 +50,17 @@ public:
     static int count();
     // No "stopping after this step" note on stderr (a compare's forked runs: the parent says it).
     static void quiet_notes();
+};
+
+// While one lives, the watchdog does not end the process: it waits until the last hold is
+// gone, then exits. For the few writes that must not be cut (a checkpoint commit), not for
+// work that may take long. Holds nest, and may be taken on any thread.
+class StopExitHold {
+public:
+    StopExitHold();
+    ~StopExitHold();
+    StopExitHold(const StopExitHold&) = delete;
+    StopExitHold& operator=(const StopExitHold&) = delete;
 };
 
 }  // namespace rf

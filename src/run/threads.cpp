@@ -9,6 +9,7 @@
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/simd.hpp"
+#include "config/memory_estimate.hpp"
 
 namespace rf {
 
@@ -24,6 +25,8 @@ static bool products_in_onednn(const ModelConfig& model) {
 }
 
 size_t apply_threading(const Config& config, size_t threads) {
+    // Under ulimit -v, before the first product: OpenBLAS's allocator spins, never fails.
+    check_products_address_space(config, threads ? threads : configured_threads(config));
     set_simd_isa(config.model.isa);
     const ModelConfig& model = config.model;
     FloatProduct product = nullptr;  // blas_gemm(): OpenBLAS

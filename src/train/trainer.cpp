@@ -12,6 +12,7 @@
 #include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
 #include "fast/blas_core.hpp"
+#include "config/memory_estimate.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 #include "run/interrupt.hpp"
@@ -127,7 +128,11 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     const TrainConfig& tc = config.train;
     SingleProcess alone;  // the communicator when none is given: this process by itself
     Communicator& comm = options.communicator ? *options.communicator : alone;
-    const size_t threads = apply_threading(config, threads_per_rank(comm, tc.threads));
+    const size_t wanted_threads = threads_per_rank(comm, tc.threads);  // 0: every core
+    // Under ulimit -v, before anything is written: OpenBLAS would spin, not fail (issue 57).
+    check_training_address_space(config,
+                                 wanted_threads ? wanted_threads : configured_threads(config));
+    const size_t threads = apply_threading(config, wanted_threads);
     const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
     // mpirun: every rank on rank 0's config before any other collective (data_parallel.hpp).
     check_same_settings(comm, training_settings(config, options.stop_after), "train");

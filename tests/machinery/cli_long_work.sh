@@ -88,4 +88,31 @@ refuse "extrapolate with a factor twice" "--factors lists a factor twice" \
 refuse "gradcheck --op matmul over its product" "--op matmul: --seq × --seq is over 4096 elements" \
   "$BIN" gradcheck --op matmul --dim 1 --seq 65
 "$BIN" gradcheck --op matmul --dim 64 --seq 64 >/dev/null || fail "gradcheck --op matmul at its cap"
+# gradcheck's rope table holds every position up to --offset + --seq: over its cap, or over what
+# ulimit -v leaves, refused before it is filled (the old binary filled 32 GB for minutes).
+refuse "gradcheck's rope table over its cap" "--offset 1000000000 is over the limit of 4194300 at --dim 8" \
+  timeout -s KILL 20 bash -c 'ulimit -v 4000000; exec "$0" gradcheck --op rope --offset 1000000000' "$BIN"
+refuse "gradcheck's rope table over ulimit -v" "--offset 4000000: rope's table of 4000004 positions needs 122 MiB but ulimit -v leaves" \
+  timeout -s KILL 20 bash -c 'ulimit -v 200000; exec "$0" gradcheck --op rope --offset 4000000' "$BIN"
+"$BIN" gradcheck --op rope --offset 4194300 >/dev/null || fail "gradcheck --op rope at its table's cap"
+
+# rope-precision at its largest (minutes): a progress line, then SIGINT stops it between
+# measurements with one line, exit 130, nothing printed and no --out written.
+csv="$WORK/precision.csv"
+"$BIN" rope-precision --head-dim 1024 --max-position 1048576 --out "$csv" >"$WORK/rp_out.txt" 2>"$WORK/rp_err.txt" &
+pid=$!
+for _ in $(seq 1 300); do grep -q "measured" "$WORK/rp_err.txt" && break; sleep 0.1; done
+grep -q "^rope-precision: interleaved pairing, [a-z0-9_]*: [0-9]* of 12 (pairing, case) measured, [0-9]* s (Ctrl-C stops)$" "$WORK/rp_err.txt" \
+  || { kill -9 $pid; fail "rope-precision: no progress line within 30 s: $(cat "$WORK/rp_err.txt")"; }
+kill -INT $pid
+for _ in $(seq 1 150); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then kill -9 $pid; fail "rope-precision: still running 15 s after SIGINT"; fi
+wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "rope-precision after SIGINT: exit $rc, not 130: $(cat "$WORK/rp_err.txt")"
+tail -n 1 "$WORK/rp_err.txt" | grep -q "^roformer rope-precision: stopped by Ctrl-C (SIGINT) after [0-9]* of 12 (pairing, case) measurements; nothing printed, no --out written$" \
+  || fail "rope-precision's stop line: $(cat "$WORK/rp_err.txt")"
+[ "$(grep -vc "measured" "$WORK/rp_err.txt")" -eq 1 ] || fail "rope-precision: more than the stop line: $(cat "$WORK/rp_err.txt")"
+[ -s "$WORK/rp_out.txt" ] && fail "rope-precision printed after SIGINT: $(head -3 "$WORK/rp_out.txt")"
+ls "$WORK" | grep -q "precision.csv" && fail "rope-precision left $(ls "$WORK" | grep precision)"
+echo "rope-precision after SIGINT: exit 130, $(tail -n 1 "$WORK/rp_err.txt")"
 echo PASS

@@ -1,14 +1,24 @@
 // Long computations a caller can watch and stop (position/rope_base_bound.hpp's watch, used by
 // `roformer base-bound`'s progress line and Ctrl-C), and the fortunes files' text check
-// (finetune/fortunes.hpp, require_fortune_text).
+// (finetune/fortunes.hpp, require_fortune_text), and the bound on every stop: the watchdog of
+// the first stop signal (run/interrupt.hpp), which waits out a checkpoint commit's hold.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "finetune/fortunes.hpp"
 #include "position/rope_base_bound.hpp"
+#include "run/interrupt.hpp"
 
 using namespace rf;
 
@@ -62,4 +72,43 @@ TEST_CASE("require_fortune_text refuses a NUL or a non-UTF-8 byte, naming its of
           std::string::npos);
     CHECK(message("caf\xC3").find("byte offset 3 (0xC3)") != std::string::npos);  // cut short
     CHECK(message("\xC0\xAF").find("byte offset 0") != std::string::npos);        // overlong
+}
+
+TEST_CASE("a stop signal ends the process on its own after the grace, never inside a hold") {
+    // A child that takes the first SIGTERM and then never checks for it (a stuck step), inside
+    // a StopExitHold that it releases one second after the grace: the watchdog must wait for
+    // the hold, then exit with 128 + SIGTERM by itself — no second signal.
+    using Clock = std::chrono::steady_clock;
+    const auto hold_for = std::chrono::seconds(kStopGraceSeconds + 1);
+    const auto start = Clock::now();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        if (null >= 0) ::dup2(null, 2);  // the watchdog's line: not in the test's output
+        {
+            const InterruptGuard guard;
+            std::optional<StopExitHold> hold(std::in_place);
+            ::raise(SIGTERM);  // the handler only notes it
+            std::this_thread::sleep_until(start + hold_for);
+            hold.reset();
+            std::this_thread::sleep_for(std::chrono::seconds(30));  // stuck: never returns
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           Clock::now() - start < std::chrono::seconds(kStopGraceSeconds + 10))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    if (done == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        FAIL("still running " << took << " s after one SIGTERM");
+    }
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+    CHECK(took >= double(kStopGraceSeconds + 1) - 0.05);  // not before the hold was released
+    CHECK(took < double(kStopGraceSeconds + 4));
 }

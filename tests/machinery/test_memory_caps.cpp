@@ -1,7 +1,10 @@
 // Tests for stage 7 — config: the memory caps of what a user's input sizes (issue 35's
 // "Unbounded"): `roformer attention`'s T² maps and the corpus in training's estimate
-// (config/memory_estimate.hpp), the too-short split known before tokenising (data/corpus.hpp).
+// (config/memory_estimate.hpp), the too-short split known before tokenising (data/corpus.hpp),
+// and the address space under ulimit -v (issue 57: OpenBLAS's buffer per thread).
 #include <doctest/doctest.h>
+
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -85,4 +88,53 @@ TEST_CASE("corpus: a split too short for one window is known from its bytes") {
     CHECK(contains(msg, "its validation split has 10 bytes, so at most 10 tokens"));
     CHECK(contains(msg, "needs 14"));
     CHECK_NOTHROW(rf::data::require_window_fits_bytes("c.txt", "validation", 14, 16, 2));
+}
+
+TEST_CASE("address space: an OpenBLAS buffer per thread, and each extra thread's stack and arena") {
+    const double one = rf::training_address_space_bytes(0, 1);
+    CHECK(one >= rf::kOpenBlasBufferBytes);
+    CHECK(rf::training_address_space_bytes(0, 0) == one);  // 0 threads are at least one
+    // by construction: per thread a 128 MiB buffer, 64 MiB of malloc arena and a stack
+    CHECK(rf::training_address_space_bytes(0, 4) - one >=
+          3 * (rf::kOpenBlasBufferBytes + 64.0 * (1 << 20)));
+    CHECK(rf::training_address_space_bytes(1e9, 1) - one == doctest::Approx(1e9));
+}
+
+TEST_CASE("address space: refused under a ulimit -v that cannot hold it, naming the limit") {
+    rlimit before{};
+    REQUIRE(getrlimit(RLIMIT_AS, &before) == 0);
+    if (before.rlim_cur != RLIM_INFINITY) return;  // the run's own limit: not ours to change
+    CHECK(rf::address_space_limit_bytes() == 0);  // none: nothing refused
+    CHECK_NOTHROW(rf::check_address_space(1e15, "x", "y", "z"));
+    const double mapped = rf::address_space_mapped_bytes();
+    REQUIRE(mapped > 0);
+    // a soft limit 1 GiB above what is mapped, lowered for this check alone (raised back below:
+    // the hard limit stays unlimited)
+    rlimit lowered = before;
+    lowered.rlim_cur = rlim_t(mapped) + (rlim_t(1) << 30);
+    REQUIRE(setrlimit(RLIMIT_AS, &lowered) == 0);
+    const double limit = rf::address_space_limit_bytes();
+    const double left = limit - rf::address_space_mapped_bytes();
+    const double budget = rf::allocation_budget_bytes();
+    std::string msg;
+    try {
+        rf::check_address_space(2.0 * (1 << 30), "this config", "2048 MiB to train",
+                                "make it smaller");
+    } catch (const std::invalid_argument& e) { msg = e.what(); }
+    const bool fits_half = [] {
+        try {
+            rf::check_address_space(0.5 * (1 << 30), "x", "y", "z");
+            return true;
+        } catch (const std::invalid_argument&) { return false; }
+    }();
+    setrlimit(RLIMIT_AS, &before);
+    CHECK(limit == double(lowered.rlim_cur));
+    CHECK(budget <= left + 1);  // what is left under the limit, not the machine's 80 %
+    CHECK(fits_half);
+    CHECK(contains(msg, "this config needs about "));
+    CHECK(contains(msg, "MiB of address space (2048 MiB to train, beside the "));
+    CHECK(contains(msg, "but ulimit -v allows "));
+    CHECK(contains(msg, "raise it to at least ulimit -v "));
+    CHECK(contains(msg, ", or make it smaller"));
+    CHECK(rf::address_space_limit_bytes() == 0);  // raised back
 }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Memory known before the work, and a stop within a bound (issue 57; docs/training.md, "What
+# every command guarantees"):
+#   train under a ulimit -v too small for its estimate and OpenBLAS's buffers: one line naming
+#     ulimit -v and the limit that fits, exit 2, nothing created — never a spin in OpenBLAS's
+#     allocator (the old binary spun for ever); the limit it names then trains; eval alike;
+#   train stuck in a step (its stderr a full pipe nobody reads, so a progress write blocks):
+#     the first SIGTERM ends it on its own within the grace (10 s), exit 143 — no second signal;
+#     --resume then continues (the lock is free, nothing half-committed).
+#   tests/machinery/cli_stop_bound.sh ROFORMER_BIN WORK_DIR      (run from the repository root)
+set -uo pipefail
+BIN=$1 WORK=$2
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$WORK" && mkdir -p "$WORK"
+TINY=(train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0
+      --set train.threads=1 --quiet)
+
+# 1. ulimit -v 160000 (156 MiB): less than the libraries, one OpenBLAS buffer and the model.
+msg=$( (ulimit -v 160000; exec timeout -s KILL 30 "$BIN" "${TINY[@]}" --out "$WORK/small") 2>&1)
+rc=$?
+[ $rc -eq 137 ] && fail "train under ulimit -v 160000 still running after 30 s (OpenBLAS's spin)"
+[ $rc -eq 2 ] || fail "train under ulimit -v 160000: exit $rc, not 2: $msg"
+[ "$(echo "$msg" | wc -l)" -eq 1 ] || fail "train under ulimit -v: not one line: $msg"
+echo "$msg" | grep -q "needs about [0-9]* MiB of address space (.*OpenBLAS buffers.*) but ulimit -v allows 156 MiB; raise it to at least ulimit -v [0-9]*" \
+  || fail "train under ulimit -v: message: $msg"
+[ -e "$WORK/small" ] && fail "train under ulimit -v left $WORK/small"
+echo "ulimit -v 160000: $msg"
+# The limit the message names trains.
+fits=$(echo "$msg" | sed -n 's/.*at least ulimit -v \([0-9]*\).*/\1/p')
+out=$( (ulimit -v "$fits"; exec timeout -s KILL 60 "$BIN" "${TINY[@]}" --out "$WORK/fits") 2>&1) \
+  || fail "train under the ulimit -v $fits the refusal named: $out"
+echo "ulimit -v $fits (the one named): trained"
+# Every command that runs a model checks before its first product: eval of that run too.
+msg=$( (ulimit -v 160000; exec timeout -s KILL 30 "$BIN" eval --run "$WORK/fits") 2>&1)
+rc=$?
+[ $rc -eq 137 ] && fail "eval under ulimit -v 160000 still running after 30 s (OpenBLAS's spin)"
+[ $rc -eq 2 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] || fail "eval under ulimit -v 160000: exit $rc: $msg"
+echo "$msg" | grep -q "of address space (.*OpenBLAS buffers.*) but ulimit -v allows 156 MiB; raise it to at least ulimit -v [0-9]*" \
+  || fail "eval under ulimit -v: message: $msg"
+echo "eval under ulimit -v 160000: $msg"
+
+# 2. A step that does not end: SIGTERM once, and the process ends within the grace.
+python3 - "$BIN" "$WORK/stuck" <<'EOF' || exit 1
+import fcntl, os, signal, struct, subprocess, sys, termios, time
+binary, run = sys.argv[1], sys.argv[2]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page, filled by a few dozen progress lines
+p = subprocess.Popen([binary, "train", "--config", "configs/tiny.toml", "--set", "train.steps=100000",
+                      "--set", "train.log_every=1", "--set", "train.eval_every=0", "--out", run],
+                     stdout=subprocess.DEVNULL, stderr=w)
+os.close(w)
+queued = lambda: struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"))[0]
+# Full: the next line does not fit in the page, so the queue stops growing (for 2 s).
+deadline, last, still = time.time() + 60, -1, 0
+while p.poll() is None and time.time() < deadline and still < 20:
+    time.sleep(0.1)
+    now = queued()
+    still, last = (still + 1 if now == last and now > 2048 else 0), now
+if p.poll() is not None or still < 20:
+    p.kill(); print("FAIL: the stderr pipe never filled (exit %s)" % p.poll()); sys.exit(1)
+p.send_signal(signal.SIGTERM)
+start = time.time()
+try:
+    rc = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill(); p.wait()
+    print("FAIL: still running 20 s after one SIGTERM (it waits for a second signal)"); sys.exit(1)
+took = time.time() - start
+if rc != 143 or not 9 <= took <= 15:
+    print("FAIL: exit %d after %.1f s; expected 143 after the 10 s grace" % (rc, took)); sys.exit(1)
+print("stuck step, one SIGTERM: exit %d after %.1f s" % (rc, took))
+EOF
+out=$(timeout 120 "$BIN" train --config configs/tiny.toml --set train.steps=100000 --set train.log_every=1 \
+  --set train.eval_every=0 --stop-after 3 --resume --out "$WORK/stuck" 2>&1) \
+  || fail "--resume after the watchdog's exit: $out"
+echo "$out" | grep -q "no checkpoint in $WORK/stuck yet; starting again from step 0" \
+  || fail "--resume after the watchdog's exit: $out"
+ls "$WORK/stuck" | grep -q '\.tmp-' && fail "temporaries left: $(ls "$WORK/stuck")"
+echo "--resume after it: starts again from step 0 (no checkpoint had been committed)"
+echo PASS
