@@ -94,14 +94,25 @@ bool run_plot_script(const std::string& script, const std::string& dir, const st
     const OutputRule rule = plot_rule(what + ".png");
     check_output_file(png, rule);  // before drawing anything
     const std::string temp = temporary_name(png) + ".png";
+    const std::string errors = temporary_name(png) + ".stderr";
     const std::string command = shell_command({python, script, dir, what, temp});
     log.flush();
-    // The script's own "wrote <temporary name>" is not what the user keeps: silence stdout
-    // (its errors still reach stderr) and say where the picture went.
-    const int status = std::system((command + " > /dev/null").c_str());
+    // The script's own "wrote <temporary name>" is not what the user keeps: silence stdout and
+    // say where the picture went. Its stderr is kept aside: a failure is one warning line with
+    // the script's last line (a Python traceback's verdict), never the traceback itself.
+    const int status =
+        std::system((command + " > /dev/null 2> " + shell_command({errors})).c_str());
+    std::string last;
+    {
+        std::ifstream in(errors);
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty()) last = line;
+    }
+    std::remove(errors.c_str());
     if (status != 0 || !fs::exists(temp)) {
         std::remove(temp.c_str());
-        log << "warning: `" << command << "` failed (exit " << status << "); no " << what
+        log << "warning: `" << command << "` failed (exit " << status
+            << (last.empty() ? "" : ": " + last.substr(0, 300)) << "); no " << what
             << ".png — it needs python3 with matplotlib (Debian: apt install python3-matplotlib)\n";
         return false;
     }
