@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -125,13 +126,33 @@ void require_recorded_run_files(const std::string& run_dir, const Json& manifest
 
 // The record of the run's own files for the next manifest: each one present, after checking
 // that the previous manifest's record still holds.
+// The files are read where the run's locked directory is now (its descriptor, as its writes
+// go: io/locked_directory.hpp), not by its name: renamed while training, the name may already
+// hold another run, whose files are not this run's.
 Json run_files_record(const std::string& run_dir) {
+    const LocatedPath where = locate(in_dir(run_dir, kCheckpointManifest));
+    std::string here =
+        where.dir_fd == AT_FDCWD
+            ? run_dir
+            : (fs::path("/proc/self/fd/" + std::to_string(where.dir_fd)) /
+               fs::path(where.relative).parent_path())
+                  .lexically_normal()
+                  .string();
+    while (here.size() > 1 && here.back() == '/') here.pop_back();
     std::error_code ec;
-    if (fs::exists(in_dir(run_dir, kCheckpointManifest), ec))
-        require_recorded_run_files(run_dir, read_manifest(run_dir));
+    if (fs::exists(in_dir(here, kCheckpointManifest), ec)) {
+        try {
+            require_recorded_run_files(here, read_manifest(here));
+        } catch (const std::runtime_error& e) {  // named as the user gave it
+            std::string message = e.what();
+            for (size_t at; here != run_dir && (at = message.find(here)) != std::string::npos;)
+                message.replace(at, here.size(), run_dir);
+            throw std::runtime_error(message);
+        }
+    }
     Json record = Json::object();
     for (const char* name : kRecordedRunFiles) {
-        const std::string path = in_dir(run_dir, name);
+        const std::string path = in_dir(here, name);
         if (!fs::is_regular_file(fs::symlink_status(path, ec))) continue;
         const std::string bytes = read_file_bytes(path);
         record[name] = {{"size", bytes.size()}, {"fnv1a64", hex(fnv1a64(bytes))}};

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -26,6 +27,7 @@ std::atomic<int> g_quiet{0};
 std::atomic<int> g_depth{0};  // nesting of live guards (one thread installs them)
 std::atomic<int> g_epoch{0};  // outermost guards installed so far: a countdown is for one
 std::atomic<int> g_holds{0};  // live StopExitHolds
+std::atomic<int> g_grace{kStopGraceSeconds};  // the watchdog's wait (note_work_seconds)
 struct sigaction g_old[4];
 
 // The watchdog: one thread per process, started by the first guard, asleep on g_wake until a
@@ -61,7 +63,8 @@ extern "C" void* watchdog(void*) {
         const int epoch = g_epoch.load();
         timespec deadline{};
         ::clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += kStopGraceSeconds;
+        const int grace = g_grace.load();
+        deadline.tv_sec += grace;
         sleep_until(deadline);
         // Stopped in time (the guard is gone), or a later command's guard: not ours to end.
         if (g_depth.load() == 0 || g_epoch.load() != epoch || g_signal.load() == 0) continue;
@@ -83,7 +86,7 @@ extern "C" void* watchdog(void*) {
             line, sizeof line,
             "roformer: stopped by %s: still busy %d s after it, so stopped without finishing "
             "(what was committed before is intact; a run resumes from its last checkpoint)\n",
-            name, kStopGraceSeconds);
+            name, grace);
         if (n > 0) write_if_room(line, std::min(size_t(n), sizeof line - 1), 1000);
         ::_exit(128 + sig);
     }
@@ -108,6 +111,7 @@ void start_watchdog() {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t thread;
     const bool started = pthread_create(&thread, &attr, watchdog, nullptr) == 0;
+    if (started) pthread_setname_np(thread, "rf-stop-watch");  // (ps -L, gdb: what it is)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (!started) return;
@@ -156,5 +160,13 @@ void InterruptGuard::quiet_notes() { g_quiet.store(1); }
 
 StopExitHold::StopExitHold() { g_holds.fetch_add(1); }
 StopExitHold::~StopExitHold() { g_holds.fetch_sub(1); }
+
+void note_work_seconds(double seconds) {
+    const double wanted = std::ceil(3 * seconds);
+    if (!(wanted < 1e6)) return;  // (a clock gone wrong: keep the bound as it is)
+    int grace = g_grace.load();
+    while (int(wanted) > grace && !g_grace.compare_exchange_weak(grace, int(wanted))) {
+    }
+}
 
 }  // namespace rf

@@ -18,8 +18,15 @@
 namespace rf {
 
 // How long the first stop signal waits for the command to stop by itself before the watchdog
-// ends the process (docs/training.md, "What every command guarantees").
+// ends the process (docs/training.md, "What every command guarantees"), at the least: see
+// note_work_seconds.
 inline constexpr int kStopGraceSeconds = 10;
+
+// The work between two points where a command can stop (one training step, with its
+// evaluation) took `seconds`: from then on the watchdog waits at least three times the longest
+// such work, so a stop never cuts a healthy step of a large model; a stuck one still ends
+// within that bound.
+void note_work_seconds(double seconds);
 
 // "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP", "SIGPIPE": how a stop line names the signal.
 std::string stop_signal_name(int sig);

@@ -277,6 +277,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         }
         summary.steps = done;
+        note_work_seconds(seconds_since(t_step));  // a stop waits for a step this long (interrupt.hpp)
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
             summary.interrupted_by = stop_signal;
             break;

@@ -40,6 +40,12 @@ NUMBERS_LIVE_IN = {"docs/timing.md", "docs/performance.md", "docs/results.md"}
 ALLOWED = {
     ("docs/distributed.md", "#SBATCH --time="): "a scheduler's time limit (a setting)",
     ("docs/distributed.md", "#SBATCH --signal="): "when the scheduler signals (a setting)",
+    ("docs/graded-tasks.md", "longer than 120 seconds"): "the grader's time limit (GRADE_TIMEOUT)",
+    ("docs/testing.md", "still running after 20 s gets SIGTERM"): "the fuzzer's time limit a case",
+    ("docs/testing.md", "end within 10 s); an exit 2"): "the stop bound the fuzzer holds",
+    ("docs/training.md", "ended 10 s after the first (`kStopGraceSeconds`"): "the stop bound",
+    ("docs/training.md", "SIGTERM: still busy 10 s after it"): "the stop bound's message",
+    ("docs/training.md", "and within 10 s (or three times its longest step)"): "the stop bound",
 }
 
 WORDS = {w: i for i, w in enumerate(

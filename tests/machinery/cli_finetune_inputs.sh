@@ -35,6 +35,13 @@ done
 "$BIN" classify --run "$WORK/ft" --test-split >/dev/null || fail "--test-split on the untouched run"
 cp -r "$WORK/ft" "$WORK/edited"
 sed -i 's/"task": "kjv-testament"/"task": "fortunes-topic"/' "$WORK/edited/task.json"
+# A recorded run refuses the edited file by its record (checkpoint.json's run_files) …
+refuse "classify after task.json was edited in a recorded run" \
+  "edited/task.json' changed since the run recorded it" \
+  "$BIN" classify --run "$WORK/edited" --test-split
+# … and a run from before that record by what task.json and finetune.toml say.
+python3 -c 'import json, sys; p = sys.argv[1]; m = json.load(open(p)); m.pop("run_files"); json.dump(m, open(p, "w"))' \
+  "$WORK/edited/checkpoint.json" || fail "set-up: a run without the record"
 grep -q '"task": "fortunes-topic"' "$WORK/edited/task.json" || fail "the edit of task.json did not apply"
 for args in "--test-split" "In the beginning"; do
   refuse "classify $args after task.json's task was edited" \

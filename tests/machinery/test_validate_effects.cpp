@@ -169,7 +169,7 @@ TEST_CASE("key uses: the issue's keys — refused where idle, accepted where the
          "position.scheme = none has no RoPE"},
     };
     for (const Pair& p : pairs) {
-        CAPTURE(p.says);
+        CAPTURE(std::string(p.says));
         CHECK(contains(error_of([&] { rf::load_config(std::nullopt, p.idle); }), p.says));
         CHECK_NOTHROW(rf::load_config(std::nullopt, p.acting));
     }
