@@ -129,7 +129,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     SingleProcess alone;  // the communicator when none is given: this process by itself
     Communicator& comm = options.communicator ? *options.communicator : alone;
     const size_t wanted_threads = threads_per_rank(comm, tc.threads);  // 0: every core
-    // Under ulimit -v, before anything is written: OpenBLAS would spin, not fail (issue 57).
+    // Under ulimit -v, before anything is written: OpenBLAS would spin, not fail.
     check_training_address_space(config,
                                  wanted_threads ? wanted_threads : configured_threads(config));
     const size_t threads = apply_threading(config, wanted_threads);
@@ -203,8 +203,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         if (metrics) metrics->append(row);
         if (!quiet)
             log << "step 0 (untrained)  loss "
-                << (row.train_loss ? format_fixed(*row.train_loss) : "- (no masked token)") << "  val "
-                << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
+                << (row.train_loss ? format_fixed(*row.train_loss) : "- (no masked token)")
+                << "  val " << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
                 << "\n";
     }
     window.open(elapsed());
@@ -277,7 +277,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         }
         summary.steps = done;
-        note_work_seconds(seconds_since(t_step));  // a stop waits for a step this long (interrupt.hpp)
+        note_work_seconds(seconds_since(t_step));  // a stop waits this long (interrupt.hpp)
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
             summary.interrupted_by = stop_signal;
             break;
