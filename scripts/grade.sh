@@ -80,8 +80,12 @@ grade() {
     echo "$task: its tests printed more than $GRADE_MAX_OUTPUT bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit; the start is in $log)" >&2
     echo "- -"; return
   elif [ "$rc" -gt 128 ]; then
-    echo "$task: its tests crashed (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null || echo ?)) — see $log" >&2
-    echo "- -"; return
+    # doctest names the test case a signal ended ("TEST CASE: …" above "test case CRASHED")
+    # and still prints its summary, which is then scored as usual; without one: "- -".
+    local crashed
+    crashed=$(printf '%s\n' "$out" | grep -B 4 "test case CRASHED" | sed -n 's/^TEST CASE: *//p' | head -n 1)
+    echo "$task: its tests crashed (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null || echo ?))${crashed:+ in \"$crashed\"} — see $log" >&2
+    printf '%s\n' "$out" | grep -q "test cases:" || { echo "- -"; return; }
   fi
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
   echo "$out" | sed -n 's/.*test cases: *[0-9]* *| *\([0-9]*\) passed *| *\([0-9]*\) failed.*/\1 \2/p' \
