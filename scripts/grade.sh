@@ -83,7 +83,7 @@ grade() {
     # doctest names the test case a signal ended ("TEST CASE: …" above "test case CRASHED")
     # and still prints its summary, which is then scored as usual; without one: "- -".
     local crashed
-    crashed=$(printf '%s\n' "$out" | grep -B 4 "test case CRASHED" | sed -n 's/^TEST CASE: *//p' | head -n 1)
+    crashed=$(printf '%s\n' "$out" | grep -B 4 "test case CRASHED" | sed -n 's/^TEST CASE: *//p' | head -n 1 || true)
     echo "$task: its tests crashed (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null || echo ?))${crashed:+ in \"$crashed\"} — see $log" >&2
     printf '%s\n' "$out" | grep -q "test cases:" || { echo "- -"; return; }
   fi
