@@ -81,10 +81,6 @@ void run_train(const TrainCommandOptions& o) {
         return;
     }
     const char* labelled = rf::data::labelled_tokens(config.train.objective);
-    if (s.unscored_steps)  // (train_step.cpp: such a step has no loss and no gradient)
-        std::printf("note: %zu of %zu steps drew a batch with no %s: no loss, no gradient; raise "
-                    "data.mask_prob, data.seq_len or train.batch_size for fewer\n",
-                    s.unscored_steps, s.steps - s.start_step, labelled);
     std::printf(
         "final validation: loss %.4f nats, accuracy %.4f on %zu %s "
         "(unigram entropy of the %s: %.4f nats)\n",

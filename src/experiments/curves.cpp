@@ -1,16 +1,13 @@
 // Stage 8 — experiments: learning curves as CSV (see curves.hpp).
 #include "experiments/curves.hpp"
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 #include "experiments/report.hpp"
-#include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 
 namespace rf {
@@ -35,11 +32,6 @@ static size_t column(const std::vector<std::string>& header, const std::string& 
                              "'; is it a roformer metrics/curves file?");
 }
 
-// A train_loss cell: empty when no step of its window had a labelled token (NaN here).
-static double loss_cell(const std::string& cell) {
-    return cell.empty() ? std::numeric_limits<double>::quiet_NaN() : std::stod(cell);
-}
-
 std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
     const std::string path = run_file(run_dir, "metrics.csv");
     std::ifstream in(path);
@@ -56,7 +48,7 @@ std::vector<CurvePoint> read_run_curve(const std::string& run_dir) {
     while (std::getline(in, line)) {
         const auto cells = split_csv_line(line);
         if (cells.size() <= c_acc || cells[c_val].empty()) continue;
-        curve.push_back({std::stoull(cells[c_step]), loss_cell(cells[c_train]),
+        curve.push_back({std::stoull(cells[c_step]), std::stod(cells[c_train]),
                          std::stod(cells[c_val]), std::stod(cells[c_acc])});
     }
     return curve;
@@ -66,11 +58,9 @@ void write_curves_csv(const std::string& path, const std::vector<CurveRow>& rows
     std::string out = std::string(kCurvesHeader) + "\n";
     char buffer[160];
     for (const CurveRow& r : rows) {
-        // an empty train_loss cell, as in metrics.csv: no step of its window had a labelled token
-        const std::string train =
-            std::isnan(r.point.train_loss) ? "" : format_fixed(r.point.train_loss, 6);
-        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%s,%.6f,%.6f\n", r.scheme.c_str(),
-                      r.seed, r.point.step, train.c_str(), r.point.val_loss, r.point.val_accuracy);
+        std::snprintf(buffer, sizeof buffer, "%s,%zu,%zu,%.6f,%.6f,%.6f\n", r.scheme.c_str(),
+                      r.seed, r.point.step, r.point.train_loss, r.point.val_loss,
+                      r.point.val_accuracy);
         out += buffer;
     }
     write_output_file(path, out, csv_rule("curves.csv"));
@@ -94,7 +84,7 @@ std::vector<CurveRow> read_curves_csv(const std::string& path) {
         if (c.size() < header.size()) throw std::runtime_error(path + ": short row '" + line + "'");
         rows.push_back({c[c_scheme],
                         std::stoull(c[c_seed]),
-                        {std::stoull(c[c_step]), loss_cell(c[c_train]), std::stod(c[c_val]),
+                        {std::stoull(c[c_step]), std::stod(c[c_train]), std::stod(c[c_val]),
                          std::stod(c[c_acc])}});
     }
     return rows;

@@ -70,7 +70,7 @@ bool MetricsLog::write_pending() {
 
 void MetricsLog::append(const MetricsRow& r) {
     pending_ += std::to_string(r.step) + "," + std::to_string(r.tokens) + "," +
-                (r.train_loss ? format_fixed(*r.train_loss, 6) : "") + "," +
+                format_fixed(r.train_loss, 6) + "," +
                 (r.eval ? format_fixed(r.eval->loss, 6) : "") + "," +
                 (r.eval ? format_fixed(r.eval->accuracy, 6) : "") + "," +
                 format_printf("%g", r.lr) + "," + format_fixed(r.grad_norm, 6) + "," +

@@ -25,7 +25,7 @@ namespace rf {
 
 struct MetricsRow {
     size_t step = 0, tokens = 0;
-    std::optional<double> train_loss;  // none: no step of the window had a labelled token
+    double train_loss = 0;
     std::optional<EvalResult> eval;  // only on evaluation steps
     double lr = 0, grad_norm = 0, tokens_per_s = 0, elapsed_s = 0;
 };
@@ -67,11 +67,7 @@ public:
         ++loss_count_;
         ++steps_;
     }
-    void add_unscored() { ++steps_; }  // a step whose batch had no labelled token: no loss
-    std::optional<double> mean_loss() const {
-        if (loss_count_ == 0) return std::nullopt;
-        return loss_sum_ / double(loss_count_);
-    }
+    double mean_loss() const { return loss_sum_ / double(loss_count_); }
     // Training tokens per second of wall time since the window opened at `start_s`.
     double tokens_per_s(double now_s, size_t tokens_per_step) const;
     void reset(double now_s);  // a row was logged: start the next window

@@ -30,7 +30,7 @@ void ProgressLine::update(const MetricsRow& r, double eta_s) {
     if (quiet_) return;
     const std::string line =
         "step " + std::to_string(r.step) + "/" + std::to_string(total_steps_) + "  loss " +
-        (r.train_loss ? format_fixed(*r.train_loss) : "- (no masked token)") +
+        format_fixed(r.train_loss) +
         (r.eval
              ? "  val " + format_fixed(r.eval->loss) + " acc " + format_fixed(r.eval->accuracy, 3)
              : "") +

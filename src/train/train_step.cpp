@@ -20,8 +20,8 @@ double compute_gradients(RoFormer& model, AdamW& optimizer, const data::Batch& b
     model.dropout_rng() = Rng(dropout_seed);
     optimizer.zero_grad();
     // A batch with no labelled position has no mean loss: no forward, every gradient stays 0.
-    // The update still runs (its moments decay, the schedule moves on), as on a data-parallel
-    // rank whose shard drew no label; the loop counts such steps (trainer.cpp).
+    // (A training window always has one; a data-parallel rank's shard may have none: its
+    // gradients are 0 in the sum, data_parallel.cpp.)
     if (batch.n_selected() == 0) return 0.0;
     ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     const double loss = out.loss.item();

@@ -40,7 +40,7 @@ double seconds_since(Clock::time_point t) {
 MetricsRow untrained_row(Communicator& comm, RoFormer& model, const data::Batch& first_batch,
                          const PreparedData& data, const TrainConfig& tc) {
     MetricsRow row;
-    if (first_batch.n_selected() > 0) {  // (a batch with no labelled token has no loss)
+    {
         NoGradGuard no_grad;
         row.train_loss = model
                              .forward(first_batch.input_ids, first_batch.labels, first_batch.batch,
@@ -202,9 +202,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         row.elapsed_s = elapsed();
         if (metrics) metrics->append(row);
         if (!quiet)
-            log << "step 0 (untrained)  loss "
-                << (row.train_loss ? format_fixed(*row.train_loss) : "- (no masked token)")
-                << "  val " << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
+            log << "step 0 (untrained)  loss " << format_fixed(row.train_loss) << "  val "
+                << format_fixed(row.eval->loss) << " acc " << format_fixed(row.eval->accuracy, 3)
                 << "\n";
     }
     window.open(elapsed());
@@ -232,12 +231,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }();
         set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
-        if (batch.global_labels > 0) {
-            window.add(r.loss);
-        } else {  // no masked token in the whole batch: counted, not computed (train_step.cpp)
-            window.add_unscored();
-            ++summary.unscored_steps;
-        }
+        window.add(r.loss);
 
         const size_t done = step + 1;
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;

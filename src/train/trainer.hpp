@@ -41,7 +41,6 @@ struct TrainSummary {
     double forward_flops_per_token = 0;
     double step_seconds = 0;  // seconds spent in this call's training steps
     double elapsed_s = 0;
-    size_t unscored_steps = 0;  // steps whose batch had no labelled token (no loss, no gradient)
     int interrupted_by = 0;  // SIGINT / SIGTERM that stopped the run (after a checkpoint), or 0
 };
 
