@@ -8,7 +8,7 @@
 #                            (python3 with numpy and matplotlib, Jupyter, PyTorch for the
 #                            reference fixtures, clang, chromium, node) and OpenMPI;
 #                            builds every target (scripts/test.sh)
-#   scripts/setup.sh --lesson  the main set and doctest; builds `roformer` and `test_roformer`
+#   scripts/setup.sh --lesson  the main set and doctest; builds `roformer` and `test_lesson`
 #                            (scripts/test.sh --lesson: the lesson tests alone)
 #
 # Package names carry no version, so one list serves both releases (Debian 12 "bookworm",
@@ -105,6 +105,6 @@ grep -E "^-- (oneDNN|MPI|doctest)" build.log.tmp | sed 's/^-- /setup: /' || true
 rm -f build.log.tmp
 case "$MODE" in
   all) cmake --build build -j "$JOBS" ;;
-  lesson) cmake --build build -j "$JOBS" --target roformer test_roformer ;;
+  lesson) cmake --build build -j "$JOBS" --target roformer test_lesson ;;
   main) cmake --build build -j "$JOBS" --target roformer ;;
 esac

@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --lesson ]; then
   scripts/setup.sh --lesson
-  build/tests/test_roformer --source-file='*/tests/lesson/*' --no-version | tee build/lesson.log
+  build/tests/test_lesson --no-version | tee build/lesson.log
   exit "${PIPESTATUS[0]}"
 fi
 [ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite) or --lesson" >&2; exit 2; }
