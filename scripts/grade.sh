@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # Graded tasks (docs/graded-tasks.md). The tasks are the lines of students/tasks.txt; the hints
-# the console gives are the lines of students/hints.txt.
+# the console gives are the lines of students/hints.txt. The same script grades in the course
+# repository and in a student's handout.
 #
 #   scripts/grade.sh                  list the tasks: what to write, which tests grade it
-#   scripts/grade.sh TASK... | all    grade students/tasks/<task>.cpp: build it in place of our
+#   scripts/grade.sh TASK... | all    grade students/tasks/<task>.cpp: compile it in place of our
 #                                     implementation, run the task's tests, print a score table
 #                                     and, under each task, its failing test cases: the name,
 #                                     the first failed check with its values, and a hint
+#   scripts/grade.sh --build          build every task's tests with the student's files (the
+#                                     handout's ./install.sh), without grading
 #   scripts/grade.sh --reference ...  the same, grading our implementation (every test passes)
 #   scripts/grade.sh --handout DIR [TASK...]
-#                                     write a copy of the repository without the answers of
-#                                     the tasks (default: all) into DIR (new or empty), for the
-#                                     students; in it, --reference and --check refuse
+#                                     write the student's handout into DIR (new or empty): a git
+#                                     repository of its own with the tasks (default: all), the
+#                                     code their tests need and none of the answers; in it,
+#                                     --reference, --check and --handout refuse
 #   scripts/grade.sh --check          CI: the handout of every task holds none of their answers
 #                                     (tests/grader/handout_leaks.py); every stub as committed
 #                                     compiles, fails its tests and the console names them;
 #                                     every wrong solution of tests/grader/wrong/ fails with the
-#                                     hint it names; our implementation passes (run by
-#                                     scripts/test.sh)
+#                                     hint it names (a crash and an endless loop among them);
+#                                     our implementation passes (run by scripts/test.sh)
 #
-# Builds in GRADE_BUILD_DIR (default build-student), reconfigured for each task; only the
-# libraries the task's tests need and `test_student` are compiled, so after the first task a
-# task costs one file and a link. JOBS (default nproc) parallel jobs; GRADE_CMAKE_ARGS extra
-# configure flags (e.g. -DCMAKE_CXX_COMPILER_LAUNCHER=ccache). The full output of the build and
-# the tests: GRADE_BUILD_DIR/<task>.<mode>.log. A task's tests run under a time limit,
-# GRADE_TIMEOUT seconds (default 120: ours take a few), and keep at most GRADE_MAX_OUTPUT bytes
-# of output (default 1000000): a student's endless loop or endless printing is named, not
-# waited for. Exit status: 0 when every graded task passes all its tests (--check: when every
-# check above holds).
+# Builds in GRADE_BUILD_DIR (default build-student) from students/CMakeLists.txt: the lesson's
+# code once, then per task one test program, with each graded function an object of its own
+# (compiled with AddressSanitizer and UBSan), so an attempt compiles one file and links. JOBS
+# (default nproc) parallel jobs; GRADE_CMAKE_ARGS extra configure flags (e.g.
+# -DCMAKE_CXX_COMPILER_LAUNCHER=ccache). The full output of the build and the tests:
+# GRADE_BUILD_DIR/<task>.<mode>.log. A task's tests run under a time limit, GRADE_TIMEOUT
+# seconds (default 60: ours take a few), and keep at most GRADE_MAX_OUTPUT bytes of output
+# (default 1000000): a student's endless loop or endless printing is named, not waited for; so
+# is a crash, with the test case, the kind of bad access and the line. Exit status: 0 when every
+# graded task passes all its tests (--check: when every check above holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLE=students/tasks.txt
@@ -35,7 +40,7 @@ HINTS=students/hints.txt
 BUILD="${GRADE_BUILD_DIR:-build-student}"
 JOBS="${JOBS:-$(nproc)}"
 GRADE_CMAKE_ARGS="${GRADE_CMAKE_ARGS:-}"
-GRADE_TIMEOUT="${GRADE_TIMEOUT:-120}"
+GRADE_TIMEOUT="${GRADE_TIMEOUT:-60}"
 GRADE_MAX_OUTPUT="${GRADE_MAX_OUTPUT:-1000000}"
 [[ "$GRADE_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "grade: GRADE_TIMEOUT must be a number of seconds ≥ 1, got '$GRADE_TIMEOUT'" >&2; exit 2; }
 [[ "$GRADE_MAX_OUTPUT" =~ ^[1-9][0-9]*$ ]] || { echo "grade: GRADE_MAX_OUTPUT must be a number of bytes ≥ 1, got '$GRADE_MAX_OUTPUT'" >&2; exit 2; }
@@ -50,46 +55,122 @@ list_tasks() {
       printf "  %-19s %s\n  %-19s replaces %s; graded by %s, test cases \"%s\"\n\n", $1, $6, "", $2, $4, $5 }' "$TABLE"
 }
 
-# grade TASK MODE(student|reference) [FILE] → prints "passed failed" of the task's test cases;
-# "- -" when the student file does not compile (the build log is in $BUILD/<task>.<mode>.log).
-# FILE (default students/tasks/<task>.cpp) is the file graded in place of ours.
-grade() {
-  local task="$1" mode="$2" file="${3:-}" reference=OFF log="$BUILD/$1.$2.log"
-  [ "$mode" = reference ] && reference=ON
+# The lesson build (students/CMakeLists.txt) in $BUILD: configured once; cmake reconfigures it
+# itself when the lists change.
+configure() {
+  [ -f "$BUILD/Makefile" ] || [ -f "$BUILD/build.ninja" ] && return 0
   mkdir -p "$BUILD"
   # shellcheck disable=SC2086  # GRADE_CMAKE_ARGS: extra configure flags, e.g. a compiler launcher
-  if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release $GRADE_CMAKE_ARGS -DRF_STUDENT_TASK="$task" \
-         -DRF_STUDENT_REFERENCE="$reference" -DRF_STUDENT_FILE="$file" > "$log" 2>&1; then
-    echo "configure failed, see $log" >&2; echo "- -"; return
+  cmake -S students -B "$BUILD" -DCMAKE_BUILD_TYPE=Release $GRADE_CMAKE_ARGS > "$BUILD/configure.log" 2>&1 \
+    || { echo "grade: configuring the lesson build failed; its output: $BUILD/configure.log" >&2
+         tail -n 20 "$BUILD/configure.log" >&2; return 1; }
+}
+
+# choose TASK FILE → the graded function of TASK is compiled from FILE: $BUILD/graded/TASK.cpp
+# is one #include line, rewritten only when it changes (so nothing else recompiles).
+choose() {
+  local shim="$BUILD/graded/$1.cpp" line
+  line="#include \"$(realpath "$2")\""
+  mkdir -p "$BUILD/graded"
+  [ "$(cat "$shim" 2>/dev/null)" = "$line" ] || printf '%s\n' "$line" > "$shim"
+}
+# ours TASK → the file of our implementation; in a handout, which has none, the student's.
+ours() {
+  local f; f=$(field "$1" 2)
+  if [ -f "$f" ]; then echo "$f"; else echo "students/tasks/$1.cpp"; fi
+}
+
+# grade TASK MODE(student|reference) [FILE] → prints "passed failed" of the task's test cases,
+# or "- - WHY" (WHY: compile, crash, timeout, output) when there is no count. FILE (default
+# students/tasks/<task>.cpp; ours for reference) is graded; every other graded function is
+# ours (a handout: the student's). Its test program runs under the time and output limits.
+grade() {
+  local task="$1" mode="$2" file="${3:-}" log="$BUILD/$1.$2.log" report="$BUILD/$1.$2.report" t
+  configure || { echo "- - compile"; return; }
+  if [ -z "$file" ]; then
+    if [ "$mode" = reference ]; then file=$(field "$task" 2); else file="students/tasks/$task.cpp"; fi
   fi
-  if ! cmake --build "$BUILD" -j "$JOBS" --target test_student >> "$log" 2>&1; then
+  [ -f "$file" ] || { echo "grade: $file does not exist (scripts/grade.sh lists the tasks)" >&2; echo "- - compile"; return; }
+  for t in $(tasks); do
+    if [ "$t" = "$task" ]; then choose "$t" "$file"; else choose "$t" "$(ours "$t")"; fi
+  done
+  if ! cmake --build "$BUILD" -j "$JOBS" --target "test_$task" > "$log" 2>&1; then
     echo "$task: does not compile; the errors:" >&2
     grep -E "error|Error" "$log" | head -n 20 >&2
-    echo "- -"; return
+    echo "- - compile"; return
   fi
   local out rc=0
   # Under the time and output limits; rc: the tests' own exit status (timeout's 124 or 137).
-  out=$(timeout -k 5 "$GRADE_TIMEOUT" "$BUILD/tests/test_student" --no-version -tc="$(field "$task" 5)" 2>&1 |
+  # AddressSanitizer stops at the first bad access in a graded function and aborts, so that
+  # doctest names the test case that was running.
+  out=$(ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:print_legend=0" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1" \
+        timeout -k 5 "$GRADE_TIMEOUT" "$BUILD/test_$task" --no-version -tc="$(field "$task" 5)" 2>&1 |
         head -c "$GRADE_MAX_OUTPUT"; exit "${PIPESTATUS[0]}") || rc=$?
-  echo "$out" >> "$log"
-  echo "$out" > "$BUILD/$task.$mode.report"
+  printf '%s\n' "$out" >> "$log"
+  printf '%s\n' "$out" > "$report"
+  local running why=""
+  # doctest names the test case a signal ended ("TEST CASE: …" above "CRASHED").
+  running=$(printf '%s\n' "$out" | grep -B 4 "test case CRASHED" | sed -n 's/^TEST CASE: *//p' | head -n 1 || true)
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    echo "$task: timed out after $GRADE_TIMEOUT s in its tests — an infinite loop? (GRADE_TIMEOUT sets the limit)" >&2
-    echo "- -"; return
+    why=timeout
+    echo "$task: its tests never finished: stopped after $GRADE_TIMEOUT s${running:+ in \"$running\"} — a loop that never ends? (GRADE_TIMEOUT sets the limit)" >&2
+    crash_report "$report" "$running" "never finished: stopped after $GRADE_TIMEOUT s"
   elif [ "$rc" = 141 ] || [ "$(printf %s "$out" | wc -c)" -ge $((GRADE_MAX_OUTPUT - 1)) ]; then  # cut by head
+    why=output
     echo "$task: its tests printed more than $GRADE_MAX_OUTPUT bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit; the start is in $log)" >&2
-    echo "- -"; return
-  elif [ "$rc" -gt 128 ]; then
-    # doctest names the test case a signal ended ("TEST CASE: …" above "test case CRASHED")
-    # and still prints its summary, which is then scored as usual; without one: "- -".
-    local crashed
-    crashed=$(printf '%s\n' "$out" | grep -B 4 "test case CRASHED" | sed -n 's/^TEST CASE: *//p' | head -n 1 || true)
-    echo "$task: its tests crashed (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null || echo ?))${crashed:+ in \"$crashed\"} — see $log" >&2
-    printf '%s\n' "$out" | grep -q "test cases:" || { echo "- -"; return; }
+  elif [ "$rc" -gt 128 ] || printf '%s\n' "$out" | grep -q "^SUMMARY: \(Address\|UndefinedBehavior\)Sanitizer"; then
+    why=crash
+    local where what
+    where=$(sanitizer_place "$out")
+    what=$(sanitizer_kind "$out")
+    echo "$task: its tests crashed${running:+ in \"$running\"}${what:+: $what}${where:+, at $where} (signal $((rc > 128 ? rc - 128 : 6)): $(kill -l $((rc > 128 ? rc - 128 : 6)) 2>/dev/null || echo ?)) — see $log" >&2
+    crash_report "$report" "$running" "${what%% (*}${where:+ at $where}"
   fi
+  if [ -n "$why" ]; then echo "- - $why"; return; fi
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
   echo "$out" | sed -n 's/.*test cases: *[0-9]* *| *\([0-9]*\) passed *| *\([0-9]*\) failed.*/\1 \2/p' \
-    | tail -n 1 | grep . || echo "- -"
+    | tail -n 1 | grep . || echo "- - crash"
+}
+
+# The sanitizer's report, in words: the kind of bad access and the line of ours or the
+# student's where it happened (the first frame in a graded file, else the first with a file).
+sanitizer_kind() {
+  local kind access
+  kind=$(printf '%s\n' "$1" | sed -n 's/^SUMMARY: AddressSanitizer: \([a-z-]*\).*/\1/p' | head -n 1)
+  access=$(printf '%s\n' "$1" | sed -n 's/^\(READ\|WRITE\) of size.*/\1/p' | head -n 1)
+  case "$kind" in
+    *buffer-overflow) echo "$( [ "$access" = WRITE ] && echo writing || echo reading ) past the end of a buffer ($kind)" ;;
+    heap-use-after-free) echo "using memory already freed ($kind)" ;;
+    stack-overflow) echo "a recursion that never ends ($kind)" ;;
+    SEGV) echo "an access to an address no buffer has (SEGV)" ;;
+    "") printf '%s\n' "$1" | sed -n 's/.*: runtime error: \(.*\)/\1/p' | head -n 1 | grep . \
+          || echo "a crash (the signal below)" ;;
+    *) echo "$kind" ;;
+  esac
+}
+sanitizer_place() {
+  local frames
+  frames=$(printf '%s\n' "$1" | sed -n 's/^ *#[0-9]* 0x[0-9a-f]* in \(.*\) \(\/[^ ]*:[0-9][0-9]*\)\(:[0-9]*\)\{0,1\}$/\2 \1/p;
+                                         s/^\(\/[^ ]*:[0-9][0-9]*\):[0-9]*: runtime error: .*/\1/p')
+  { printf '%s\n' "$frames" | grep -E "/(students/tasks|tests/grader/wrong)/|/$(tasks | while read -r t; do field "$t" 2; done | paste -sd'|')" \
+      || printf '%s\n' "$frames"; } | head -n 1 | awk -v root="$PWD/" '{
+        where = $1; if (index(where, root) == 1) where = substr(where, length(root) + 1)
+        fn = $0; sub(/^[^ ]* /, "", fn); sub(/\(.*/, "", fn); sub(/^rf::/, "", fn)
+        print where (fn != "" && fn != $1 ? " in " fn : "") }'
+}
+# crash_report REPORT CASE WHAT → the failure doctest wrote for the test case a signal ended
+# says WHAT instead ("test case CRASHED: SIGABRT" → "… CRASHED: writing past the end of a
+# buffer …"), or one of its shape is added, so that the console lists it and the patterns of
+# students/hints.txt can match WHAT.
+crash_report() {
+  if grep -q "test case CRASHED: " "$1"; then
+    WHAT="$3" perl -pi -e 's/test case CRASHED: .*/test case CRASHED: $ENV{WHAT}/' "$1"
+  else
+    printf '%s\n' "===============================================================================" \
+      "TEST CASE:  ${2:-(no test case was running)}" "" "grader: ERROR: test case CRASHED: $3" \
+      "===============================================================================" >> "$1"
+  fi
 }
 
 # teach TASK REPORT → each failing test case of the report by name, the first two also with
@@ -159,23 +240,28 @@ function flush(   i, text, lines, k, n) {
 }
 '
 
-# run MODE TASK... → the score table; sets ALL_PASS / ANY_PASS_STUB per task for --check.
-declare -A PASSED FAILED
+# run MODE TASK... → the score table; sets PASSED / FAILED per task for --check.
+declare -A PASSED FAILED WHY
 run() {
   local mode="$1"; shift
   printf "\n%-20s %-8s %-8s %s\n" "task ($mode)" passed failed score
-  local full=0 n=0 logs=()
+  local full=0 n=0 logs=() p f why score
   for task in "$@"; do
     logs+=("$BUILD/$task.$mode.log")
-    read -r p f < <(grade "$task" "$mode")
-    PASSED[$task.$mode]=$p; FAILED[$task.$mode]=$f
-    local score="0/1 (does not compile, crashed or timed out)"
-    if [ "$p" != "-" ]; then
-      if [ "$f" = 0 ] && [ "$p" -gt 0 ]; then score="1/1"; full=$((full + 1)); else score="0/1"; fi
-    fi
+    read -r p f why < <(grade "$task" "$mode")
+    PASSED[$task.$mode]=$p; FAILED[$task.$mode]=$f; WHY[$task.$mode]=$why
+    case "$why" in
+      compile) score="0/1 (does not compile)" ;;
+      crash) score="0/1 (crashed)" ;;
+      timeout) score="0/1 (never finished)" ;;
+      output) score="0/1 (printed without end)" ;;
+      *) if [ "$f" = 0 ] && [ "$p" -gt 0 ]; then score="1/1"; full=$((full + 1)); else score="0/1"; fi ;;
+    esac
     n=$((n + 1))
     printf "%-20s %-8s %-8s %s\n" "$task" "$p" "$f" "$score"
-    [ "$p" != "-" ] && [ "$f" != 0 ] && teach "$task" "$BUILD/$task.$mode.report"
+    if [ "$f" != 0 ] && [ "$why" != compile ] && [ "$why" != output ]; then
+      teach "$task" "$BUILD/$task.$mode.report"
+    fi
   done
   echo "score: $full of $n tasks pass all their tests (log$([ "$n" -gt 1 ] && echo s): ${logs[*]})"
   [ "$full" = "$n" ]
@@ -191,26 +277,34 @@ check_console() {
 }
 
 # check_wrong FILE → grading the wrong solution FILE (tests/grader/wrong/<task>.<bug>.cpp) fails
-# and the console shows the hint its "// expected hint:" line names.
+# and the console shows the hint its "// expected hint:" line names (a "// grade timeout: N"
+# line: graded under that time limit).
 check_wrong() {
-  local file="$1" task expected p f
+  local file="$1" task expected limit p f why console
   task=$(basename "$file" .cpp); task=${task%%.*}
   expected=$(sed -n 's|^// expected hint: ||p' "$file")
-  read -r p f < <(grade "$task" student "$file")
-  if [ "$p" = "-" ] || [ "$f" = 0 ]; then echo "FAIL: $file is not caught ($p passed, $f failed)"; return 1; fi
-  if ! grep -F "hint: " <<< "$(teach "$task" "$BUILD/$task.student.report")" | grep -qF -- "$expected"; then
-    echo "FAIL: grading $file shows no hint '$expected'"; return 1
+  limit=$(sed -n 's|^// grade timeout: ||p' "$file")
+  read -r p f why < <(GRADE_TIMEOUT="${limit:-$GRADE_TIMEOUT}" grade "$task" student "$file" 2>/dev/null)
+  if [ "$why" != crash ] && [ "$why" != timeout ] && { [ "$p" = "-" ] || [ "$f" = 0 ]; }; then
+    echo "FAIL: $file is not caught ($p passed, $f failed${why:+, $why})"; return 1
   fi
-  echo "  $(basename "$file" .cpp): caught, hint shown"
+  console=$(teach "$task" "$BUILD/$task.student.report")
+  if ! grep -F "hint: " <<< "$console" | grep -qF -- "$expected"; then
+    echo "FAIL: grading $file shows no hint '$expected'; the console:"; echo "$console"; return 1
+  fi
+  echo "  $(basename "$file" .cpp): caught${why:+ ($why)}, hint shown"
 }
 
-# handout DIR [TASK...] → a copy of the repository (tracked files at HEAD) without the answers of
-# the chosen tasks: each reference file in src/ becomes a line that compiles the student's file
-# (so the default build runs the student's function, which throws "not implemented yet" until
-# written), the docs' passages between <!-- answer:begin [TASK] --> and <!-- answer:end --> are
-# cut (a marker naming no task: cut for any handout), and the answer key
-# docs/exercises-answers.md and the wrong solutions tests/grader/wrong/ are left out.
-# students/handout.txt lists the chosen tasks; its presence makes --reference and --check refuse.
+# handout DIR [TASK...] → the student's own repository in DIR (new or empty), one commit: the
+# graded tasks' stubs (default: every task), the grader, the lesson build and the files of src/
+# and tests/ it compiles (students/lesson_files.txt: no graded file, no other room of the
+# course), the docs it lists, and the handout's own README, install script and container files
+# (students/handout/, at the top). A task not handed out comes with our file as its student
+# file, so that everything links. Passages between <!-- answer:begin [TASK] --> and
+# <!-- answer:end --> (docs and comments in code) are cut for the chosen tasks (a marker naming
+# no task: always), and a link to a file the handout lacks becomes its text and the course
+# path. students/handout.txt lists the chosen tasks; its presence makes --reference, --check and
+# --handout refuse.
 handout() {
   local dir="${1:-}"; shift || true
   [ -n "$dir" ] || { echo "grade: --handout needs a folder: scripts/grade.sh --handout DIR [TASK...]" >&2; exit 2; }
@@ -218,122 +312,49 @@ handout() {
     echo "grade: $dir exists and is not an empty folder; the handout is written only into a new or empty one" >&2; exit 2
   fi
   git rev-parse --verify -q HEAD > /dev/null || { echo "grade: --handout needs the git repository" >&2; exit 2; }
-  local chosen=("$@") task ours depth
+  local chosen=("$@") task paths
   [ ${#chosen[@]} -eq 0 ] && mapfile -t chosen < <(tasks)
   for task in "${chosen[@]}"; do check_task "$task"; done
+  mapfile -t paths < <(grep -v '^#' students/lesson_files.txt | grep .)
+  paths+=(scripts/grade.sh students/CMakeLists.txt students/lesson_files.txt students/tasks.txt
+          students/hints.txt)
   mkdir -p "$dir"
-  git archive --format=tar HEAD | tar -x -C "$dir"
-  for task in "${chosen[@]}"; do
-    ours=$(field "$task" 2)
-    depth=$(dirname "$ours" | sed 's|[^/][^/]*|..|g')
-    cat > "$dir/$ours" <<SHIM
-// Handout: this function is graded task $task, yours to write in
-//     students/tasks/$task.cpp        (grade it: scripts/grade.sh $task)
-// Every build compiles your file here, so build/roformer and the tests run your function;
-// until you write it, it throws "not implemented yet".
-#include "$depth/students/tasks/$task.cpp"
-SHIM
+  git archive --format=tar HEAD -- "${paths[@]}" | tar -x -C "$dir"
+  git archive --format=tar HEAD:students/handout | tar -x -C "$dir"
+  mkdir -p "$dir/students/tasks"
+  for task in $(tasks); do
+    if printf '%s\n' "${chosen[@]}" | grep -qx "$task"; then
+      git show "HEAD:students/tasks/$task.cpp" > "$dir/students/tasks/$task.cpp"
+    else
+      { echo "// Given, not graded in this handout: task $task, written for you (the other tasks call it)."
+        git show "HEAD:$(field "$task" 2)"; } > "$dir/students/tasks/$task.cpp"
+    fi
   done
-  for task in "${chosen[@]}"; do cut_twin "$dir" "$task"; done
-  rm -rf "$dir/docs/exercises-answers.md" "$dir/tests/grader/wrong" "$dir/tests/grader/answer_ideas.txt"
   printf '%s\n' "${chosen[@]}" > "$dir/students/handout.txt"
-  # The marked passages of every text file — docs, notebooks, comments in code (a marker in a
-  # comment: `// <!-- answer:begin TASK -->`; the note then stays in the comment; in a notebook
-  # the cut stays inside one JSON string: the note holds no quote) — and the links to the answer
-  # key, which is left out.
+  # The marked passages of every text file (a marker in a comment: `// <!-- answer:begin TASK -->`;
+  # the note then stays in the comment), and the links to files the handout lacks.
   { grep -rlZ --exclude-dir=.git -e '<!-- answer:begin' "$dir" || true
-    find "$dir" \( -name '*.md' -o -name '*.ipynb' \) -print0; } | sort -zu \
+    find "$dir" -name '*.md' -print0; } | sort -zu \
     | RF_HANDOUT_TASKS="${chosen[*]}" xargs -0 perl -0pi -e '
       my %chosen = map { $_ => 1 } split / /, $ENV{RF_HANDOUT_TASKS};
       s{<!-- answer:begin ?([a-z_]*) -->.*?<!-- answer:end -->}{
         ($1 eq "" || $chosen{$1}) ? "*(Left out of the handout: an answer of graded task"
-          . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse;
-      s{\[([^\]]*)\]\((?:\.\./docs/|\./)?exercises-answers\.md(?:#[^)]*)?\)}{$1 (not in the handout)}g'
-  echo "handout: $dir, without the answers of: ${chosen[*]}"
-  echo "  the student writes students/tasks/<task>.cpp and grades it with scripts/grade.sh <task>"
-}
-
-# cut_twin DIR TASK → the fast path's twin of TASK in the handout DIR runs the student's function
-# instead of holding our answer in another form: the SIMD RoPE rows of src/fast/simd_kernels.hpp
-# (their scalar tails are the kernel, both pairings) call rope_kernel through a new file outside
-# the per-ISA files (simd_kernels.hpp: the One Definition Rule note); AdamW::step_vectorized
-# (src/fast/adamw_vectorized.cpp, step()'s update in lanes) calls step(). A twin that is not
-# where it was stops the handout: fix the cut here.
-cut_twin() {
-  local dir="$1" task="$2" file
-  case "$task" in
-    rope_forward)
-      file="$dir/src/fast/simd_kernels.hpp"
-      RF_DECLARATION='namespace rf {
-// Handout: the RoPE rows of graded task rope_forward run your rope_kernel
-// (src/fast/rope_rows_handout.cpp).
-void rope_rows_handout(Real* x, size_t T, size_t D, size_t r, const Real* cos, const Real* sin,
-                       Real sin_sign, bool interleaved);
-}  // namespace rf
-
-namespace rf {
-namespace {' RF_ROWS='    // Handout: the lanes of graded task rope_forward are cut; these rows run your rope_kernel.
-    static void rope_rows_interleaved(Real* x, size_t T, size_t D, size_t r, const Real* cos2,
-                                      const Real* sin2, Real sin_sign) {
-        rope_rows_handout(x, T, D, r, cos2, sin2, sin_sign, true);
-    }
-
-    static void rope_rows_half(Real* x, size_t T, size_t D, size_t r, const Real* cos,
-                               const Real* sin, Real sin_sign) {
-        rope_rows_handout(x, T, D, r, cos, sin, sin_sign, false);
-    }
-
-' perl -0pi -e '
-        s{^namespace rf \{\nnamespace \{}{$ENV{RF_DECLARATION}}m or die "no namespace\n";
-        s{^    static void rope_rows_interleaved\(.*?(?=^    static void adamw_update\()}{$ENV{RF_ROWS}}ms
-          or die "no rope rows\n"' "$file" \
-        || { echo "grade: --handout: the RoPE rows of $file are not where the cut expects them" >&2; exit 2; }
-      cat > "$dir/src/fast/rope_rows_handout.cpp" <<'CPP'
-// Handout: the fast path's RoPE rows (src/fast/simd_kernels.hpp) run the student's rope_kernel,
-// in place (in == out), one row of heads at a time. Interleaved rows come with the angle tables
-// expanded to [T, r]: cos2 = (c_0, c_0, c_1, c_1, …), sin2 = (−s_0, s_0, −s_1, s_1, …).
-#include <vector>
-
-#include "position/rope.hpp"
-
-namespace rf {
-
-void rope_rows_handout(Real* x, size_t T, size_t D, size_t r, const Real* cos, const Real* sin,
-                       Real sin_sign, bool interleaved) {
-    if (!interleaved) {
-        rope_kernel(x, x, 1, T, D, r, RopePairing::half, cos, sin, sin_sign, false);
-        return;
-    }
-    const size_t h = r / 2;
-    std::vector<Real> c(T * h), s(T * h);
-    for (size_t t = 0; t < T; ++t)
-        for (size_t i = 0; i < h; ++i) {
-            c[t * h + i] = cos[t * r + 2 * i];
-            s[t * h + i] = sin[t * r + 2 * i + 1];
-        }
-    rope_kernel(x, x, 1, T, D, r, RopePairing::interleaved, c.data(), s.data(), sin_sign, false);
-}
-
-}  // namespace rf
-CPP
-      ;;
-    adamw_step)
-      file="$dir/src/fast/adamw_vectorized.cpp"
-      grep -q "void AdamW::step_vectorized(double lr)" "$file" \
-        || { echo "grade: --handout: $file does not define AdamW::step_vectorized(double lr)" >&2; exit 2; }
-      cat > "$file" <<'CPP'
-// Handout: AdamW's update on the fast path (model.fused = true) is graded task adamw_step's
-// twin; in the handout it runs your AdamW::step (students/tasks/adamw_step.cpp).
-#include "nn/adamw.hpp"
-
-namespace rf {
-
-void AdamW::step_vectorized(double lr) { step(lr); }
-
-}  // namespace rf
-CPP
-      ;;
-  esac
+          . ($1 eq "" ? "s" : " $1") . ".)*" : $&}gse;'
+  find "$dir" -name '*.md' -print0 | HANDOUT="$(realpath "$dir")" xargs -0 perl -0pi -e '
+      use File::Basename; use File::Spec;
+      my $here = dirname($ARGV);
+      s{\[([^\]]*)\]\(([^)\s#:]+)(#[^)\s]*)?\)}{
+        my ($text, $target) = ($1, $2);
+        my $path = File::Spec->rel2abs($target, $here);
+        (-e $path) ? $& : do {
+          my $course = File::Spec->abs2rel($path, $ENV{HANDOUT});
+          $text =~ /^`?\Q$course\E`?$/ ? "$text (course repository)" : "$text (course repository: `$course`)" } }ge'
+  git -C "$dir" -c init.defaultBranch=main init -q
+  git -C "$dir" add -A
+  git -C "$dir" -c user.name="roformer-cpp handout" -c user.email="handout@roformer-cpp.invalid" \
+    commit -q -m "The handout: graded tasks ${chosen[*]}"
+  echo "handout: $dir, a git repository of its own, without the answers of: ${chosen[*]}"
+  echo "  on a student's machine: ./install.sh (installs, builds, grades); then students/tasks/<task>.cpp and scripts/grade.sh <task>"
 }
 
 check_task() {
@@ -351,6 +372,13 @@ case "${1:-list}" in
   --handout)
     refuse_in_handout --handout; shift
     handout "$@" ;;
+  --build)
+    [ $# -eq 1 ] || { echo "grade: --build takes no argument" >&2; exit 2; }
+    configure || exit 1
+    for task in $(tasks); do choose "$task" "students/tasks/$task.cpp"; done
+    echo "grade: building the lesson's code and every task's tests in $BUILD"
+    cmake --build "$BUILD" -j "$JOBS" > "$BUILD/build.log" 2>&1 \
+      || { grep -E "error|Error" "$BUILD/build.log" | head -n 20 >&2; echo "grade: the build failed; its output: $BUILD/build.log" >&2; exit 1; } ;;
   --check)
     refuse_in_handout --check
     mapfile -t all < <(tasks)
@@ -367,7 +395,7 @@ case "${1:-list}" in
     run student "${all[@]}" || true
     for task in "${all[@]}"; do
       sp=${PASSED[$task.student]}; sf=${FAILED[$task.student]}
-      if [ "$sp" = "-" ]; then echo "FAIL: the stub of $task does not compile"; bad=1
+      if [ "$sp" = "-" ]; then echo "FAIL: the stub of $task gives no count (${WHY[$task.student]})"; bad=1
       elif [ "$sf" = 0 ]; then echo "FAIL: the stub of $task passes its tests (they grade nothing)"; bad=1
       else check_console "$task" || bad=1; fi
     done
