@@ -347,7 +347,10 @@ handout() {
         my ($text, $target) = ($1, $2);
         my $path = File::Spec->rel2abs($target, $here);
         (-e $path) ? $& : do {
-          my $course = File::Spec->abs2rel($path, $ENV{HANDOUT});
+          my @parts;
+          for (split m{/}, File::Spec->abs2rel($path, $ENV{HANDOUT})) {
+            $_ eq ".." ? pop @parts : push @parts, $_ }
+          my $course = join "/", @parts;
           $text =~ /^`?\Q$course\E`?$/ ? "$text (course repository)" : "$text (course repository: `$course`)" } }ge'
   git -C "$dir" -c init.defaultBranch=main init -q
   git -C "$dir" add -A
