@@ -6,11 +6,13 @@
 # on Debian 12 and 13 (docs/testing.md, "From zero"). The repository arrives as a clone of
 # HEAD plus the working tree's uncommitted changes, as a user who cloned and edited has it.
 #
-#   scripts/fresh_root.sh RELEASE [--keep DIR] -- COMMAND [ARGS…]
+#   scripts/fresh_root.sh RELEASE [--keep DIR] [--repo DIR] -- COMMAND [ARGS…]
 #
 #   RELEASE     a Debian suite debootstrap knows: bookworm (Debian 12), trixie (Debian 13)
 #   --keep DIR  make the root in DIR/root and keep it; a later call with the same DIR reuses it,
 #               packages and build included (for working on a port; never for a proof)
+#   --repo DIR  copy the git repository DIR instead of this one (a student's handout:
+#               scripts/grade.sh --handout)
 #   COMMAND     run with bash -c in the copied repository, e.g. 'scripts/demo.sh'
 #
 # The bare root (before anything is installed in it) is cached as a tarball under
@@ -20,20 +22,26 @@
 # host's CA bundle is copied in for npm (NPM_CONFIG_CAFILE): a network that re-signs https
 # would otherwise be refused as a self-signed chain.
 set -euo pipefail
-usage="usage: scripts/fresh_root.sh RELEASE [--keep DIR] -- COMMAND [ARGS…]"
+usage="usage: scripts/fresh_root.sh RELEASE [--keep DIR] [--repo DIR] -- COMMAND [ARGS…]"
 [ $# -ge 1 ] || { echo "fresh_root: $usage" >&2; exit 2; }
 RELEASE=$1; shift
 KEEP=""
-if [ "${1:-}" = --keep ]; then
-  [ -n "${2:-}" ] || { echo "fresh_root: --keep needs a directory; $usage" >&2; exit 2; }
-  KEEP=$(realpath -m "$2"); shift 2
-fi
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+while [ "${1:-}" = --keep ] || [ "${1:-}" = --repo ]; do
+  [ -n "${2:-}" ] || { echo "fresh_root: $1 needs a directory; $usage" >&2; exit 2; }
+  if [ "$1" = --keep ]; then KEEP=$(realpath -m "$2")
+  else
+    git -C "$2" rev-parse --verify -q HEAD > /dev/null \
+      || { echo "fresh_root: --repo $2 is not a git repository with a commit; $usage" >&2; exit 2; }
+    REPO=$(cd "$2" && pwd)
+  fi
+  shift 2
+done
 [ "${1:-}" = -- ] && [ $# -ge 2 ] || { echo "fresh_root: $usage" >&2; exit 2; }
 shift
 COMMAND="$*"
 case "$RELEASE" in *[!a-z]*|"") echo "fresh_root: '$RELEASE' is not a Debian suite name (bookworm, trixie)" >&2; exit 2 ;; esac
 [ "$(id -u)" -eq 0 ] || { echo "fresh_root: needs root (debootstrap, chroot, mount); run it with sudo" >&2; exit 2; }
-REPO=$(cd "$(dirname "$0")/.." && pwd)
 MIRROR="${RF_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="${RF_ROOT_CACHE:-/var/cache/roformer-roots}"
 TARBALL="$CACHE/$RELEASE-minbase.tar"
