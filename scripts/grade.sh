@@ -121,11 +121,14 @@ grade() {
     echo "$task: its tests printed more than $GRADE_MAX_OUTPUT bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit; the start is in $log)" >&2
   elif [ "$rc" -gt 128 ] || printf '%s\n' "$out" | grep -q "^SUMMARY: \(Address\|UndefinedBehavior\)Sanitizer"; then
     why=crash
-    local where what
+    local where what signal
     where=$(sanitizer_place "$out")
     what=$(sanitizer_kind "$out")
-    echo "$task: its tests crashed${running:+ in \"$running\"}${what:+: $what}${where:+, at $where} (signal $((rc > 128 ? rc - 128 : 6)): $(kill -l $((rc > 128 ? rc - 128 : 6)) 2>/dev/null || echo ?)) — see $log" >&2
-    crash_report "$report" "$running" "${what%% (*}${where:+ at $where}"
+    signal=$((rc > 128 ? rc - 128 : 6))
+    signal="signal $signal: $(kill -l "$signal" 2>/dev/null || echo ?)"
+    echo "$task: its tests crashed${running:+ in \"$running\"}${what:+: $what}${where:+, at $where} ($signal) — see $log" >&2
+    what=${what%% (*}
+    crash_report "$report" "$running" "${what:-$signal}${where:+ at $where}"
   fi
   if [ -n "$why" ]; then echo "- - $why"; return; fi
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
@@ -144,8 +147,7 @@ sanitizer_kind() {
     heap-use-after-free) echo "using memory already freed ($kind)" ;;
     stack-overflow) echo "a recursion that never ends ($kind)" ;;
     SEGV) echo "an access to an address no buffer has (SEGV)" ;;
-    "") printf '%s\n' "$1" | sed -n 's/.*: runtime error: \(.*\)/\1/p' | head -n 1 | grep . \
-          || echo "a crash (the signal below)" ;;
+    "") printf '%s\n' "$1" | sed -n 's/.*: runtime error: \(.*\)/\1/p' | head -n 1 ;;
     *) echo "$kind" ;;
   esac
 }

@@ -4,13 +4,17 @@
 #
 #   tests/machinery/cli_handout.sh WORKDIR
 #
-# For every task of students/tasks.txt: no code line of our implementation (field 2 of the table,
-# read from this repository) is left in the handout's copy of that file, which compiles the
-# student's file instead; the content between the docs' answer markers is gone, and so are the
-# markers, in docs, notebooks and code comments alike; the answer key docs/exercises-answers.md,
-# tests/grader/wrong/ and tests/grader/answer_ideas.txt are left out and no link points at them; the fast twins run the student's function; no file holds an answer in
-# another form (tests/grader/handout_leaks.py); the notebooks are still JSON; in the handout,
-# --reference and --check refuse with one line; a non-empty folder is refused.
+# The handout is a git repository of its own (one commit, a clean tree); it holds of src/ and
+# tests/ exactly the files of students/lesson_files.txt and no graded file of ours (each task's
+# function lives only in its students/tasks/ stub); its own README, install script and container
+# files are at its top, and the container runs the install script's package step; the content
+# between the docs' answer markers is gone, and so are the markers, in docs and code comments
+# alike; the answer key, tests/grader/wrong/ and tests/grader/answer_ideas.txt are left out and
+# no link points at a file the handout lacks; no file holds an answer in another form
+# (tests/grader/handout_leaks.py); every file the lesson build compiles finds its headers in
+# the handout (the preprocessor, no compile); in the handout, --reference, --check and
+# --handout refuse with one line; a non-empty folder is refused; a handout of some tasks gives
+# the others as written.
 set -u
 W=$(realpath -m "$1")
 rm -rf "$W" && mkdir -p "$W" || exit 1
@@ -23,19 +27,40 @@ scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log
 mapfile -t tasks < <(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' students/tasks.txt)
 [ ${#tasks[@]} -ge 6 ] || fail "read ${#tasks[@]} tasks from students/tasks.txt"
 
+# A git repository of its own, one commit, nothing left uncommitted.
+[ "$(git -C "$H" rev-list --count HEAD 2>/dev/null)" = 1 ] || fail "the handout is not a git repository with one commit"
+[ -z "$(git -C "$H" status --porcelain 2>&1)" ] || fail "the handout's tree is not clean: $(git -C "$H" status --porcelain | head -3)"
+# Of src/ and tests/, exactly the files of students/lesson_files.txt.
+want=$(grep -v '^#' students/lesson_files.txt | grep -E '^(src|tests)/' | sort)
+have=$(cd "$H" && find src tests -type f | sort)
+[ "$want" = "$have" ] || fail "the handout's src/ and tests/ differ from students/lesson_files.txt: $(diff <(echo "$want") <(echo "$have") | head -5 | tr '\n' ' ')"
+for f in README.md install.sh .devcontainer/Dockerfile .devcontainer/devcontainer.json scripts/grade.sh students/CMakeLists.txt; do
+  [ -f "$H/$f" ] || fail "the handout has no $f"
+done
+grep -q 'install.sh --packages' "$H/.devcontainer/Dockerfile" || fail "the container does not run ./install.sh --packages"
+grep -q '"postCreateCommand": "./install.sh"' "$H/.devcontainer/devcontainer.json" || fail "the devcontainer does not run ./install.sh"
 for task in "${tasks[@]}"; do
   ours=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
-  [ -f "$H/$ours" ] || { fail "$task: $ours is missing from the handout (the build needs it)"; continue; }
-  grep -qF "students/tasks/$task.cpp\"" "$H/$ours" || fail "$task: $H/$ours does not compile the student's file"
-  # Our code lines: not comments, includes, braces or namespace lines; at least 12 characters.
+  [ -e "$H/$ours" ] && fail "$task: our $ours is in the handout"
+  cmp -s "students/tasks/$task.cpp" "$H/students/tasks/$task.cpp" || fail "$task: the handout's stub differs from students/tasks/$task.cpp"
+  # Our code lines (not comments, includes, braces or namespace lines; at least 12 characters;
+  # found in no other file of the course) are nowhere.
   n=0
   while IFS= read -r line; do
     n=$((n + 1))
-    grep -qxF -- "$line" "$H/$ours" && fail "$task: the handout's $ours still holds our line: $line"
-  done < <(grep -vE '^\s*(//|#include|namespace|}|$)' "$ours" | awk 'length($0) >= 12')
+    grep -rqxF --exclude-dir=.git -- "$line" "$H" && fail "$task: the handout holds our line: $line"
+  done < <(grep -vE '^\s*(//|#include|namespace|}|$)' "$ours" | awk 'length($0) >= 12' | grep -vxFf "students/tasks/$task.cpp" |
+           while IFS= read -r l; do git grep -hF -e "$l" -- ":!$ours" | grep -qxF -- "$l" || printf '%s\n' "$l"; done)
   [ "$n" -gt 0 ] || fail "$task: found no code line in $ours to look for (the check would see nothing)"
   grep -qx "$task" "$H/students/handout.txt" || fail "$task: not listed in the handout's students/handout.txt"
 done
+# Every file the lesson build compiles finds what it includes in the handout.
+if command -v g++ > /dev/null; then
+  for f in $(cd "$H" && ls src/*/*.cpp tests/*/*.cpp tests/main.cpp students/tasks/*.cpp); do
+    (cd "$H" && g++ -std=c++17 -E -MM -Isrc -Itests "$f" > /dev/null 2> "$W/mm.err") \
+      || fail "$f does not preprocess in the handout: $(grep -m1 'fatal error' "$W/mm.err")"
+  done
+fi
 
 # The docs' answer passages: every marked passage of this repository is absent from the handout.
 BEGIN='<!-- answer:begin( [a-z_]+)? -->'
@@ -43,14 +68,14 @@ markers=0
 while IFS= read -r doc; do
   while IFS= read -r line; do
     markers=$((markers + 1))
-    grep -qF -- "$line" "$H/$doc" && fail "$doc: the handout keeps the answer passage line: $line"
+    grep -rqF --exclude-dir=.git -- "$line" "$H" && fail "$doc: the handout keeps the answer passage line: $line"
   done < <(perl -0ne 'while (/<!-- answer:begin ?[a-z_]* -->(.*?)<!-- answer:end -->/gs) {
              for (split /\n/, $1) { s/^\s+|\s+$//g; print "$_\n" if length($_) >= 12 } }' "$doc")
-  grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
+  [ -f "$H/$doc" ] && grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
 done < <(git ls-files -z | xargs -0 grep -lE "$BEGIN" 2>/dev/null)
 [ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
 # A passage marked in a code comment is cut too (src/position/rope.hpp marks one), and the
-# comment stays a comment: the handout still compiles it (not built here).
+# comment stays a comment.
 grep -qF "answer:begin rope_backward" src/position/rope.hpp \
   && ! grep -qF "answer:begin" "$H/src/position/rope.hpp" \
   && grep -qE '^// .*[*][(]Left out of the handout: an answer of graded task rope_backward[.][)][*]$' "$H/src/position/rope.hpp" \
@@ -62,12 +87,6 @@ python3 tests/grader/handout_leaks.py "$H" > "$W/leaks.log" 2>&1 || { cat "$W/le
 grep -q "^handout_leaks: PASS" "$W/leaks.log" || fail "handout_leaks.py said no PASS: $(tail -n 1 "$W/leaks.log")"
 read_line=$(sed -n 's/^handout_leaks: read /read /p' "$W/leaks.log")
 [ -n "$read_line" ] || fail "handout_leaks.py did not say what it read"
-# The fast twins run the student's function: RoPE's SIMD rows call rope_kernel, AdamW's calls step().
-grep -q "rope_rows_handout(x, T, D, r, cos2, sin2, sin_sign, true)" "$H/src/fast/simd_kernels.hpp" \
-  && grep -q "rope_kernel(x, x, 1, T, D, r, RopePairing::half" "$H/src/fast/rope_rows_handout.cpp" \
-  || fail "the handout's src/fast/simd_kernels.hpp still holds RoPE's rows (rope_forward's fast twin)"
-grep -q "step(lr);" "$H/src/fast/adamw_vectorized.cpp" && ! grep -q "adamw_update" "$H/src/fast/adamw_vectorized.cpp" \
-  || fail "the handout's src/fast/adamw_vectorized.cpp still holds the update (adamw_step's fast twin)"
 # Every notebook is still JSON (a cut passage stays inside one string), and no relative link of
 # a markdown file points at a file the handout lacks (the answer key is left out).
 python3 - "$H" > "$W/links.log" 2>&1 <<'PY' || { cat "$W/links.log"; fail "a notebook is broken or a link is dead in the handout"; }
@@ -98,17 +117,23 @@ PY
 [ -f "$H/students/tasks/rope_forward.cpp" ] || fail "the handout has no students/tasks/rope_forward.cpp"
 
 # In the handout, the grader refuses what needs our answers, with one line.
-for args in "--reference rope_forward" "--check"; do
+for args in "--reference rope_forward" "--check" "--handout $W/again"; do
   # shellcheck disable=SC2086
   out=$(cd "$H" && scripts/grade.sh $args 2>&1); rc=$?
   [ "$rc" != 0 ] || fail "grade.sh $args in a handout exited 0"
   [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "this is a handout: the reference answers are not in it" \
     || fail "grade.sh $args in a handout said: $out"
 done
+# A handout of one task gives the others as written (ours), so that everything links.
+scripts/grade.sh --handout "$W/one" rope_forward > /dev/null 2>&1 || fail "grade.sh --handout DIR rope_forward failed"
+[ "$(cat "$W/one/students/handout.txt" 2>/dev/null)" = rope_forward ] || fail "the handout of rope_forward lists other tasks"
+tail -n +2 "$W/one/students/tasks/rope_backward.cpp" | cmp -s - src/position/rope_backward.cpp \
+  && head -n 1 "$W/one/students/tasks/rope_backward.cpp" | grep -q "^// Given, not graded" \
+  || fail "the handout of rope_forward does not give rope_backward as written"
 # A folder with files in it is never overwritten.
 mkdir -p "$W/full" && echo "mine" > "$W/full/notes.txt"
 scripts/grade.sh --handout "$W/full" > /dev/null 2>&1 && fail "--handout wrote into a non-empty folder"
 [ "$(cat "$W/full/notes.txt")" = mine ] && [ "$(ls "$W/full")" = notes.txt ] || fail "--handout touched a non-empty folder"
 
-[ "$fails" = 0 ] && echo "cli_handout: PASS (${#tasks[@]} tasks without our code, $markers answer lines cut, no leak — $read_line — no dead link, refusals work)"
+[ "$fails" = 0 ] && echo "cli_handout: PASS (a repository of its own with the lesson's files only; ${#tasks[@]} tasks without our code, $markers answer lines cut, no leak — $read_line — no dead link, every header found, refusals work)"
 exit "$fails"
