@@ -35,10 +35,12 @@ step() {
 }
 
 export GRADE_BUILD_DIR="$TMP/build-student" GRADE_CMAKE_ARGS=""
-step "student build, first time (before class)" scripts/grade.sh rope_forward
+step "the lesson build, first time (before class: the handout's ./install.sh builds it)" scripts/grade.sh --build
+step "rope_forward, first grade" scripts/grade.sh rope_forward
 touch students/tasks/rope_forward.cpp
 step "an attempt at rope_forward" scripts/grade.sh rope_forward
-step "rope_backward, first time (the double-precision core)" scripts/grade.sh rope_backward
+step "switching to rope_backward" scripts/grade.sh rope_backward
+touch students/tasks/rope_backward.cpp
 step "an attempt at rope_backward" scripts/grade.sh rope_backward
 step "the classroom run (4000 steps, 2 threads)" \
   build/roformer train --config configs/classroom.toml --out "$TMP/classroom"
