@@ -40,7 +40,8 @@ NUMBERS_LIVE_IN = {"docs/timing.md", "docs/performance.md", "docs/results.md"}
 ALLOWED = {
     ("docs/distributed.md", "#SBATCH --time="): "a scheduler's time limit (a setting)",
     ("docs/distributed.md", "#SBATCH --signal="): "when the scheduler signals (a setting)",
-    ("docs/graded-tasks.md", "longer than 120 seconds"): "the grader's time limit (GRADE_TIMEOUT)",
+    ("docs/graded-tasks.md", "longer than 60 seconds are stopped"): "the grader's time limit (GRADE_TIMEOUT)",
+    ("docs/graded-tasks.md", "stopped after 60 s in"): "the grader's time-limit message",
     ("docs/testing.md", "still running after 20 s gets SIGTERM"): "the fuzzer's time limit a case",
     ("docs/testing.md", "end within 10 s); an exit 2"): "the stop bound the fuzzer holds",
     ("docs/training.md", "ended 10 s after the first (`kStopGraceSeconds`"): "the stop bound",
@@ -65,7 +66,7 @@ HISTORY = re.compile(r"\b[Ii]ssues? #?\d+|\bsessions?\b|\b20\d\d-\d\d-\d\d\b|\bb
 
 
 def student_files():
-    files = ["README.md", "notebooks/README.md", "data/README.md"]
+    files = ["README.md", "notebooks/README.md", "data/README.md", "students/handout/README.md"]
     files += sorted(f for f in glob.glob("docs/**/*.md", recursive=True) if f not in NUMBERS_LIVE_IN)
     files += sorted(glob.glob("docs/**/*.html", recursive=True))
     files += sorted(glob.glob("configs/*.toml"))
