@@ -2,8 +2,10 @@
 # The student's handout from zero (CI: .ci/run's handout stage; docs/graded-tasks.md): writes
 # the handout of every task, copies it into a bare Debian root (scripts/fresh_root.sh --repo)
 # and there, as a student would, runs its one command and grades:
-#   1. ./install.sh — what it downloads (the .deb files apt fetched) and how long it takes,
-#      installs, builds and grades every task once (the stubs fail);
+#   1. the container's steps, which are a laptop's one command in two: ./install.sh --packages
+#      (the image), then ./install.sh (the devcontainer) — what they download (the .deb files
+#      apt fetched) and how long they take; they install, build and grade every task once (the
+#      stubs fail);
 #   2. switching tasks: rope_forward, rope_backward, rope_forward again, each timed;
 #   3. a kernel whose pair loop runs one pair too far: the grader must name the crash, the
 #      kind of bad access and the line in students/tasks/rope_forward.cpp, and give its hint;
@@ -19,13 +21,20 @@ if [ "${1:-}" = --inside ]; then
   fails=0
   fail() { echo "handout_from_zero: FAIL: $*"; fails=$((fails + 1)); }
   since() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+  # The container's steps (.devcontainer/): the image runs ./install.sh --packages, the
+  # devcontainer ./install.sh; on a laptop the one ./install.sh does both.
   t0=$(date +%s.%N)
-  ./install.sh > install.log 2>&1 || { tail -n 30 install.log; fail "./install.sh exited $?"; }
+  ./install.sh --packages > install.log 2>&1 || { tail -n 30 install.log; fail "./install.sh --packages exited $?"; }
+  grep -qx 'RUN bash /tmp/install.sh --packages && rm /tmp/install.sh' .devcontainer/Dockerfile \
+    || fail "the container's Dockerfile no longer runs what this stage runs (./install.sh --packages)"
+  grep -q '"postCreateCommand": "./install.sh"' .devcontainer/devcontainer.json \
+    || fail "the devcontainer no longer runs what this stage runs (./install.sh)"
+  ./install.sh >> install.log 2>&1 || { tail -n 30 install.log; fail "./install.sh exited $?"; }
   t1=$(date +%s.%N)
   bytes=$(find /var/cache/apt/archives -name '*.deb' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
   debs=$(find /var/cache/apt/archives -name '*.deb' | wc -l)
   grep -q "score: 0 of [0-9]* tasks pass" install.log || fail "./install.sh did not grade the stubs: $(tail -n 3 install.log)"
-  printf 'handout_from_zero: ./install.sh: %.0f s (installed, built, graded), %d packages downloaded, %.1f MB\n' \
+  printf 'handout_from_zero: ./install.sh --packages, then ./install.sh: %.0f s (installed, built, graded), %d packages downloaded, %.1f MB\n' \
     "$(since "$t0" "$t1")" "$debs" "$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')"
   for task in rope_forward rope_backward rope_forward; do
     t0=$(date +%s.%N); scripts/grade.sh "$task" > /dev/null 2>&1 || true; t1=$(date +%s.%N)
