@@ -21,8 +21,8 @@ esac
 # make, and the header-only libraries the lesson's code and tests include.
 APT_PACKAGES=(g++ cmake make libxtensor-dev xtl-dev libxsimd-dev doctest-dev)
 # Homebrew names (xtensor brings xtl and xsimd; coreutils the timeout the grader runs the tests
-# under; Apple's clang has no OpenMP: the loops run on
-# one thread). Not run on a Mac by the course's CI.
+# under; Apple's clang has no OpenMP: the loops run on one thread). Not run on a Mac by the
+# course's CI.
 BREW_PACKAGES=(cmake xtensor doctest coreutils)
 
 if command -v apt-get > /dev/null && command -v dpkg-query > /dev/null; then
