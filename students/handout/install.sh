@@ -20,10 +20,10 @@ esac
 # Debian/Ubuntu names: a compiler with its sanitizers (g++ brings libasan and libubsan), CMake,
 # make, and the header-only libraries the lesson's code and tests include.
 APT_PACKAGES=(g++ cmake make libxtensor-dev xtl-dev libxsimd-dev doctest-dev)
-# Homebrew names (xtensor brings xtl and xsimd; coreutils the timeout the grader runs the tests
+# Homebrew names (xtensor brings xtl; coreutils gives the timeout the grader runs the tests
 # under; Apple's clang has no OpenMP: the loops run on one thread). Not run on a Mac by the
 # course's CI.
-BREW_PACKAGES=(cmake xtensor doctest coreutils)
+BREW_PACKAGES=(cmake xtensor xsimd doctest coreutils)
 
 if command -v apt-get > /dev/null && command -v dpkg-query > /dev/null; then
   missing=()
