@@ -50,19 +50,28 @@ TIMEOUT=$(command -v timeout || command -v gtimeout || true)
 [ -n "$TIMEOUT" ] || { echo "grade: no timeout command (coreutils; on macOS: brew install coreutils)" >&2; exit 2; }
 
 field() { awk -F' [|] ' -v t="$1" -v f="$2" '/^[a-z_]+ [|] / && $1 == t { print $f }' "$TABLE"; }
-tasks() { awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' "$TABLE"; }
+all_tasks() { awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' "$TABLE"; }
+# The tasks to list and grade: in a handout, those handed out (the others are given, written).
+tasks() { if [ -f students/handout.txt ]; then grep -x '[a-z_]*' students/handout.txt; else all_tasks; fi; }
 
 list_tasks() {
   echo "Graded tasks (students/tasks.txt). Write students/tasks/<task>.cpp, then: scripts/grade.sh <task>"
   echo
-  awk -F' [|] ' '/^[a-z_]+ [|] / {
+  awk -F' [|] ' -v chosen="$(tasks | paste -sd' ')" 'BEGIN { n = split(chosen, c, " "); for (i = 1; i <= n; i++) listed[c[i]] = 1 }
+    /^[a-z_]+ [|] / && ($1 in listed) {
       printf "  %-19s %s\n  %-19s replaces %s; graded by %s, test cases \"%s\"\n\n", $1, $6, "", $2, $4, $5 }' "$TABLE"
 }
 
 # The lesson build (students/CMakeLists.txt) in $BUILD: configured once; cmake reconfigures it
 # itself when the lists change.
 configure() {
-  [ -f "$BUILD/Makefile" ] || [ -f "$BUILD/build.ninja" ] && return 0
+  local home
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  if [ -n "$home" ] && [ "$(realpath "$home")" != "$(realpath students)" ]; then
+    echo "grade: $BUILD was configured from $home, not from students/ (the lesson build): remove it (rm -rf $BUILD) and grade again" >&2
+    return 1
+  fi
+  { [ -f "$BUILD/Makefile" ] || [ -f "$BUILD/build.ninja" ]; } && return 0
   mkdir -p "$BUILD"
   # shellcheck disable=SC2086  # GRADE_CMAKE_ARGS: extra configure flags, e.g. a compiler launcher
   cmake -S students -B "$BUILD" -DCMAKE_BUILD_TYPE=Release $GRADE_CMAKE_ARGS > "$BUILD/configure.log" 2>&1 \
@@ -95,7 +104,7 @@ grade() {
     if [ "$mode" = reference ]; then file=$(field "$task" 2); else file="students/tasks/$task.cpp"; fi
   fi
   [ -f "$file" ] || { echo "grade: $file does not exist (scripts/grade.sh lists the tasks)" >&2; echo "- - compile"; return; }
-  for t in $(tasks); do
+  for t in $(all_tasks); do
     if [ "$t" = "$task" ]; then choose "$t" "$file"; else choose "$t" "$(ours "$t")"; fi
   done
   if ! cmake --build "$BUILD" -j "$JOBS" --target "test_$task" > "$log" 2>&1; then
@@ -165,7 +174,7 @@ sanitizer_place() {
   local frames
   frames=$(printf '%s\n' "$1" | sed -n 's/^ *#[0-9]* 0x[0-9a-f]* in \(.*\) \(\/[^ ]*:[0-9][0-9]*\)\(:[0-9]*\)\{0,1\}$/\2 \1/p;
                                          s/^\(\/[^ ]*:[0-9][0-9]*\):[0-9]*: runtime error: .*/\1/p')
-  { printf '%s\n' "$frames" | grep -E "/(students/tasks|tests/grader/wrong)/|/$(tasks | while read -r t; do field "$t" 2; done | paste -sd'|')" \
+  { printf '%s\n' "$frames" | grep -E "/(students/tasks|tests/grader/wrong)/|/$(all_tasks | while read -r t; do field "$t" 2; done | paste -sd"|")" \
       || printf '%s\n' "$frames"; } | head -n 1 | awk -v root="$PWD/" '{
         where = $1; if (index(where, root) == 1) where = substr(where, length(root) + 1)
         fn = $0; sub(/^[^ ]* /, "", fn); sub(/\(.*/, "", fn); sub(/^rf::/, "", fn)
@@ -334,7 +343,7 @@ handout() {
   git archive --format=tar HEAD -- "${paths[@]}" | tar -x -C "$dir"
   git archive --format=tar HEAD:students/handout | tar -x -C "$dir"
   mkdir -p "$dir/students/tasks"
-  for task in $(tasks); do
+  for task in $(all_tasks); do
     if printf '%s\n' "${chosen[@]}" | grep -qx "$task"; then
       git show "HEAD:students/tasks/$task.cpp" > "$dir/students/tasks/$task.cpp"
     else
@@ -390,7 +399,7 @@ case "${1:-list}" in
   --build)
     [ $# -eq 1 ] || { echo "grade: --build takes no argument" >&2; exit 2; }
     configure || exit 1
-    for task in $(tasks); do choose "$task" "students/tasks/$task.cpp"; done
+    for task in $(all_tasks); do choose "$task" "students/tasks/$task.cpp"; done
     echo "grade: building the lesson's code and every task's tests in $BUILD"
     cmake --build "$BUILD" -j "$JOBS" > "$BUILD/build.log" 2>&1 \
       || { grep -E "error|Error" "$BUILD/build.log" | head -n 20 >&2; echo "grade: the build failed; its output: $BUILD/build.log" >&2; exit 1; } ;;
