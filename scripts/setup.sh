@@ -10,6 +10,10 @@
 #                            builds every target (scripts/test.sh)
 #   scripts/setup.sh --lesson  the main set and doctest; builds `roformer` and `test_lesson`
 #                            (scripts/test.sh --lesson: the lesson tests alone)
+#   scripts/setup.sh --libcxx  the macOS route's nearest proof on Debian: the main set (less
+#                            oneDNN), doctest, clang and its libc++; builds `roformer` and
+#                            `test_lesson` into build-libcxx/ with clang, libc++ and no OpenMP
+#                            (scripts/test.sh --libcxx; docs/testing.md, "The libc++ build")
 #
 # Package names carry no version, so one list serves both releases (Debian 12 "bookworm",
 # Debian 13 "trixie"). A build without an optional library says so in one line at configure
@@ -22,7 +26,8 @@ case "${1:-}" in
   "") ;;
   --all) MODE=all ;;
   --lesson) MODE=lesson ;;
-  *) echo "setup: unknown argument '$1'; use no argument (the main job), --all or --lesson" >&2; exit 2 ;;
+  --libcxx) MODE=libcxx ;;
+  *) echo "setup: unknown argument '$1'; use no argument (the main job), --all, --lesson or --libcxx" >&2; exit 2 ;;
 esac
 
 # The main job: a C++17 compiler, CMake, and the libraries the `roformer` binary links. Every
@@ -57,9 +62,18 @@ TEST_PACKAGES=(doctest-dev git time
           fortunes graphviz
           clang libclang-rt-dev libomp-dev
           ca-certificates chromium)
+# What --libcxx adds: clang with LLVM's C++ standard library (the one macOS has), and doctest.
+# It leaves out libdnnl-dev: Debian's oneDNN is built with libstdc++, which a libc++ program
+# must not load beside its own (two standard libraries in one process).
+LIBCXX_PACKAGES=(doctest-dev clang libc++-dev libc++abi-dev)
 PACKAGES=("${MAIN_PACKAGES[@]}")
 [ "$MODE" = all ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 [ "$MODE" = lesson ] && PACKAGES+=(doctest-dev)
+if [ "$MODE" = libcxx ]; then
+  PACKAGES=()
+  for p in "${MAIN_PACKAGES[@]}"; do [ "$p" = libdnnl-dev ] || PACKAGES+=("$p"); done
+  PACKAGES+=("${LIBCXX_PACKAGES[@]}")
+fi
 
 if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
   missing=()
@@ -99,12 +113,27 @@ if [ "$MODE" = all ] && [ ! -d tests/browser/node_modules ]; then
 fi
 
 JOBS="${JOBS:-$(nproc)}"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > build.log.tmp 2>&1 || { cat build.log.tmp; rm -f build.log.tmp; exit 1; }
-# The configure step's one-line notes on what this build has and lacks (oneDNN, MPI, doctest).
-grep -E "^-- (oneDNN|MPI|doctest)" build.log.tmp | sed 's/^-- /setup: /' || true
+BUILD=build
+CONFIGURE=(-DCMAKE_BUILD_TYPE=Release)
+if [ "$MODE" = libcxx ]; then
+  # clang with libc++ (compiling and linking), no OpenMP, and none of the libraries Debian
+  # builds with libstdc++: oneDNN and OpenMPI left out, toml++ compiled from its headers
+  # (CMakeLists.txt, RF_TOML_HEADER_ONLY). ccache when there is one (a developer's reruns).
+  BUILD=build-libcxx
+  CONFIGURE+=(-DCMAKE_CXX_FLAGS=-stdlib=libc++ -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++
+              -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++ -DRF_OPENMP=OFF -DRF_ONEDNN=OFF
+              -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DRF_TOML_HEADER_ONLY=ON)
+  command -v ccache >/dev/null && CONFIGURE+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CC=clang CXX=clang++
+fi
+cmake -S . -B "$BUILD" "${CONFIGURE[@]}" > build.log.tmp 2>&1 || { cat build.log.tmp; rm -f build.log.tmp; exit 1; }
+# The configure step's one-line notes on what this build has and lacks (OpenMP, oneDNN, MPI,
+# doctest).
+grep -E "^-- (OpenMP|oneDNN|MPI|doctest)" build.log.tmp | sed 's/^-- /setup: /' || true
 rm -f build.log.tmp
 case "$MODE" in
   all) cmake --build build -j "$JOBS" ;;
   lesson) cmake --build build -j "$JOBS" --target roformer test_lesson ;;
+  libcxx) cmake --build "$BUILD" -j "$JOBS" --target roformer test_lesson ;;
   main) cmake --build build -j "$JOBS" --target roformer ;;
 esac

@@ -22,6 +22,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
+#include "io/platform.hpp"
 #include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
 #include "run/threads.hpp"
@@ -112,7 +113,7 @@ static bool restart_with_library_settings(char** argv) {
         return false;
     }
     const bool switch_core = !core.empty() && rf::prepare_blas_core_restart(core);
-    if (restart || switch_core) execv("/proc/self/exe", argv);  // returns only if it failed
+    if (restart || switch_core) rf::platform::restart_this_program(argv);  // returns if it failed
     if (switch_core) {  // the library keeps its own core; say so in the run log, not "switched"
         unsetenv("OPENBLAS_CORETYPE");
         unsetenv("RF_BLAS_CORE_WAS");

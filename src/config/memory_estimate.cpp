@@ -8,10 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 
+#include "fast/openmp.hpp"
+#include "io/platform.hpp"
 #include "model/attention.hpp"
 #include "tensor/format.hpp"
 
@@ -66,12 +67,7 @@ double address_space_limit_bytes() {
     return double(limit.rlim_cur);
 }
 
-double address_space_mapped_bytes() {
-    std::ifstream statm("/proc/self/statm");  // first field: the pages mapped (VmSize)
-    double pages = 0;
-    const long page = sysconf(_SC_PAGE_SIZE);
-    return statm >> pages && page > 0 ? pages * double(page) : 0.0;
-}
+double address_space_mapped_bytes() { return platform::mapped_bytes(); }
 
 double allocation_budget_bytes() {
     double budget = memory_budget_bytes();
@@ -100,6 +96,7 @@ double training_address_space_bytes(double training_bytes, size_t threads) {
 }
 
 size_t configured_threads(const Config& c) {
+    if (!kOpenMP) return 1;  // a build without OpenMP runs on one thread (fast/openmp.hpp)
     return c.train.threads ? c.train.threads : std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -1,7 +1,6 @@
 // Stage 8 — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
 #include "experiments/compare.hpp"
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "experiments/compare_directory.hpp"
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
+#include "io/platform.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/interrupt.hpp"
@@ -177,8 +177,8 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
                 comparison_lock.forget_in_child();
                 InterruptGuard::quiet_notes();
                 setpgid(0, 0);
-                prctl(PR_SET_PDEATHSIG, SIGTERM);
-                if (getppid() != parent) raise(SIGTERM);  // the parent died before prctl
+                platform::signal_when_parent_exits(SIGTERM);  // (not on macOS: io/platform.hpp)
+                if (getppid() != parent) raise(SIGTERM);  // the parent died before that
                 int status = 0;
                 try {
                     // quiet: no progress; a warning (a refused metrics row) still reaches stderr

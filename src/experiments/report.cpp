@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/durable_file.hpp"
+#include "io/platform.hpp"
 #include "io/read_file.hpp"
 #include "io/shell_quote.hpp"
 
@@ -62,8 +63,8 @@ std::string find_plot_script(const std::string& explicit_path) {
     if (!explicit_path.empty()) return fs::exists(explicit_path) ? explicit_path : "";
     std::vector<fs::path> candidates = {fs::path("scripts") / "plot_curves.py"};
     std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
+    const fs::path exe = platform::executable_path();
+    if (!exe.empty()) {
         candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot_curves.py");
         candidates.push_back(exe.parent_path().parent_path().parent_path() / "scripts" /
                              "plot_curves.py");

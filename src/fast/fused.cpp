@@ -7,7 +7,6 @@
 // tests/gradcheck checks its backward per element in double.
 //
 // Legend: n elements; C a row's length.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "fast/fused_ops.hpp"
 #include "ops/ops.hpp"
 #include "fast/simd.hpp"

@@ -9,7 +9,6 @@
 //
 // Legend: R rows (every leading dim), C in features, N = Σ out_i stacked out features,
 //         V classes (vocabulary), n rows whose target is not ignored.
-#include <omp.h>
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "fast/products.hpp"
 #include "fast/fused_ops.hpp"
 #include "fast/xsimd_compat.hpp"

@@ -6,12 +6,12 @@
 #pragma once
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <exception>
 
+#include "fast/openmp.hpp"
 #include "fast/threading.hpp"
 #include "ops/ops.hpp"
 

@@ -1,12 +1,12 @@
 // The fast room: the process's one threading setting (see threading.hpp, Threading).
 #include <cblas.h>
-#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "fast/openmp.hpp"
 #include "fast/threading.hpp"
 #include "fast/products.hpp"
 
@@ -48,6 +48,7 @@ static void row_split_product(bool trans_a, bool trans_b, size_t M, size_t N, si
 // it is left to follow OpenMP's.
 Threading set_threading(Threading setting) {
     if (setting.threads == 0) setting.threads = std::max(1u, std::thread::hardware_concurrency());
+    if (!kOpenMP) setting.threads = 1;  // a build without OpenMP: one thread, whatever was asked
     omp_set_num_threads(static_cast<int>(setting.threads));
     // The pool's workers (made now, if not yet) never take an asynchronous signal: the main
     // thread does (see HoldSignals, threading.hpp).

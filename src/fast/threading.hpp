@@ -30,7 +30,8 @@ struct Threading {
     // fast room may install another library's (model.products, src/fast/onednn_products.hpp).
     FloatProduct block_product = nullptr;
 };
-// Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core) and the product split
+// Sets OpenMP's and OpenBLAS's thread counts (threads = 0: every core; always 1 in a build
+// without OpenMP, fast/openmp.hpp) and the product split
 // (split_products: the core's gemm() runs gemm_rows_parallel; else plain sgemm); returns the
 // setting now in force (threads resolved to a count).
 Threading set_threading(Threading setting);

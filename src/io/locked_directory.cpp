@@ -1,7 +1,7 @@
 // io — the registry of locked directories (see locked_directory.hpp).
 #include "io/locked_directory.hpp"
+#include "io/platform.hpp"
 
-#include <climits>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -39,12 +39,7 @@ std::string key_of(const std::string& path) {
 }
 
 // Where the locked directory `fd` is now, as the kernel names it.
-std::string current_place(int fd) {
-    char target[PATH_MAX + 1] = {};
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = ::readlink(link.c_str(), target, PATH_MAX);
-    return n > 0 ? std::string(target, size_t(n)) : std::string();
-}
+std::string current_place(int fd) { return platform::descriptor_place(fd); }
 
 }  // namespace
 

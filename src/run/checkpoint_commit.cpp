@@ -14,6 +14,7 @@
 
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
+#include "io/platform.hpp"
 #include "run/interrupt.hpp"
 
 namespace rf {
@@ -134,7 +135,7 @@ Json run_files_record(const std::string& run_dir) {
     std::string here =
         where.dir_fd == AT_FDCWD
             ? run_dir
-            : (fs::path("/proc/self/fd/" + std::to_string(where.dir_fd)) /
+            : (fs::path(platform::descriptor_path(where.dir_fd)) /
                fs::path(where.relative).parent_path())
                   .lexically_normal()
                   .string();

@@ -15,6 +15,8 @@
 #include <ctime>
 #include <string>
 
+#include "io/platform.hpp"
+
 namespace rf {
 
 namespace {
@@ -51,12 +53,8 @@ extern "C" void on_stop_signal(int sig) {
     if (g_watchdog_pid.load() == ::getpid()) ::sem_post(&g_wake);
 }
 
-void sleep_until(const timespec& deadline) {
-    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
-    }
-}
-
 extern "C" void* watchdog(void*) {
+    platform::name_this_thread("rf-stop-watch");  // (ps -L, gdb: what it is)
     for (;;) {
         while (::sem_wait(&g_wake) != 0) {  // EINTR: a handler ran on this thread
         }
@@ -65,7 +63,7 @@ extern "C" void* watchdog(void*) {
         ::clock_gettime(CLOCK_MONOTONIC, &deadline);
         const int grace = g_grace.load();
         deadline.tv_sec += grace;
-        sleep_until(deadline);
+        platform::sleep_until(deadline);
         // Stopped in time (the guard is gone), or a later command's guard: not ours to end.
         if (g_depth.load() == 0 || g_epoch.load() != epoch || g_signal.load() == 0) continue;
         while (g_holds.load() > 0) {  // a checkpoint commit: let it finish
@@ -73,7 +71,7 @@ extern "C" void* watchdog(void*) {
             ::clock_gettime(CLOCK_MONOTONIC, &soon);
             soon.tv_nsec += 10'000'000;
             if (soon.tv_nsec >= 1'000'000'000) soon.tv_sec += 1, soon.tv_nsec -= 1'000'000'000;
-            sleep_until(soon);
+            platform::sleep_until(soon);
         }
         // No allocation here: the stuck thread may hold malloc's lock.
         const int sig = g_signal.load();
@@ -100,7 +98,7 @@ extern "C" void* watchdog(void*) {
 void start_watchdog() {
     const pid_t self = ::getpid();
     if (g_watchdog_pid.load() == self) return;
-    if (::sem_init(&g_wake, 0, 0) != 0) return;
+    if (::sem_init(&g_wake, 0, 0) != 0) return;  // (macOS has no unnamed semaphores: none there)
     sigset_t all, before;
     sigfillset(&all);
     for (int sig : kSignals) sigdelset(&all, sig);
@@ -111,7 +109,6 @@ void start_watchdog() {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t thread;
     const bool started = pthread_create(&thread, &attr, watchdog, nullptr) == 0;
-    if (started) pthread_setname_np(thread, "rf-stop-watch");  // (ps -L, gdb: what it is)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (!started) return;

@@ -8,6 +8,7 @@
 #include "ops/ops.hpp"
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
+#include "fast/openmp.hpp"
 #include "fast/simd.hpp"
 #include "config/memory_estimate.hpp"
 
@@ -52,6 +53,14 @@ std::string fast_path_line(const ModelConfig& model) {
                                                  : onednn_description()) +
            " (model.products = " + enum_name(model.products) +
            ", model.precision = " + enum_name(model.precision) + ")";
+}
+
+std::string threads_line(size_t threads) {
+    if (!kOpenMP)
+        return "threads " + std::to_string(threads) +
+               " (a build without OpenMP: one thread, whatever train.threads asks)";
+    return "threads " + std::to_string(threads) + " (OpenMP wait policy " + openmp_wait_policy() +
+           ")";
 }
 
 std::string openmp_wait_policy() {

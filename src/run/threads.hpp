@@ -22,6 +22,10 @@ size_t apply_threading(const Config& config, size_t threads);
 // or that model.fused = false runs the composed ops.
 std::string fast_path_line(const ModelConfig& model);
 
+// The run log's line about threads: "threads 2 (OpenMP wait policy passive)", or in a build
+// without OpenMP that every run is one thread, whatever train.threads asked for.
+std::string threads_line(size_t threads);
+
 // What idle OpenMP workers do, as libgomp reads $OMP_WAIT_POLICY at start-up: "active" or
 // "passive" (any case, blanks around it allowed), else libgomp's default — spin a while, then
 // sleep — when it is unset or any other value (libgomp warns and ignores it; the line says

@@ -91,7 +91,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << "forward " << format_fixed(flops_per_token / 1e6, 2)
         << " MFLOP/token (training ≈ 3×); unigram entropy of " << data::labelled_tokens(objective)
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
-        << "threads " << threads << " (OpenMP wait policy " << openmp_wait_policy() << ")\n"
+        << threads_line(threads) << "\n"
         << blas_core_line() << "\n"
         << fast_path_line(config.model) << "\n"
         << memory_reuse_line() << "\n";

@@ -10,7 +10,6 @@
 // tokens per second (forward + backward) and peak scores memory. Threads: OMP_NUM_THREADS /
 // the first argument (default 1). Run it on an otherwise idle machine.
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +19,7 @@
 #include <functional>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "linear/linear_attention.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"

@@ -19,7 +19,6 @@
 // CPU time): on a shared machine the second is the kernel's own speed, the first what is
 // left of it. The last line ("geomean") is the geometric mean of every product's rate.
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +29,7 @@
 #include <random>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "fast/blas_core.hpp"
 
 namespace {

@@ -12,7 +12,6 @@
 // Each line: the median of 7 repetitions in ms of the thread's CPU time (so a busy machine's
 // preemptions do not count; caches shared with other jobs still do), and the speed-up over
 // sse2. The ISAs are interleaved (each repetition runs every ISA once). One thread throughout.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "fast/fused_ops.hpp"
 #include "nn/adamw.hpp"
 #include "fast/simd.hpp"

@@ -25,11 +25,11 @@
 // GFLOP/s = 2·M·N·K·batch / wall seconds. Run it on an otherwise idle machine, or say the
 // load beside the numbers (docs/performance.md, "What the fast path does", item 2).
 #include <cblas.h>
-#include <omp.h>
 
 #ifdef RF_HAVE_ONEDNN
 #include <dnnl.h>
 
+#include "fast/openmp.hpp"
 #include "fast/onednn_compat.hpp"
 constexpr const char* kLibraries = "OpenBLAS, oneDNN";  // what --peak tries
 #else

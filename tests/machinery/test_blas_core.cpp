@@ -4,12 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "fast/threading.hpp"
 #include "fast/blas_core.hpp"
 #include "fast/products.hpp"
@@ -121,6 +121,13 @@ TEST_CASE("blas threads: one BLAS thread on the fast path; a product loop keeps 
 #endif
     const bool pthreads = openblas_get_parallel() == 1;
     const Threading before = threading();
+    if (!kOpenMP) {  // no pool of ours: one thread for our loops and OpenBLAS, whatever is asked
+        MESSAGE("a build without OpenMP: every run is one thread (src/fast/openmp.hpp)");
+        CHECK(set_threading(Threading{2, false}).threads == 1);
+        if (pthreads) CHECK(openblas_get_num_threads() == 1);
+        set_threading(before);
+        return;
+    }
     set_threading(Threading{2, true});
     if (pthreads) CHECK(openblas_get_num_threads() == 1);
     std::vector<int> team(4, 0);

@@ -4,7 +4,6 @@
 // setting twice gives the same bits; what auto installs; the refusals; the signal masks that
 // keep a signal out of oneDNN's kernels.
 #include <doctest/doctest.h>
-#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/openmp.hpp"
 #include "config/config.hpp"
 #include "error_of.hpp"
 #include "fast/fused_attention.hpp"
