@@ -135,8 +135,8 @@ grade() {
   elif [ "$rc" -gt 128 ] || printf '%s\n' "$out" | grep -q "^SUMMARY: \(Address\|UndefinedBehavior\)Sanitizer"; then
     why=crash
     local where what signal
-    where=$(sanitizer_place "$out")
-    what=$(sanitizer_kind "$out")
+    where=$(sanitizer_place "$out" || true)
+    what=$(sanitizer_kind "$out" || true)
     signal=$((rc > 128 ? rc - 128 : 6))
     signal="signal $signal: $(kill -l "$signal" 2>/dev/null || echo ?)"
     echo "$task: its tests crashed${running:+ in \"$running\"}${what:+: $what}${where:+, at $where} ($signal) — see $log" >&2
@@ -156,8 +156,8 @@ grade() {
 # student's where it happened (the first frame in a graded file, else the first with a file).
 sanitizer_kind() {
   local kind access
-  kind=$(printf '%s\n' "$1" | sed -n 's/^SUMMARY: AddressSanitizer: \([a-z-]*\).*/\1/p' | head -n 1)
-  access=$(printf '%s\n' "$1" | sed -n 's/^\(READ\|WRITE\) of size.*/\1/p' | head -n 1)
+  kind=$(printf '%s\n' "$1" | sed -n 's/^SUMMARY: AddressSanitizer: \([a-z-]*\).*/\1/p' | head -n 1 || true)
+  access=$(printf '%s\n' "$1" | sed -n 's/^\(READ\|WRITE\) of size.*/\1/p' | head -n 1 || true)
   case "$kind" in
     *buffer-overflow) echo "$( [ "$access" = WRITE ] && echo writing || echo reading ) past the end of a buffer ($kind)" ;;
     heap-use-after-free) echo "using memory already freed ($kind)" ;;
@@ -165,7 +165,8 @@ sanitizer_kind() {
     SEGV) echo "an access to an address no buffer has (SEGV)" ;;
     "") { printf '%s\n' "$1" | sed -n 's/.*: runtime error: \(.*\)/\1/p'
           # an exception that left an OpenMP loop ends the program (std::terminate)
-          printf '%s\n' "$1" | grep -A 1 "^terminate called after throwing" | sed -n 's/^ *what(): *\(.*\)/an exception left a parallel loop: \1/p'
+          { printf '%s\n' "$1" | grep -A 1 "^terminate called after throwing" || true; } |
+            sed -n 's/^ *what(): *\(.*\)/an exception left a parallel loop: \1/p'
         } | head -n 1 ;;
     *) echo "$kind" ;;
   esac
@@ -178,7 +179,7 @@ sanitizer_place() {
       || printf '%s\n' "$frames"; } | head -n 1 | awk -v root="$PWD/" '{
         where = $1; if (index(where, root) == 1) where = substr(where, length(root) + 1)
         fn = $0; sub(/^[^ ]* /, "", fn); sub(/\(.*/, "", fn); sub(/^rf::/, "", fn)
-        print where (fn != "" && fn != $1 ? " in " fn : "") }'
+        print where (fn != "" && fn != $1 ? " in " fn : "") }' || true
 }
 # crash_report REPORT CASE WHAT → the failure doctest wrote for the test case a signal ended
 # says WHAT instead ("test case CRASHED: SIGABRT" → "… CRASHED: writing past the end of a
