@@ -13,6 +13,9 @@
 #   scripts/test.sh --lesson   the lesson tests alone (tests/lesson/: the core a student reads),
 #                              with the main set of packages and doctest (scripts/setup.sh
 #                              --lesson); .ci/run's Debian 13 stage
+#   scripts/test.sh --arm64    the cross build for arm64 (build-arm64/), its lesson tests and a
+#                              20-step demo under qemu-user; as root on Debian x86-64
+#                              (scripts/test_arm64.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --lesson ]; then
@@ -20,7 +23,8 @@ if [ "${1:-}" = --lesson ]; then
   build/tests/test_lesson --no-version | tee build/lesson.log
   exit "${PIPESTATUS[0]}"
 fi
-[ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite) or --lesson" >&2; exit 2; }
+[ "${1:-}" = --arm64 ] && exec scripts/test_arm64.sh
+[ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite), --lesson or --arm64" >&2; exit 2; }
 scripts/setup.sh --all
 JOBS="${JOBS:-$(nproc)}"
 (cd build && ctest --output-on-failure -j "$JOBS") | tee build/ctest.log
