@@ -83,7 +83,7 @@ trap 'rm -rf "$RUN"' EXIT
 # The classroom model, 20 steps of 8 sequences instead of 32 and one validation batch instead of
 # the whole split: the full batch's 20 steps and evaluation take about 10 minutes under qemu.
 qemu-aarch64 "$B/roformer" train --config configs/classroom.toml --set train.steps=20 \
-  --set train.batch_size=8 --set train.eval_batches=1 --out "$RUN/run" | tee "$B/demo.log"
+  --set train.batch_size=8 --set train.eval_batches=1 --out "$RUN/run" 2>&1 | tee "$B/demo.log"
 grep -q "neon kernels" "$B/demo.log" || fail "the run header does not name the NEON kernels"
 qemu-aarch64 "$B/roformer" fill-mask --run "$RUN/run" \
   "In the beginning God created the [MASK] and the earth." | tee -a "$B/demo.log"
