@@ -18,6 +18,9 @@
 #                              the binaries link libc++ and neither libstdc++ nor an OpenMP
 #                              runtime, runs the lesson tests, trains 20 steps of the classroom
 #                              config and fills a mask (docs/testing.md, "The libc++ build")
+#   scripts/test.sh --arm64    the cross build for arm64 (build-arm64/), its lesson tests and a
+#                              20-step demo under qemu-user; as root on Debian x86-64
+#                              (scripts/test_arm64.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --lesson ]; then
@@ -53,7 +56,8 @@ if [ "${1:-}" = --libcxx ]; then
   echo "libcxx: clang + libc++ + no OpenMP: lesson tests and the 20-step demo passed in $(($(date +%s) - t0)) s"
   exit 0
 fi
-[ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite), --lesson or --libcxx" >&2; exit 2; }
+[ "${1:-}" = --arm64 ] && exec scripts/test_arm64.sh
+[ $# -eq 0 ] || { echo "test: unknown argument '$1'; use no argument (the whole suite), --lesson, --libcxx or --arm64" >&2; exit 2; }
 scripts/setup.sh --all
 JOBS="${JOBS:-$(nproc)}"
 (cd build && ctest --output-on-failure -j "$JOBS") | tee build/ctest.log

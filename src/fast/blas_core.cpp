@@ -155,8 +155,15 @@ static std::string library_core() {
     return simulated.empty() ? std::string(openblas_get_corename()) : simulated;
 }
 
+// The rule knows x86-64's cores only: on another CPU (arm64) OpenBLAS's own pick always stands.
+#if defined(__x86_64__) || defined(__i386__)
+constexpr bool kX86 = true;
+#else
+constexpr bool kX86 = false;
+#endif
+
 std::string blas_core_restart() {
-    if (!check_enabled() || !env("OPENBLAS_CORETYPE").empty()) return "";
+    if (!check_enabled() || !kX86 || !env("OPENBLAS_CORETYPE").empty()) return "";
     const BlasCoreChoice choice = choose_blas_core(detect_cpu_level(), library_core());
     return choice.switch_core ? choice.core : "";
 }
@@ -194,6 +201,8 @@ std::string blas_core_line() {
         const std::optional<CpuLevel> level = blas_core_level(running);
         if (level && *level < cpu && !best_blas_core(cpu).empty())
             why += "; this CPU's widest is " + best_blas_core(cpu);
+    } else if (!kX86) {
+        why = "the library's own choice for this CPU";
     } else {
         const BlasCoreChoice choice = choose_blas_core(cpu, library_core());
         bool enabled = true;
@@ -208,7 +217,8 @@ std::string blas_core_line() {
         else
             why = choice.why;
     }
-    return blas_version() + " core " + running + " (CPU: " + cpu_level_name(cpu) + "; " + why + ")";
+    const std::string level = kX86 ? std::string("CPU: ") + cpu_level_name(cpu) + "; " : "";
+    return blas_version() + " core " + running + " (" + level + why + ")";
 }
 
 }  // namespace rf

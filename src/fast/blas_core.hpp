@@ -11,6 +11,9 @@
 // (src/cli/main.cpp). docs/performance.md ("Which kernels OpenBLAS runs") has the
 // measurements behind the rule.
 //
+// All of this is x86-64's: on arm64 OpenBLAS's own pick (from the CPU's ID registers) stands,
+// never switched, and the line names no CPU level.
+//
 // Three parts, so that a test can check each: what the CPU supports (detect_cpu_level, from
 // CPUID; cpu_level_from_flags, from /proc/cpuinfo's words), the rule (choose_blas_core: a
 // pure function of the CPU and the library's pick) and the line the run log prints

@@ -9,9 +9,20 @@
 namespace rf {
 namespace {
 
+// The build's baseline, the table simd_sse2.cpp compiles with the library's own flags: SSE2 on
+// x86-64, NEON on arm64 (xsimd's default architecture there).
+#if defined(__x86_64__) || defined(__i386__)
+constexpr SimdIsa kBaseline = SimdIsa::sse2;
+#elif defined(__aarch64__)
+constexpr SimdIsa kBaseline = SimdIsa::neon;
+#else
+#error "model.isa: only x86-64 and arm64 have a baseline named here (src/fast/simd.cpp)"
+#endif
+
 // What the CPU has, asked once (GCC's CPUID probe; it also checks that the OS saves the wide
 // registers). RF_SIMD_X86 (CMakeLists.txt): the wide files are compiled at all.
 bool cpu_has(SimdIsa isa) {
+    if (isa == SimdIsa::automatic || isa == kBaseline) return true;
 #ifdef RF_SIMD_X86
     switch (isa) {
         case SimdIsa::avx2:
@@ -21,10 +32,10 @@ bool cpu_has(SimdIsa isa) {
                    __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
         default:
-            return true;
+            return false;
     }
 #else
-    return isa == SimdIsa::automatic || isa == SimdIsa::sse2;
+    return false;
 #endif
 }
 
@@ -57,20 +68,24 @@ static bool capped_below(SimdIsa isa) {
 }
 
 bool cpu_supports(SimdIsa isa) {
-    static const bool has[4] = {true, true, cpu_has(SimdIsa::avx2) && !capped_below(SimdIsa::avx2),
-                                cpu_has(SimdIsa::avx512) && !capped_below(SimdIsa::avx512)};
+    static const bool has[5] = {true, cpu_has(SimdIsa::sse2),
+                                cpu_has(SimdIsa::avx2) && !capped_below(SimdIsa::avx2),
+                                cpu_has(SimdIsa::avx512) && !capped_below(SimdIsa::avx512),
+                                cpu_has(SimdIsa::neon)};
     return has[int(isa)];
 }
+
+SimdIsa baseline_isa() { return kBaseline; }
 
 SimdIsa widest_isa() {
     return cpu_supports(SimdIsa::avx512) ? SimdIsa::avx512
            : cpu_supports(SimdIsa::avx2) ? SimdIsa::avx2
-                                         : SimdIsa::sse2;
+                                         : kBaseline;
 }
 
 std::string supported_isas() {
     std::string list;
-    for (SimdIsa isa : {SimdIsa::sse2, SimdIsa::avx2, SimdIsa::avx512})
+    for (SimdIsa isa : {SimdIsa::sse2, SimdIsa::avx2, SimdIsa::avx512, SimdIsa::neon})
         if (cpu_supports(isa)) list += (list.empty() ? "" : ", ") + std::string(enum_name(isa));
     return list;
 }

@@ -10,6 +10,11 @@
 //   sse2    the baseline build's kernels (4 float lanes; named after -march when RF_NATIVE)
 //   avx2    8 float lanes, fused multiply-add
 //   avx512  16 float lanes (needs avx512f, cd, bw, vl and dq)
+// On arm64 the baseline is NEON (4 float lanes; every ARMv8-A CPU has it) and there is no
+// wider table:
+//   auto, neon  the baseline build's kernels (xsimd's neon64)
+// An ISA of the other kind (sse2, avx2, avx512 on arm64; neon on x86-64) is one this CPU
+// lacks: refused like any other.
 // Same ISA, same inputs, same thread count → the same numbers. Two ISAs differ at float
 // rounding: more lanes sum in another order, FMA rounds once where mul + add rounds twice,
 // and xsimd's exp/erfc polynomials are evaluated with the ISA's own instructions.
@@ -22,13 +27,16 @@
 
 namespace rf {
 
-// Whether this CPU (and this build) can run `isa`'s kernels; automatic and sse2: always.
+// Whether this CPU (and this build) can run `isa`'s kernels; automatic and the baseline (sse2
+// on x86-64, neon on arm64): always.
 // RF_MAX_CPU_ISA=sse2 or avx2 in the environment hides the wider sets (and AVX512_BF16) from
 // this process: how the tests play a narrower CPU.
 bool cpu_supports(SimdIsa isa);
+// The build's baseline, which every CPU of its kind runs: sse2 on x86-64, neon on arm64.
+SimdIsa baseline_isa();
 // The widest ISA cpu_supports.
 SimdIsa widest_isa();
-// The ISAs this CPU runs, narrowest first: "sse2, avx2, avx512".
+// The ISAs this CPU runs, narrowest first: "sse2, avx2, avx512" (arm64: "neon").
 std::string supported_isas();
 // `requested` with automatic replaced by widest_isa(). An ISA the CPU lacks throws
 // std::invalid_argument naming `key`, the ISA and the ones this CPU has.

@@ -24,7 +24,7 @@ struct AdamWScalars {
 };
 
 struct SimdKernels {
-    const char* name;  // "sse2", "avx2", "avx512"
+    const char* name;  // "sse2", "avx2", "avx512"; on arm64 "arm64+neon"
     size_t lanes;      // Reals per register
 
     // y = x·Φ(x), Φ(x) = ½·erfc(−x/√2); cdf ← Φ(x) unless cdf is null.   x, y, cdf: [n]

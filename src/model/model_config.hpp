@@ -9,13 +9,15 @@
 namespace rf {
 
 // model.isa: the vector instruction set of the fast path's kernels (src/fast/simd.hpp says
-// what each means and chooses them): auto (the widest the CPU has) | sse2 | avx2 | avx512
-enum class SimdIsa { automatic, sse2, avx2, avx512 };
-constexpr std::array<NamedValue<SimdIsa>, 4> named_values(SimdIsa) {
+// what each means and chooses them): auto (the widest the CPU has) | sse2 | avx2 | avx512 on
+// x86-64; auto | neon on arm64
+enum class SimdIsa { automatic, sse2, avx2, avx512, neon };
+constexpr std::array<NamedValue<SimdIsa>, 5> named_values(SimdIsa) {
     return {{{SimdIsa::automatic, "auto"},
              {SimdIsa::sse2, "sse2"},
              {SimdIsa::avx2, "avx2"},
-             {SimdIsa::avx512, "avx512"}}};
+             {SimdIsa::avx512, "avx512"},
+             {SimdIsa::neon, "neon"}}};
 }
 
 // model.products: the fast path's large products' library (src/fast/onednn_products.hpp): auto
@@ -75,7 +77,7 @@ struct ModelConfig {
                                        // q, k, v, …) is the model's swappable ops (swappable_ops.hpp);
                                        // false runs the composed ops a student reads first
     SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
-                                       // the CPU has) | sse2 | avx2 | avx512 (src/fast/simd.hpp)
+                                       // the CPU has) | sse2 | avx2 | avx512 | neon (simd.hpp)
     ProductLibrary products = ProductLibrary::automatic;  // auto | openblas | onednn
     Precision precision = Precision::fp32;  // the products' operands: fp32 | bf16 (model.fused
                                             // = true, oneDNN's products only)
