@@ -11,11 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
-
 #include "ops/broadcast.hpp"
 #include "ops/ops.hpp"
+#include "tensor/xtensor_headers.hpp"
 
 namespace rf {
 

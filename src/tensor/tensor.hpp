@@ -15,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
-
 #include "tensor/real.hpp"
+#include "tensor/xtensor_headers.hpp"
 
 namespace rf {
 

@@ -2,9 +2,8 @@
 // every call draws the same mask (the checker's perturbed evaluations run under NoGradGuard,
 // which does not change dropout: only `training` does).
 
-#include <xtensor/xbuilder.hpp>
-
 #include "gradcheck/gradcheck.hpp"
+#include "tensor/xtensor_headers.hpp"
 
 using rf::Tensor;
 using rf::testing::gradcheck;

@@ -8,11 +8,10 @@
 #include <stdexcept>
 #include <string>
 
-#include <xtensor/xbuilder.hpp>
-
 #include "position/position.hpp"
 #include "position/schemes.hpp"
 #include "tensor/random.hpp"
+#include "tensor/xtensor_headers.hpp"
 
 using namespace rf;
 
