@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+// xtensor's math (xt::exp, …) and xt::noalias:
+#include "tensor/xtensor_headers.hpp"
+
 #include "ops/broadcast.hpp"
 #include "ops/ops.hpp"
-#include "tensor/xtensor_headers.hpp"
 
 namespace rf {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "tensor/xtensor_headers.hpp"
+#include "tensor/xtensor_headers.hpp"  // xt::zeros, xt::ones
 
 
 namespace rf {

@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "tensor/xtensor_headers.hpp"  // xt::xarray
+
 #include "tensor/real.hpp"
-#include "tensor/xtensor_headers.hpp"
 
 namespace rf {
 

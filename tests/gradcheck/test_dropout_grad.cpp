@@ -2,8 +2,9 @@
 // every call draws the same mask (the checker's perturbed evaluations run under NoGradGuard,
 // which does not change dropout: only `training` does).
 
+#include "tensor/xtensor_headers.hpp"  // xt::ones
+
 #include "gradcheck/gradcheck.hpp"
-#include "tensor/xtensor_headers.hpp"
 
 using rf::Tensor;
 using rf::testing::gradcheck;

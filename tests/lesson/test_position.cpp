@@ -8,10 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "tensor/xtensor_headers.hpp"  // xt::ones
+
 #include "position/position.hpp"
 #include "position/schemes.hpp"
 #include "tensor/random.hpp"
-#include "tensor/xtensor_headers.hpp"
 
 using namespace rf;
 
