@@ -5,7 +5,8 @@
 //   lane_constant<Index, Gen>()     a compile-time batch of lane indices made by Gen::get(i, n):
 //                                   make_batch_constant<batch<U, A>, Gen> up to 12,
 //                                   <U, Gen, A> in 13.0 and 13.1 (xsimd's changelog; not built
-//                                   here), <U, A, Gen> from 13.2 on (Debian 13 ships 13.2)
+//                                   here), <U, A, Gen> in 13.2 (Debian 13), <U, Gen, A> again
+//                                   from 14.0 on (Homebrew, Debian forky)
 // Both are templates on the batch type, so each instance carries its architecture in its name:
 // safe for the per-ISA files (the One Definition Rule note in simd_kernels.hpp).
 #pragma once
@@ -26,7 +27,7 @@ typename Batch::value_type lane_sum(const Batch& b) {
 
 template <class IndexBatch, class Generator>
 constexpr auto lane_constant() {
-#if XSIMD_VERSION_MAJOR * 100 + XSIMD_VERSION_MINOR >= 1302
+#if XSIMD_VERSION_MAJOR * 100 + XSIMD_VERSION_MINOR >= 1302 && XSIMD_VERSION_MAJOR < 14
     return xsimd::make_batch_constant<typename IndexBatch::value_type,
                                       typename IndexBatch::arch_type, Generator>();
 #elif XSIMD_VERSION_MAJOR >= 13

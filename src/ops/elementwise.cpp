@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
+// xtensor's math (xt::exp, …) and xt::noalias:
+#include "tensor/xtensor_headers.hpp"
 
 #include "ops/broadcast.hpp"
 #include "ops/ops.hpp"

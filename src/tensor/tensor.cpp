@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include <xtensor/xbuilder.hpp>
+#include "tensor/xtensor_headers.hpp"  // xt::zeros, xt::ones
 
 
 namespace rf {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
+#include "tensor/xtensor_headers.hpp"  // xt::xarray
 
 #include "tensor/real.hpp"
 

@@ -2,7 +2,7 @@
 // every call draws the same mask (the checker's perturbed evaluations run under NoGradGuard,
 // which does not change dropout: only `training` does).
 
-#include <xtensor/xbuilder.hpp>
+#include "tensor/xtensor_headers.hpp"  // xt::ones
 
 #include "gradcheck/gradcheck.hpp"
 

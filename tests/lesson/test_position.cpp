@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <xtensor/xbuilder.hpp>
+#include "tensor/xtensor_headers.hpp"  // xt::ones
 
 #include "position/position.hpp"
 #include "position/schemes.hpp"
