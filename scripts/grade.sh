@@ -132,7 +132,7 @@ grade() {
   elif [ "$rc" = 141 ] || [ "$(printf %s "$out" | wc -c)" -ge $((GRADE_MAX_OUTPUT - 1)) ]; then  # cut by head
     why=output
     echo "$task: its tests printed more than $GRADE_MAX_OUTPUT bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit; the start is in $log)" >&2
-  elif [ "$rc" -gt 128 ] || printf '%s\n' "$out" | grep -q "^SUMMARY: \(Address\|UndefinedBehavior\)Sanitizer"; then
+  elif [ "$rc" -gt 128 ] || grep -q "^SUMMARY: \(Address\|UndefinedBehavior\)Sanitizer" <<< "$out"; then
     why=crash
     local where what signal
     where=$(sanitizer_place "$out" || true)
@@ -144,7 +144,7 @@ grade() {
     crash_report "$report" "$running" "${what:-$signal}${where:+ at $where}"
     # doctest still printed its summary (a crash it caught, such as an exception that left an
     # OpenMP loop): the count stands, the crash is one of the failures.
-    printf '%s\n' "$out" | grep -q "test cases:" && why=""
+    grep -q "test cases:" <<< "$out" && why=""
   fi
   if [ -n "$why" ]; then echo "- - $why"; return; fi
   # doctest's summary: "[doctest] test cases: 4 | 3 passed | 1 failed | 0 skipped"
