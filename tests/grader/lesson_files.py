@@ -7,9 +7,10 @@ tests (docs/graded-tasks.md, "The handout"): the files of src/ and tests/ a hand
 From BUILD_DIR (the Release build of CMakeLists.txt, test programs built): the tasks' test
 objects (field 4 of students/tasks.txt) are linked once more against the core's, data's and
 io's archives (float32) or the double-precision core (the f64 tasks) with a linker map, which
-names every archive member the link pulls in; their sources, every header of src/ and tests/
-that the compiler's dependency files list for those objects and the test objects, and what
-those files include in turn (`#include "…"`), are what the lesson build needs. The graded files (field 2) are not listed: the student's file
+names every archive member the link pulls in; their sources, and every header of src/ and
+tests/ that the compiler's dependency files list for those objects and the test objects, are
+what the lesson build needs. (The precompiled header holds no file of src/, so the dependency
+files list them all: CMakeLists.txt, RF_PCH.) The graded files (field 2) are not listed: the student's file
 stands in for each. Prints PASS, or FAIL with each file missing from or extra in the list.
 """
 import glob
@@ -69,19 +70,6 @@ for program, libs in (("f32", ["roformer_data", "roformer_io", "roformer_core"])
         needed |= depfile_paths(obj)
     for obj in objects:
         needed |= depfile_paths(obj)
-# A precompiled header hides from the dependency files what it already holds: the project's
-# own `#include "…"` lines are followed too, from every file found so far.
-todo = list(needed)
-while todo:
-    path = todo.pop()
-    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(os.path.join(source, path), encoding="utf-8").read(), re.M):
-        for base in ("src", "tests", os.path.dirname(path)):
-            rel = os.path.normpath(os.path.join(base, inc))
-            if os.path.isfile(os.path.join(source, rel)):
-                if rel not in needed:
-                    needed.add(rel)
-                    todo.append(rel)
-                break
 needed -= graded
 
 listed = {line.strip() for line in open(os.path.join(source, "students/lesson_files.txt"), encoding="utf-8")
