@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "io/safetensors.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
@@ -183,7 +184,7 @@ inline Setup setup_from(const SafetensorsFile& f) {
 // The model of `s`, with every parameter copied from init.safetensors by name, and every
 // buffer (FAVOR's W) from the fixture — the W PyTorch used, read from init_favor.safetensors.
 inline std::unique_ptr<RoFormer> build_model(const Setup& s, const SafetensorsFile& fixture) {
-    auto model = std::make_unique<RoFormer>(s.model, s.position, 1);
+    auto model = make_model(s.model, s.position, 1);
     for (const NamedParameter& p : model->parameters()) {
         Tensor t = p.tensor;
         copy_into(init_file().at(t.name(), "tests/reference/init.safetensors"), t);

@@ -1,12 +1,11 @@
-// Assembly — which kernels a model runs (model/swappable_ops.hpp): the one place that reads
-// model.fused and model.attention. The base is the composed ops (model.fused = false) or the
-// fast path's twins (src/fast/); model.attention = linear wraps that base in the linear-
-// attention kernels (src/linear/), which replace self-attention and delegate the rest.
-#include <memory>
+// Assembly — which ops a model is handed (see swappable_ops_for.hpp). The base is the composed
+// ops (model.fused = false) or the fast path's twins (src/fast/); model.attention = linear wraps
+// that base in the linear-attention kernels (src/linear/), which replace self-attention and
+// delegate the rest.
+#include "assembly/swappable_ops_for.hpp"
 
 #include "fast/fast_kernels.hpp"
 #include "linear/linear_kernels.hpp"
-#include "model/swappable_ops.hpp"
 
 namespace rf {
 
@@ -17,6 +16,12 @@ std::shared_ptr<const SwappableOps> swappable_ops_for(const ModelConfig& config,
     if (config.attention != AttentionKind::linear) return base;
     return std::make_shared<const LinearAttentionKernels>(std::move(base), config, position,
                                                           init_seed);
+}
+
+std::unique_ptr<RoFormer> make_model(const ModelConfig& config, const PositionConfig& position,
+                                     uint64_t init_seed) {
+    return std::make_unique<RoFormer>(config, position, init_seed,
+                                      swappable_ops_for(config, position, init_seed));
 }
 
 }  // namespace rf

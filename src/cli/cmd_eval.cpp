@@ -130,8 +130,8 @@ void check_length(size_t L, rf::data::Objective objective) {
                           : std::string()));
 }
 
-bool has_label(const std::vector<rf::data::Batch>& batches) {
-    for (const rf::data::Batch& b : batches)
+bool has_label(const std::vector<rf::Batch>& batches) {
+    for (const rf::Batch& b : batches)
         if (b.n_selected() > 0) return true;
     return false;
 }
@@ -160,7 +160,7 @@ void run_eval(const EvalOptions& o) {
     // Every length's windows before anything is scored: a length the validation text cannot
     // fill, or whose windows hold nothing to score, is refused before the first result.
     const size_t longest = run.model->position().max_length();
-    std::vector<std::vector<rf::data::Batch>> length_batches;
+    std::vector<std::vector<rf::Batch>> length_batches;
     for (size_t L : o.lengths) {
         length_batches.emplace_back();
         if (L > longest) continue;  // a "cannot run" row below

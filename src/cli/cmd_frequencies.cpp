@@ -134,7 +134,7 @@ void run_frequencies(const FrequenciesOptions& o) {
         o.batches == 0 ? data.validation.size() : std::min(o.batches, data.validation.size());
     rf::FrequencyUsage usage = rf::empty_frequency_usage(*run.model, c.data.seq_len);
     for (size_t b = 0; b < count; ++b) {
-        const rf::data::Batch& batch = data.validation[b];
+        const rf::Batch& batch = data.validation[b];
         rf::add_frequency_usage(*run.model, batch.input_ids, batch.batch, batch.seq_len, usage);
     }
     for (const std::vector<double>* sums : {&usage.product_sum, &usage.offset_sum})

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/config.hpp"
@@ -51,9 +52,10 @@ void run_graph(const GraphOptions& o) {
                                     " is out of range: give 1 … 512 (the graph does not depend "
                                     "on it beyond the shapes)");
     // The vocabulary size does not enter an attention layer; any positive size builds it.
-    rf::RoFormer model(
-        rf::resolved_model_config(config, std::max<size_t>(8, config.model.vocab_size)),
-        config.position, config.train.seed);
+    const rf::ModelConfig model_config =
+        rf::resolved_model_config(config, std::max<size_t>(8, config.model.vocab_size));
+    rf::RoFormer model(model_config, config.position, config.train.seed,
+                       rf::swappable_ops_for(model_config, config.position, config.train.seed));
     if (o.layer >= model.layers().size())
         throw std::invalid_argument("--layer " + std::to_string(o.layer) + " is out of range: " +
                                     "model.num_layers = " + std::to_string(model.layers().size()));

@@ -90,7 +90,7 @@ rf::RopePrecisionVectors run_vectors(const RopePrecisionOptions& o, rf::RopeGeom
     if (data.validation.empty())
         throw std::invalid_argument(o.run_dir + " has no validation window to take q and k from; "
                                     "give a run whose data has a validation split");
-    const rf::data::Batch& batch = data.validation[0];
+    const rf::Batch& batch = data.validation[0];
     const size_t T = batch.seq_len, H = c.model.num_heads;
     const std::vector<int> ids(batch.input_ids.begin(), batch.input_ids.begin() + T);
     rf::RoFormer& model = *run.model;

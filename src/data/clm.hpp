@@ -9,7 +9,7 @@
 // so a row asks for T−1 predictions and the loss is their mean cross-entropy. Nothing hides
 // x[s+t+1] from position t in the input: the causal attention (ModelConfig::causal, set for
 // train.objective = clm) is what keeps every position from looking ahead.
-// The batches reuse data::Batch {input_ids, labels}: the model does not care why a
+// The batches reuse Batch {input_ids, labels}: the model does not care why a
 // position carries a label.
 //   Training:    starts uniform in [0, n − T], drawn per batch from Rng(batch_seed(seed, k)),
 //                so batch k is the same whatever came before (resume = batch_at(k)).

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "data/batch_seed.hpp"
 #include "data/corpus.hpp"
 #include "data/tokenizer.hpp"
 #include "tensor/random.hpp"
@@ -55,7 +56,6 @@ MlmSampler::MlmSampler(std::vector<int> tokens, size_t seq_len, size_t vocab_siz
     require_window_fits("", "train", tokens_.size(), seq_len, kFramingTokens);
 }
 
-// splitmix64: spreads (seed, batch index) over all 64 bits before seeding the generator
 Batch MlmSampler::next(size_t batch_size) { return batch_at(drawn_++, batch_size); }
 
 Batch MlmSampler::batch_at(uint64_t index, size_t batch_size) const {

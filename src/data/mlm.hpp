@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/batch.hpp"
+#include "step/batch.hpp"
 #include "tensor/random.hpp"
 
 namespace rf::data {

@@ -5,7 +5,7 @@
 //        the tokens is hidden and labelled, attention sees the whole window      (mlm.hpp)
 //   clm  causal language modelling (GPT): plain windows x[0..T), labels[t] = x[t+1] at every
 //        position but the last, attention sees only positions ≤ t                  (clm.hpp)
-// Both produce a data::Batch (batch.hpp) {input_ids, labels (−100 = no prediction)}, so the model's
+// Both produce a Batch (batch.hpp) {input_ids, labels (−100 = no prediction)}, so the model's
 // forward(), evaluate() and the trainer serve both unchanged.
 #pragma once
 

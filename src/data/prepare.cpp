@@ -21,16 +21,16 @@ size_t framing_tokens(data::Objective objective) {
 
 // The floor any model should beat: predict every label from training frequencies.
 double unigram_entropy(const std::vector<int>& train_ids, size_t vocab_size,
-                       const std::vector<data::Batch>& batches) {
+                       const std::vector<Batch>& batches) {
     std::vector<double> counts(vocab_size, 1.0);  // add-one smoothing
     for (int id : train_ids) counts[size_t(id)] += 1.0;
     double total = 0;
     for (double c : counts) total += c;
     double nll = 0;
     size_t n = 0;
-    for (const data::Batch& b : batches)
+    for (const Batch& b : batches)
         for (int label : b.labels)
-            if (label != data::kIgnoreLabel) {
+            if (label != kIgnoreLabel) {
                 nll -= std::log(counts[size_t(label)] / total);
                 ++n;
             }
@@ -83,8 +83,8 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
         out.validation = data::make_clm_validation_batches(out.validation_ids, config.seq_len,
                                                            config.val_windows, batch_size);
     size_t labelled = 0;
-    for (const data::Batch& b : out.validation)
-        for (int label : b.labels) labelled += label != data::kIgnoreLabel;
+    for (const Batch& b : out.validation)
+        for (int label : b.labels) labelled += label != kIgnoreLabel;
     if (labelled == 0)
         throw std::runtime_error("the validation set has no token to score: data.mask_prob = " +
                                  format_shortest(config.mask_prob) + " selected none of its " +
@@ -109,7 +109,7 @@ TrainingBatches training_batches(const DataConfig& config, data::Objective objec
     return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
 }
 
-std::vector<data::Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
+std::vector<Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
                                                 const std::vector<int>& validation_ids,
                                                 size_t length, size_t batch_size, size_t vocab_size,
                                                 size_t max_text_tokens) {

@@ -30,7 +30,7 @@ struct PreparedData {
     std::string split_summary;
     std::vector<int> train_ids, validation_ids;
     size_t train_tokens = 0;  // train_ids.size(), still known once the ids moved into a sampler
-    std::vector<data::Batch> validation;  // the fixed validation set at data.seq_len
+    std::vector<Batch> validation;  // the fixed validation set at data.seq_len
     // nats: −mean log p_train(label) over the validation labels (the masked tokens for mlm,
     // the predicted next tokens for clm) — the loss of a model that knows only frequencies
     double unigram_entropy = 0;
@@ -44,7 +44,7 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
                           std::unique_ptr<data::Tokenizer>& tokenizer, data::Objective objective);
 
 // Training batch `step` of `batch_size` windows of data.seq_len tokens.
-using TrainingBatches = std::function<data::Batch(uint64_t step, size_t batch_size)>;
+using TrainingBatches = std::function<Batch(uint64_t step, size_t batch_size)>;
 // The objective's sampler over the training ids, seeded with train.seed. It keeps the ids:
 // pass std::move(prepared.train_ids) so that the corpus's ids are held once, not twice.
 TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
@@ -53,7 +53,7 @@ TrainingBatches training_batches(const DataConfig& config, data::Objective objec
 // Evaluation at another window length L (roformer eval --seq-len, roformer extrapolate): the
 // first max_text_tokens validation tokens (0 = all) cut into windows of L, so that every L
 // scores the same tokens (mlm: the same per-token masks; clm: every token after the first).
-std::vector<data::Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
+std::vector<Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
                                                 const std::vector<int>& validation_ids,
                                                 size_t length, size_t batch_size, size_t vocab_size,
                                                 size_t max_text_tokens);

@@ -9,25 +9,27 @@
 #include <cmath>
 #include <limits>
 
-#include "nn/adamw.hpp"
+#include "fast/adamw_vectorized.hpp"
 #include "fast/simd.hpp"
 
 namespace rf {
 
-void AdamW::step_vectorized(double lr) {
-    ++step_;
+void adamw_step_vectorized(AdamW& optimizer, double lr) {
+    const size_t t = optimizer.count_update();
+    const AdamWOptions& options = optimizer.options();
     const SimdKernels& kernels = simd_kernels();
-    const double b1 = options_.beta1, b2 = options_.beta2;
-    const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step_));
-    const double correction2 = 1.0 - std::pow(b2, static_cast<double>(step_));
+    const double b1 = options.beta1, b2 = options.beta2;
+    const double correction1 = 1.0 - std::pow(b1, static_cast<double>(t));
+    const double correction2 = 1.0 - std::pow(b2, static_cast<double>(t));
     // ε as a Real, never 0 when ε > 0: step() adds ε in double, where a row with no gradient
     // (m = v = 0) moves by 0/ε = 0; an ε that rounds to 0 in Real would make that 0/0 = nan.
     // (config validation refuses such an ε; AdamW used directly may still be given one.)
-    const Real eps = std::max(Real(options_.eps), std::numeric_limits<Real>::denorm_min());
-    for (size_t i = 0; i < params_.size(); ++i) {
-        Tensor& p = params_[i].tensor;
+    const Real eps = std::max(Real(options.eps), std::numeric_limits<Real>::denorm_min());
+    const std::vector<NamedParameter>& params = optimizer.parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+        Tensor p = params[i].tensor;  // (a handle: the same storage)
         if (!p.has_grad()) continue;
-        const double shrink = params_[i].decay ? 1.0 - lr * options_.weight_decay : 1.0;
+        const double shrink = params[i].decay ? 1.0 - lr * options.weight_decay : 1.0;
         const AdamWScalars k{Real(b1),
                              Real(1.0 - b1),
                              Real(b2),
@@ -38,8 +40,8 @@ void AdamW::step_vectorized(double lr) {
                              Real(shrink)};
         Real* theta = p.data();
         const Real* g = p.grad().data();
-        Real* m = m_[i].data();
-        Real* v = v_[i].data();
+        Real* m = optimizer.first_moment(i).data();
+        Real* v = optimizer.second_moment(i).data();
         const size_t n = p.numel();
         constexpr size_t chunk = 8192;  // a multiple of every lane count
         const long chunks = long((n + chunk - 1) / chunk);

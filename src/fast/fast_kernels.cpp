@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "fast/fused_attention.hpp"
+#include "fast/adamw_vectorized.hpp"
 #include "fast/fused_ops.hpp"
 #include "model/attention.hpp"
 
@@ -40,7 +41,7 @@ public:
         return linear_cross_entropy(z, embeddings, bias, targets, ignore_index, logits);
     }
     void optimizer_step(AdamW& optimizer, double lr) const override {
-        optimizer.step_vectorized(lr);
+        adamw_step_vectorized(optimizer, lr);
     }
 };
 

@@ -29,7 +29,7 @@ Tensor stacked_linear(const Tensor& x, const std::vector<Tensor>& weights,
 // logits [R, V] as a constant tensor (no graph: differentiate the loss).
 //   x:[R, C] W:[V, C] b:[V] (may be undefined) targets:[R] → scalar
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                            const std::vector<int>& targets, int ignore_index = -100,
+                            const std::vector<int>& targets, int ignore_index = kIgnoreLabel,
                             Tensor* logits = nullptr);
 
 }  // namespace rf

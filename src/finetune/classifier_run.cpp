@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "data/unicode_text.hpp"
 #include "data/utf8.hpp"
 #include "finetune/finetune.hpp"
@@ -97,8 +98,8 @@ ClassifierRun load_classifier_run(const std::string& dir) {
     require_task_json_agrees(run, dir);
     const Config config = load_run_config(run_file(dir, "config.toml"));
     run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
-    auto encoder = std::make_unique<RoFormer>(
-        resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
+    auto encoder =
+        make_model(resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
     run.model = std::make_unique<SequenceClassifier>(std::move(encoder), run.labels.size(), 0);
     const std::string path = run_file(dir, weights);
     const SafetensorsFile file = read_safetensors(path);

@@ -1,4 +1,5 @@
 // Fine-tuning — the set-up of a fine-tune (see finetune_setup.hpp).
+#include "assembly/swappable_ops_for.hpp"
 #include "finetune/finetune_setup.hpp"
 
 #include <algorithm>
@@ -174,9 +175,8 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
 // The encoder: the architecture of the --from run, its weights copied in unless from scratch.
 std::unique_ptr<RoFormer> make_encoder(const FinetuneConfig& fc, const FinetuneOptions& options,
                                        const Config& encoder_config, const LoadedRun& source) {
-    auto encoder = std::make_unique<RoFormer>(
-        resolved_model_config(encoder_config, source.tokenizer->vocab_size()),
-        encoder_config.position, fc.seed);
+    auto encoder = make_model(resolved_model_config(encoder_config, source.tokenizer->vocab_size()),
+                              encoder_config.position, fc.seed);
     if (options.from_scratch) return encoder;
     const std::vector<NamedParameter>& from = source.model->parameters();
     const std::vector<NamedParameter>& to = encoder->parameters();

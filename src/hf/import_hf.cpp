@@ -1,4 +1,5 @@
 // hf — importing an HF RoFormer model directory (see import_hf.hpp).
+#include "assembly/swappable_ops_for.hpp"
 #include "hf/import_hf.hpp"
 
 #include <algorithm>
@@ -255,8 +256,8 @@ ImportedModel read_hf_directory(const std::string& dir) {
     const std::string table_dtype = dtype_in(bytes, kPositionTable);
     std::string().swap(bytes);  // parsed: the file's bytes need not stay beside the weights
     imported.model =
-        std::make_unique<RoFormer>(resolved_model_config(imported.config, V),
-                                   imported.config.position, imported.config.train.seed);
+        make_model(resolved_model_config(imported.config, V), imported.config.position,
+                   imported.config.train.seed);
     std::set<std::string> used;
     for (const NamedParameter& p : imported.model->parameters()) {
         Tensor target = p.tensor;

@@ -41,6 +41,7 @@ public:
                           PositionScheme& position, bool training, Rng& rng) const override;
     // FAVOR's W of every layer, named "roformer.encoder.layer.{i}.attention.self.
     // feature_projection" (empty for elu1): saved and loaded with the weights, never trained.
+    bool is_linear_attention() const override { return true; }
     std::vector<Tensor> buffers() const override { return feature_projections_; }
 
     // The rest is the base kernels' (composed or fast).

@@ -8,11 +8,11 @@
 
 namespace rf {
 
-static constexpr int kIgnore = -100;
-
-RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed)
+RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed,
+                   std::shared_ptr<const SwappableOps> ops)
     : config_(config),
       position_config_(position),
+      ops_(ops ? std::move(ops) : std::make_shared<const SwappableOps>()),
       dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     // The position config was validated at load (config/validate.cpp); only asserted here.
@@ -42,10 +42,13 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     no_position_ = make_position_scheme(no_position, C, config.num_heads, position_rng);
     for (bool with : layers_with_position(position, config.num_layers))
         layer_positions_.push_back(with ? position_.get() : no_position_.get());
-    // The swappable ops the layers and head run (swappable_ops.hpp); any fixed tensors of their own (the
-    // linear kernels' FAVOR projections) come from generators of their own, so every weight
-    // below is the same draw whatever the ops.
-    ops_ = swappable_ops_for(config, position, init_seed);
+    // (The ops handed in draw any fixed tensors of their own, the linear kernels' FAVOR
+    // projections, from generators of their own, so every weight is the same draw whatever the
+    // ops.) Linear attention has no composed form: refused without its kernels.
+    if (config.attention == AttentionKind::linear && !ops_->is_linear_attention())
+        throw std::invalid_argument(
+            "model.attention = linear needs the linear-attention kernels handed to the model "
+            "(swappable_ops_for, src/assembly/swappable_ops_for.hpp)");
     for (size_t i = 0; i < config.num_layers; ++i) {
         const std::string p = "roformer.encoder.layer." + std::to_string(i);
         EncoderLayer layer;
@@ -139,11 +142,6 @@ Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
     return transform_norm(ops_->gelu(transform(hidden_rows)));
 }
 
-// logits = z·word_embᵀ + bias   x:[M,C] word_emb:[V,E] → [M,V]
-Tensor RoFormer::head(const Tensor& hidden_rows) {
-    return tied_decoder(head_transform(hidden_rows), word_embeddings, decoder_bias);
-}
-
 ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,
                               size_t batch, size_t seq_len, bool training) {
     if (labels.size() != ids.size())
@@ -152,7 +150,7 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     ModelOutput out;
     std::vector<int> targets;
     for (size_t i = 0; i < labels.size(); ++i)
-        if (labels[i] != kIgnore) {
+        if (labels[i] != kIgnoreLabel) {
             out.rows.push_back(static_cast<int>(i));
             targets.push_back(labels[i]);
         }
@@ -162,13 +160,15 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
     // logits = z·word_embᵀ + bias and their mean cross-entropy (one op on the fast path)
     out.loss = ops_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
-                                      targets, kIgnore, &out.logits);
+                                      targets, kIgnoreLabel, &out.logits);
     return out;
 }
 
 Tensor RoFormer::logits_all(const std::vector<int>& ids, size_t batch, size_t seq_len,
                             const std::vector<int>& token_types) {
-    return head(encode(ids, batch, seq_len, false, token_types));
+    // logits = z·word_embᵀ + bias at every row   z:[B·T,E] word_emb:[V,E] → [B·T,V]
+    const Tensor z = head_transform(encode(ids, batch, seq_len, false, token_types));
+    return tied_decoder(z, word_embeddings, decoder_bias);
 }
 
 size_t RoFormer::num_parameters() const {

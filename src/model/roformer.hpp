@@ -59,7 +59,11 @@ struct ModelOutput {
 
 class RoFormer {
 public:
-    RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed);
+    // ops: the kernels its layers and head run (swappable_ops.hpp), handed in by whoever builds
+    // the model (src/assembly/ builds them from the config); none: the composed ops a student
+    // reads. model.attention = linear has no composed form: its kernels must be handed in.
+    RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed,
+             std::shared_ptr<const SwappableOps> ops = nullptr);
 
     // ids, labels: row-major [B,T]; labels are −100 where no prediction is asked for.
     // The head runs only on rows whose label is not −100 (sparse prediction); the loss is
@@ -81,7 +85,7 @@ public:
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
-    // The swappable ops its layers and head run (swappable_ops.hpp), chosen once from the config.
+    // The swappable ops its layers and head run (swappable_ops.hpp), handed in at construction.
     const SwappableOps& swappable_ops() const { return *ops_; }
     PositionScheme& position() { return *position_; }
     // The scheme layer i attends with: position() or, where position.layer_schemes says
@@ -105,7 +109,6 @@ public:
 
 private:
     Tensor head_transform(const Tensor& hidden_rows);  // [M,C] → z:[M,E], before the decoder
-    Tensor head(const Tensor& hidden_rows);            // [M,C] → logits [M,V]
 
     ModelConfig config_;
     PositionConfig position_config_;

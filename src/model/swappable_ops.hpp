@@ -11,9 +11,10 @@
 //   the FFN's and head's GELU      gelu                              gelu_vectorized
 //   post-LN residual  LN(h + r)    layer_norm(add(h, r))             add_layer_norm
 //   tied decoder + loss            cross_entropy(z·Eᵀ + b)           linear_cross_entropy
-//   AdamW's update                 AdamW::step                       AdamW::step_vectorized
+//   AdamW's update                 AdamW::step                       adamw_step_vectorized
 //
-// A model gets its ops once, when it is built (swappable_ops_for, below); nothing is threaded
+// A model is handed its ops once, when it is built (src/assembly/swappable_ops_for.hpp builds
+// them from the config; none handed: these composed ones); nothing is threaded
 // through the forward's signatures. The fast twins are held to these composed ops, values and
 // gradients, by tests/machinery/test_fused_*.cpp and test_adamw_vectorized.cpp.
 // They may also replace what a place computes: model.attention = linear wraps either set in
@@ -50,6 +51,9 @@ struct SwappableOps {
                                 Tensor* logits) const;
     // One optimizer update at learning rate lr.
     virtual void optimizer_step(AdamW& optimizer, double lr) const;
+    // True for linear attention's ops (src/linear/linear_kernels.hpp), whose self_attention is
+    // kernelised attention: the model refuses model.attention = linear without them.
+    virtual bool is_linear_attention() const { return false; }
     // Fixed named tensors the ops own that are saved and loaded with the model's weights
     // but never trained (RoFormer::buffers()); none here.
     virtual std::vector<Tensor> buffers() const { return {}; }
@@ -58,12 +62,5 @@ struct SwappableOps {
 // The tied decoder, logits = z·Eᵀ + bias, the word embeddings E reused as the output matrix.
 //   z:[M,C] E:[V,C] bias:[V] → [M,V]
 Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
-
-// The swappable ops of a model with this config: the composed ones above for model.fused = false,
-// the fast path's otherwise, wrapped in linear attention's when model.attention = linear
-// (which draws its fixed tensors from init_seed and reads the position config). Defined in
-// src/assembly/swappable_ops_for.cpp, the one place that reads model.fused and model.attention.
-std::shared_ptr<const SwappableOps> swappable_ops_for(const ModelConfig& config,
-                                           const PositionConfig& position, uint64_t init_seed);
 
 }  // namespace rf

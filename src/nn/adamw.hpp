@@ -71,10 +71,12 @@ public:
     // std::invalid_argument naming the parameter otherwise.
     void import_state(const AdamWState& state);
 
-    // ---- the fast path's twin (src/fast/adamw_vectorized.cpp; model/swappable_ops.hpp chooses it) --
-    // step's update with the element loop in float SIMD lanes instead of double scalars, equal
-    // to step to float rounding (tests/machinery/test_adamw_vectorized.cpp).
-    void step_vectorized(double lr);
+    // For an update written outside this class (the fast path's adamw_step_vectorized,
+    // src/fast/adamw_vectorized.hpp): count one more update, returning t; the moments of
+    // parameter i, in its element order.
+    size_t count_update() { return ++step_; }
+    std::vector<Real>& first_moment(size_t i) { return m_[i]; }
+    std::vector<Real>& second_moment(size_t i) { return v_[i]; }
 
 private:
     std::vector<NamedParameter> params_;

@@ -68,10 +68,13 @@ Tensor causal_softmax(const Tensor& scores);
 // For tests and teaching: the model never calls it (cross_entropy computes the same
 // log-sum-exp inside its one loss op); it is the readable form of that loss's first half.
 Tensor log_softmax(const Tensor& x);
+// The target of a position where no prediction is asked (PyTorch's ignore_index), the one
+// definition of −100: a batch's labels (step/batch.hpp), the model's head and the losses.
+constexpr int kIgnoreLabel = -100;
 // Mean negative log-likelihood over positions whose target != ignore_index.
 // logits:[N, V] targets:[N] → scalar. All positions ignored → 0 with zero gradient.
 Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets,
-                     int ignore_index = -100);
+                     int ignore_index = kIgnoreLabel);
 // The targets' rule of cross_entropy and linear_cross_entropy: the number of labelled rows
 // (target ≠ ignore_index); throws std::invalid_argument naming `op`, the row and the target
 // when a labelled target is outside [0, V).

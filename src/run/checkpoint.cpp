@@ -1,4 +1,5 @@
 // Run — saving and loading checkpoints and run directories.
+#include "assembly/swappable_ops_for.hpp"
 #include "run/checkpoint.hpp"
 
 #include <charconv>
@@ -215,7 +216,7 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
     run.model =
-        std::make_unique<RoFormer>(model_config, run.config.position, run.config.train.seed);
+        make_model(model_config, run.config.position, run.config.train.seed);
     run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
     return run;
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "data/batch_seed.hpp"
 #include "io/fnv1a.hpp"
 
 namespace rf {
@@ -84,9 +85,9 @@ RowRange shard_rows(size_t batch_rows, size_t rank, size_t ranks) {
     return r;
 }
 
-data::Batch take_rows(const data::Batch& batch, RowRange rows) {
+Batch take_rows(const Batch& batch, RowRange rows) {
     const size_t T = batch.seq_len;
-    data::Batch out;
+    Batch out;
     out.batch = rows.count;
     out.seq_len = T;
     out.input_ids.assign(batch.input_ids.begin() + long(rows.first * T),
@@ -96,7 +97,7 @@ data::Batch take_rows(const data::Batch& batch, RowRange rows) {
     return out;
 }
 
-ShardedBatch shard(const Communicator& comm, const data::Batch& global) {
+ShardedBatch shard(const Communicator& comm, const Batch& global) {
     ShardedBatch s;
     s.global_labels = global.n_selected();
     if (comm.size() == 1) {
@@ -227,7 +228,7 @@ int agree_on_stop(Communicator& comm, int local_signal) {
 }
 
 EvalResult evaluate_split(Communicator& comm, RoFormer& model,
-                          const std::vector<data::Batch>& batches, size_t max_batches) {
+                          const std::vector<Batch>& batches, size_t max_batches) {
     if (comm.size() == 1) return evaluate(model, batches, max_batches);
     const size_t n = max_batches ? std::min(max_batches, batches.size()) : batches.size();
     // Batch b is scored by rank b % P; every other rank leaves its slot 0, so the sum over

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "data/batch.hpp"
+#include "step/batch.hpp"
 #include "data/tokenizer.hpp"
 #include "nn/adamw.hpp"
 #include "train/communicator.hpp"
@@ -44,14 +44,14 @@ struct RowRange {
 RowRange shard_rows(size_t batch_rows, size_t rank, size_t ranks);
 
 // Rows `rows` of `batch`, as a batch of their own.
-data::Batch take_rows(const data::Batch& batch, RowRange rows);
+Batch take_rows(const Batch& batch, RowRange rows);
 
 // One rank's share of a global batch, and the global batch's labelled-position count N.
 struct ShardedBatch {
-    data::Batch local;
+    Batch local;
     size_t global_labels = 0;
 };
-ShardedBatch shard(const Communicator& comm, const data::Batch& global);
+ShardedBatch shard(const Communicator& comm, const Batch& global);
 
 // Dropout's seed for this rank: `seed` itself on rank 0 (so P = 1 is unchanged), a distinct
 // stream on every other rank (the same masks on every shard would correlate the ranks).
@@ -121,6 +121,6 @@ int agree_on_stop(Communicator& comm, int local_signal);
 // evaluate() with the batches dealt round-robin over the ranks; the per-batch sums are
 // combined in batch order, so the result is bit-identical to a 1-process evaluate().
 EvalResult evaluate_split(Communicator& comm, RoFormer& model,
-                          const std::vector<data::Batch>& batches, size_t max_batches = 0);
+                          const std::vector<Batch>& batches, size_t max_batches = 0);
 
 }  // namespace rf

@@ -9,7 +9,7 @@
 
 namespace rf {
 
-BatchScore score_batch(RoFormer& model, const data::Batch& batch) {
+BatchScore score_batch(RoFormer& model, const Batch& batch) {
     NoGradGuard no_grad;
     BatchScore score;
     if (batch.n_selected() == 0) return score;  // nothing to score: counted, not computed
@@ -51,7 +51,7 @@ EvalResult combine_scores(const std::vector<BatchScore>& scores) {
     return result;
 }
 
-EvalResult evaluate(RoFormer& model, const std::vector<data::Batch>& batches, size_t max_batches) {
+EvalResult evaluate(RoFormer& model, const std::vector<Batch>& batches, size_t max_batches) {
     const size_t n = max_batches ? std::min(max_batches, batches.size()) : batches.size();
     std::vector<BatchScore> scores(n);
     for (size_t b = 0; b < n; ++b) scores[b] = score_batch(model, batches[b]);

@@ -23,13 +23,13 @@ struct BatchScore {
     double loss_sum = 0;
     size_t correct = 0, predictions = 0;
 };
-BatchScore score_batch(RoFormer& model, const data::Batch& batch);
+BatchScore score_batch(RoFormer& model, const Batch& batch);
 // The batches' scores summed in order into a result; throws as evaluate() does.
 EvalResult combine_scores(const std::vector<BatchScore>& scores);
 
 // No gradients, no dropout. max_batches = 0: all of them. Throws std::runtime_error when
 // the batches hold no labelled position (nothing to score) or the loss is not finite.
-EvalResult evaluate(RoFormer& model, const std::vector<data::Batch>& batches,
+EvalResult evaluate(RoFormer& model, const std::vector<Batch>& batches,
                     size_t max_batches = 0);
 
 }  // namespace rf

@@ -1,4 +1,5 @@
 // Stage 7 — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
+#include "assembly/swappable_ops_for.hpp"
 #include "train/trainer.hpp"
 
 #include <chrono>
@@ -22,7 +23,7 @@
 #include "train/progress.hpp"
 #include "run/run_directory.hpp"
 #include "train/schedule.hpp"
-#include "train/train_step.hpp"
+#include "step/train_step.hpp"
 #include "run/threads.hpp"
 
 namespace rf {
@@ -37,7 +38,7 @@ double seconds_since(Clock::time_point t) {
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
 // (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
 // training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
-MetricsRow untrained_row(Communicator& comm, RoFormer& model, const data::Batch& first_batch,
+MetricsRow untrained_row(Communicator& comm, RoFormer& model, const Batch& first_batch,
                          const PreparedData& data, const TrainConfig& tc) {
     MetricsRow row;
     {
@@ -149,8 +150,9 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     // the sampler takes the training ids (held once; data.train_tokens keeps their count)
     const TrainingBatches batches = training_batches(
         config.data, objective, std::move(data.train_ids), tokenizer->vocab_size(), tc.seed);
-    RoFormer model(resolved_model_config(config, tokenizer->vocab_size()), config.position,
-                   tc.seed);
+    const ModelConfig model_config = resolved_model_config(config, tokenizer->vocab_size());
+    RoFormer model(model_config, config.position, tc.seed,
+                   swappable_ops_for(model_config, config.position, tc.seed));
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
     LossWindow window;  // the train-loss average of a logging window an interruption cut in two

@@ -8,7 +8,7 @@
 //                 and backward, B·H tiles of [T, D]              = 512 tiles
 //   adamw         one update of 1 000 000 parameters
 // and last the whole AdamW step (AdamW::step, the readable double loop, against
-// AdamW::step_vectorized on each ISA) over 790 000 parameters (the bench model's size).
+// adamw_step_vectorized on each ISA) over 790 000 parameters (the bench model's size).
 // Each line: the median of 7 repetitions in ms of the thread's CPU time (so a busy machine's
 // preemptions do not count; caches shared with other jobs still do), and the speed-up over
 // sse2. The ISAs are interleaved (each repetition runs every ISA once). One thread throughout.
@@ -23,6 +23,7 @@
 
 #include "fast/openmp.hpp"
 #include "fast/fused_ops.hpp"
+#include "fast/adamw_vectorized.hpp"
 #include "nn/adamw.hpp"
 #include "fast/simd.hpp"
 #include "tensor/random.hpp"
@@ -155,11 +156,11 @@ int main() {
         readable.push_back(seconds([&] { optimizer.step(1e-3); }));
         for (size_t i = 0; i < isas.size(); ++i) {
             rf::set_simd_isa(isas[i]);
-            fast[i].push_back(seconds([&] { optimizer.step_vectorized(1e-3); }));
+            fast[i].push_back(seconds([&] { adamw_step_vectorized(optimizer, 1e-3); }));
         }
     }
     std::sort(readable.begin(), readable.end());
-    std::printf("AdamW::step (readable, double) %.2f ms; step_vectorized:", readable[3] * 1e3);
+    std::printf("AdamW::step (readable, double) %.2f ms; adamw_step_vectorized:", readable[3] * 1e3);
     for (size_t i = 0; i < isas.size(); ++i) {
         std::sort(fast[i].begin(), fast[i].end());
         std::printf("  %s %.2f ms (%.2f×)", rf::enum_name(isas[i]), fast[i][3] * 1e3,

@@ -2,6 +2,7 @@
 // double precision, every element of every trained parameter: one sentence and a sentence
 // pair (token types 0/1, so token_type_embeddings row 1 gets its gradient too).
 #include "gradcheck.hpp"
+#include "assembly/swappable_ops_for.hpp"
 #include "model/classifier.hpp"
 
 using namespace rf;
@@ -21,7 +22,7 @@ void check_classifier(PositionKind scheme, bool pair) {
     for (bool fused : {true, false}) {
         CAPTURE(fused);
         c.fused = fused;
-        SequenceClassifier model(std::make_unique<RoFormer>(c, position, 7), 3, 11);
+        SequenceClassifier model(make_model(c, position, 7), 3, 11);
         const size_t B = 3, T = 5;
         const std::vector<int> ids = {2, 6, 7, 3, 0, 2, 8, 3, 9, 3, 2, 5, 10, 4, 3};
         const std::vector<int> types =

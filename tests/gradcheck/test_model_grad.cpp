@@ -2,6 +2,7 @@
 // softmax and linear attention (elu1, favor), bidirectional and causal: every element of every
 // parameter, central differences of the loss.
 #include "gradcheck.hpp"
+#include "assembly/swappable_ops_for.hpp"
 #include "model/roformer.hpp"
 
 using namespace rf;
@@ -33,7 +34,7 @@ void check_model(TinySetup setup) {
     for (bool fused : {true, false}) {
         CAPTURE(fused);
         setup.model.fused = fused;
-        RoFormer model(setup.model, setup.position, 7);
+        RoFormer model = assembled_model(setup.model, setup.position, 7);
         const size_t B = 2, T = 5;
         const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
         const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/attention_maps.hpp"
 #include "tiny_model.hpp"
 
@@ -22,7 +23,7 @@ const std::vector<int> kIds = {1, 7, 3, 12, 5, 9, 2};  // T = 7
 // Every parameter (biases and LayerNorm γ, β included) redrawn from normal(0, 0.5²), so the
 // attention is far from uniform and every term of the computation matters.
 RoFormer random_model(const ModelConfig& config, const PositionConfig& position) {
-    RoFormer model(config, position, 3);
+    RoFormer model = assembled_model(config, position, 3);
     Rng rng(11);
     for (const NamedParameter& p : model.parameters()) {
         Tensor t = p.tensor;
@@ -241,13 +242,13 @@ TEST_CASE("attention_maps: without positions, permuting the tokens permutes the 
 TEST_CASE("attention_maps: refused for linear attention, an empty or too long sequence") {
     ModelConfig linear = config_with_layers(1);
     linear.attention = AttentionKind::linear;
-    RoFormer model(linear, testing::tiny_position_config("rope"), 1);
+    RoFormer model = assembled_model(linear, testing::tiny_position_config("rope"), 1);
     CHECK_THROWS_WITH_AS(attention_maps(model, kIds),
                          doctest::Contains("model.attention = linear has no attention probability"),
                          std::invalid_argument);
     PositionConfig learned = testing::tiny_position_config("learned");
     learned.max_positions = 4;
-    RoFormer short_table(config_with_layers(1), learned, 1);
+    RoFormer short_table = assembled_model(config_with_layers(1), learned, 1);
     CHECK_THROWS_AS(attention_maps(short_table, kIds), std::invalid_argument);
     CHECK_THROWS_AS(attention_maps(short_table, {}), std::invalid_argument);
     CHECK(attention_maps(short_table, {1, 2, 3, 4}).length == 4);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "data/clm.hpp"
 #include "data/prepare.hpp"
 #include "model/roformer.hpp"
@@ -155,7 +156,7 @@ TEST_CASE("the clm loss is the mean next-token cross-entropy of logits_all, by h
     // init_std 0.3: logits far from uniform, so a wrong row or label shows
     ModelConfig m = testing::tiny_model_config(30, 0.3);
     m.causal = true;
-    RoFormer model(m, PositionConfig{}, 5);
+    RoFormer model = assembled_model(m, PositionConfig{}, 5);
     std::vector<int> stream(200);
     for (size_t i = 0; i < stream.size(); ++i) stream[i] = int(5 + (i * 11 + i / 7) % 25);
     const Batch batch = ClmSampler(stream, 9, 3).batch_at(0, 3);  // B = 3, T = 9

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/frequency_usage.hpp"
 #include "tensor/random.hpp"
 #include "tiny_model.hpp"
@@ -108,7 +109,7 @@ TEST_CASE("frequency usage of a tiny model: shares and offset masses sum to 1 pe
         m.causal = causal;
         PositionConfig p = testing::tiny_position_config();
         p.rope_p = 0.5;  // two of the four pairs turn; the usage is over all four
-        RoFormer model(m, p, 4);
+        RoFormer model = assembled_model(m, p, 4);
         const size_t B = 2, T = 9;
         FrequencyUsage u = empty_frequency_usage(model, T);
         add_frequency_usage(model, some_ids(B * T), B, T, u);
@@ -139,12 +140,12 @@ TEST_CASE("frequency usage of a tiny model: shares and offset masses sum to 1 pe
 
 TEST_CASE("frequency usage refuses a scheme without RoPE and linear attention") {
     ModelConfig m = testing::tiny_model_config(40);
-    RoFormer none(m, testing::tiny_position_config("none"), 4);
+    RoFormer none = assembled_model(m, testing::tiny_position_config("none"), 4);
     FrequencyUsage u = empty_frequency_usage(none, 6);
     CHECK_THROWS_WITH_AS(add_frequency_usage(none, some_ids(6), 1, 6, u),
                          doctest::Contains("position.scheme = none"), std::invalid_argument);
     m.attention = AttentionKind::linear;
-    RoFormer linear(m, testing::tiny_position_config(), 4);
+    RoFormer linear = assembled_model(m, testing::tiny_position_config(), 4);
     FrequencyUsage v = empty_frequency_usage(linear, 6);
     CHECK_THROWS_WITH_AS(add_frequency_usage(linear, some_ids(6), 1, 6, v),
                          doctest::Contains("model.attention = linear"), std::invalid_argument);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "cli/run_checks.hpp"
 #include "config/config.hpp"
 #include "data/stream_decode.hpp"
@@ -23,7 +24,7 @@ RoFormer tiny_causal_lm(uint64_t seed = 3) {
     // init_std 0.3: spread-out logits, no near-ties between the top tokens
     ModelConfig m = testing::tiny_model_config(24, 0.3);
     m.causal = true;
-    return RoFormer(m, PositionConfig{}, seed);
+    return assembled_model(m, PositionConfig{}, seed);
 }
 
 // |observed − expected| within 5 binomial standard deviations
@@ -153,7 +154,7 @@ TEST_CASE("the context of a run: its seq_len, capped by a learned table's rows")
     PositionConfig learned;
     learned.scheme = PositionKind::learned;
     learned.max_positions = 32;
-    RoFormer table(m, learned, 1);
+    RoFormer table = assembled_model(m, learned, 1);
     CHECK(cli::generation_context(c, table) == 32);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "config/config.hpp"
 #include "io/safetensors.hpp"
 #include "linear/linear_attention.hpp"
@@ -82,10 +83,11 @@ TEST_CASE("a causal model never looks ahead; a bidirectional one does (softmax, 
             CAPTURE(attention);
             CAPTURE(scheme);
             NoGradGuard no_grad;
-            RoFormer causal(model_config(attention, true), position(scheme), 3);
+            RoFormer causal = assembled_model(model_config(attention, true), position(scheme), 3);
             const std::vector<bool> c =
                 rows_changed(causal.logits_all(ids, B, T), causal.logits_all(changed_ids, B, T));
-            RoFormer bidirectional(model_config(attention, false), position(scheme), 3);
+            RoFormer bidirectional=
+                assembled_model(model_config(attention, false), position(scheme), 3);
             const std::vector<bool> d = rows_changed(bidirectional.logits_all(ids, B, T),
                                                      bidirectional.logits_all(changed_ids, B, T));
             for (size_t b = 0; b < B; ++b)
@@ -106,7 +108,7 @@ TEST_CASE("a causal model's loss at t ignores later tokens: next-token labels, s
     for (const std::string attention : {"softmax", "elu1", "favor"}) {
         CAPTURE(attention);
         NoGradGuard no_grad;
-        RoFormer model(model_config(attention, true), position(), 4);
+        RoFormer model = assembled_model(model_config(attention, true), position(), 4);
         const ModelOutput out = model.forward(ids, labels, B, T, false);
         const Tensor all = model.logits_all(ids, B, T);
         REQUIRE(out.rows.size() == B * (T - 1));
@@ -121,9 +123,9 @@ TEST_CASE("a causal model's loss at t ignores later tokens: next-token labels, s
 TEST_CASE("softmax, elu1 and favor models of one seed share every initial parameter") {
     for (const std::string scheme : {"rope", "learned"}) {
         CAPTURE(scheme);
-        RoFormer softmax(model_config("softmax"), position(scheme), 11);
-        RoFormer elu1(model_config("elu1"), position(scheme), 11);
-        RoFormer favor(model_config("favor", true), position(scheme), 11);
+        RoFormer softmax = assembled_model(model_config("softmax"), position(scheme), 11);
+        RoFormer elu1 = assembled_model(model_config("elu1"), position(scheme), 11);
+        RoFormer favor = assembled_model(model_config("favor", true), position(scheme), 11);
         const auto a = parameter_values(softmax);
         CHECK(a == parameter_values(elu1));
         CHECK(a == parameter_values(favor));
@@ -140,7 +142,7 @@ TEST_CASE("initial weights are the seed's normal draws in HF order, whatever the
     for (const std::string attention : {"softmax", "elu1", "favor"}) {
         CAPTURE(attention);
         const ModelConfig c = model_config(attention);
-        RoFormer model(c, position(), 21);
+        RoFormer model = assembled_model(c, position(), 21);
         Rng rng(21);
         for (const NamedParameter& p : model.parameters()) {
             CAPTURE(p.tensor.name());
@@ -158,8 +160,9 @@ TEST_CASE("initial weights are the seed's normal draws in HF order, whatever the
 }
 
 TEST_CASE("FAVOR projection: [M, D], fixed, deterministic per seed, different per layer") {
-    RoFormer a(model_config("favor"), position(), 5), b(model_config("favor"), position(), 5),
-        c(model_config("favor"), position(), 6);
+    RoFormer a = assembled_model(model_config("favor"), position(), 5);
+    RoFormer b = assembled_model(model_config("favor"), position(), 5);
+    RoFormer c = assembled_model(model_config("favor"), position(), 6);
     const std::vector<Tensor> wa = a.buffers(), wb = b.buffers(), wc = c.buffers();
     REQUIRE(wa.size() == 2);
     for (size_t i = 0; i < 2; ++i) {
@@ -202,7 +205,7 @@ TEST_CASE("FAVOR projection is saved in model.safetensors and loaded back; missi
     Config config = default_config();
     config.model = model_config("favor");
     config.position = position();
-    RoFormer trained(config.model, config.position, 8);
+    RoFormer trained = assembled_model(config.model, config.position, 8);
     save_checkpoint(dir.string(), trained, config, 3, nullptr);
     const std::string path = (dir / "model.safetensors").string();
     const SafetensorsFile file = read_safetensors(path);
@@ -212,7 +215,7 @@ TEST_CASE("FAVOR projection is saved in model.safetensors and loaded back; missi
     }
 
     // A model of another seed has another W (and other weights) until it loads the file.
-    RoFormer loaded(config.model, config.position, 9);
+    RoFormer loaded = assembled_model(config.model, config.position, 9);
     CHECK(values(loaded.buffers()[0]) != values(trained.buffers()[0]));
     CHECK(load_model_weights(loaded, config, path) == 3);
     for (size_t i = 0; i < 2; ++i)
@@ -231,7 +234,7 @@ TEST_CASE("FAVOR projection is saved in model.safetensors and loaded back; missi
         if (t.name != missing) kept.push_back(t);
     const std::string stripped_path = (dir / "stripped.safetensors").string();
     write_safetensors(stripped_path, kept, stripped.metadata);
-    RoFormer other(config.model, config.position, 9);
+    RoFormer other = assembled_model(config.model, config.position, 9);
     CHECK_THROWS_WITH_AS(load_model_weights(other, config, stripped_path),
                          doctest::Contains(missing.c_str()), std::runtime_error);
 }
@@ -284,20 +287,20 @@ TEST_CASE("linear attention config errors name the key and the fix") {
     half_rotary.rotary_fraction = 0.5;  // D = 8 → 4 rotary dims, fine; M = 6 → 3 features, odd
     ModelConfig favor6 = model_config("favor");
     favor6.random_features = 6;
-    CHECK_THROWS_WITH_AS(RoFormer(favor6, half_rotary, 1),
+    CHECK_THROWS_WITH_AS(assembled_model(favor6, half_rotary, 1),
                          doctest::Contains("model.random_features"), std::invalid_argument);
-    CHECK_NOTHROW(RoFormer(model_config("favor"), half_rotary, 1));  // 12 → 6 rotary features
+    CHECK_NOTHROW(assembled_model(model_config("favor"), half_rotary, 1));  // 12 → 6 rotary features
     // An unknown word never reaches the model: it is refused where the config is read.
     Config unknown = default_config();
     CHECK_THROWS_WITH_AS(apply_override(unknown, "model.feature_map=relu"),
                          doctest::Contains("model.feature_map"), std::invalid_argument);
     CHECK_THROWS_WITH_AS(apply_override(unknown, "model.attention=performer"),
                          doctest::Contains("model.attention"), std::invalid_argument);
-    CHECK_THROWS_WITH_AS(RoFormer(model_config("elu1"), position("alibi"), 1),
+    CHECK_THROWS_WITH_AS(assembled_model(model_config("elu1"), position("alibi"), 1),
                          doctest::Contains("position.scheme = alibi"), std::invalid_argument);
     ModelConfig no_features = model_config("favor");
     no_features.random_features = 0;
-    CHECK_THROWS_WITH_AS(RoFormer(no_features, position(), 1),
+    CHECK_THROWS_WITH_AS(assembled_model(no_features, position(), 1),
                          doctest::Contains("model.random_features"), std::invalid_argument);
     // Causal FAVOR with huge heads: |w|²/2 past float32's exp range is refused up front.
     ModelConfig wide = model_config("favor", true);
@@ -305,16 +308,16 @@ TEST_CASE("linear attention config errors name the key and the fix") {
     wide.num_heads = 1;
     wide.ffn = 8;
     wide.num_layers = 1;
-    CHECK_THROWS_WITH_AS(RoFormer(wide, position("none"), 1), doctest::Contains("model.num_heads"),
+    CHECK_THROWS_WITH_AS(assembled_model(wide, position("none"), 1), doctest::Contains("model.num_heads"),
                          std::invalid_argument);
 }
 
 TEST_CASE("forward FLOPs: softmax counts T, linear counts the feature size instead") {
     const double C = 16, H = 2, T = 64, F = 32, V = 40, L = 2, D = 8, M = 12;
     const double common = L * (2 * 4 * C * C + 2 * 2 * C * F) + (2 * C * C + 2 * C * V);
-    RoFormer softmax(model_config("softmax"), position(), 1);
-    RoFormer elu1(model_config("elu1"), position(), 1);
-    RoFormer favor(model_config("favor"), position(), 1);
+    RoFormer softmax = assembled_model(model_config("softmax"), position(), 1);
+    RoFormer elu1 = assembled_model(model_config("elu1"), position(), 1);
+    RoFormer favor = assembled_model(model_config("favor"), position(), 1);
     CHECK(softmax.forward_flops_per_token(64, 1.0) == doctest::Approx(common + L * 2 * 2 * T * C));
     CHECK(elu1.forward_flops_per_token(64, 1.0) ==
           doctest::Approx(common + L * (2 * 2 * D * C + 2 * 2 * D * H)));

@@ -11,6 +11,8 @@
 #include "data/tokenizer.hpp"
 
 using namespace rf::data;
+using rf::Batch;
+using rf::kIgnoreLabel;
 
 namespace {
 

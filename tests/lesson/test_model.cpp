@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/roformer.hpp"
 #include "tiny_model.hpp"
 
@@ -18,7 +19,7 @@ PositionConfig position(const std::string& scheme = "rope") {
 }  // namespace
 
 TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] shapes") {
-    RoFormer model(small_config(), position(), 1);
+    RoFormer model = assembled_model(small_config(), position(), 1);
     std::map<std::string, Shape> shapes;
     for (const NamedParameter& p : model.parameters()) {
         CHECK_MESSAGE(shapes.count(p.tensor.name()) == 0, "duplicate name " << p.tensor.name());
@@ -42,7 +43,7 @@ TEST_CASE("model parameters carry HF RoFormerForMaskedLM names and [out, in] sha
     CHECK(shapes.size() == 4 + 2 * 16 + 5);
     CHECK(shapes.count("cls.predictions.decoder.weight") == 0);
 
-    RoFormer learned(small_config(), position("learned"), 1);
+    RoFormer learned = assembled_model(small_config(), position("learned"), 1);
     bool found = false;
     for (const NamedParameter& p : learned.parameters())
         found |= p.tensor.name() == "roformer.embeddings.position_embeddings.weight";
@@ -53,7 +54,7 @@ TEST_CASE("embedding_size E < hidden: E-wide tables, HF's embeddings_project, he
     ModelConfig config = small_config();
     config.embedding_size = 8;
     config.type_vocab_size = 3;
-    RoFormer model(config, position(), 1);
+    RoFormer model = assembled_model(config, position(), 1);
     std::map<std::string, Shape> shapes;
     for (const NamedParameter& p : model.parameters()) shapes[p.tensor.name()] = p.tensor.shape();
     CHECK(shapes.at("roformer.embeddings.word_embeddings.weight") == Shape{50, 8});
@@ -72,19 +73,19 @@ TEST_CASE("embedding_size E < hidden: E-wide tables, HF's embeddings_project, he
     CHECK_THROWS_WITH_AS(model.encode(ids, 1, 4, false, {0, 1, 3, 0}),
                          doctest::Contains("model.type_vocab_size"), std::invalid_argument);
     // E = C (the default) has no projection: every earlier checkpoint keeps its tensors.
-    RoFormer plain(small_config(), position(), 1);
+    RoFormer plain = assembled_model(small_config(), position(), 1);
     for (const NamedParameter& p : plain.parameters())
         CHECK(p.tensor.name().find("embeddings_project") == std::string::npos);
 }
 
 TEST_CASE("weight decay flags: 2-D weights decay, biases and LayerNorm do not") {
-    RoFormer model(small_config(), position(), 1);
+    RoFormer model = assembled_model(small_config(), position(), 1);
     for (const NamedParameter& p : model.parameters())
         CHECK_MESSAGE(p.decay == (p.tensor.dim() == 2), p.tensor.name());
 }
 
 TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows") {
-    RoFormer model(small_config(), position(), 3);
+    RoFormer model = assembled_model(small_config(), position(), 3);
     const size_t B = 2, T = 6;
     std::vector<int> ids(B * T), labels(B * T, -100);
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(5 + (i * 7) % 40);
@@ -106,8 +107,9 @@ TEST_CASE("sparse MLM head: logits at labelled rows equal the full head's rows")
 }
 
 TEST_CASE("same init seed gives identical weights; different seeds differ") {
-    RoFormer a(small_config(), position(), 5), b(small_config(), position(), 5),
-        c(small_config(), position(), 6);
+    RoFormer a = assembled_model(small_config(), position(), 5);
+    RoFormer b = assembled_model(small_config(), position(), 5);
+    RoFormer c = assembled_model(small_config(), position(), 6);
     const Tensor& wa = a.parameters()[0].tensor;
     const Tensor& wb = b.parameters()[0].tensor;
     const Tensor& wc = c.parameters()[0].tensor;
@@ -121,7 +123,7 @@ TEST_CASE("same init seed gives identical weights; different seeds differ") {
 }
 
 TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
-    RoFormer model(small_config(), position(), 2);
+    RoFormer model = assembled_model(small_config(), position(), 2);
     std::vector<int> ids = {5, 6, 7, 8}, labels = {-100, 30, -100, -100};
     Tensor loss = model.forward(ids, labels, 1, 4, true).loss;
     loss.backward();
@@ -134,9 +136,9 @@ TEST_CASE("the MLM decoder is tied: its gradient reaches the word embeddings") {
 }
 
 TEST_CASE("within one seed every scheme starts from the same encoder weights") {
-    RoFormer rope(small_config(), position("rope"), 11);
-    RoFormer learned(small_config(), position("learned"), 11);
-    RoFormer none(small_config(), position("none"), 11);
+    RoFormer rope = assembled_model(small_config(), position("rope"), 11);
+    RoFormer learned = assembled_model(small_config(), position("learned"), 11);
+    RoFormer none = assembled_model(small_config(), position("none"), 11);
     auto weights = [](const RoFormer& m) {
         std::map<std::string, std::vector<Real>> w;
         for (const NamedParameter& p : m.parameters())
@@ -155,7 +157,7 @@ TEST_CASE("position.layer_schemes: a `none` layer attends without positions, the
     auto logits = [&](const std::string& scheme, const std::string& layers) {
         PositionConfig p = position(scheme);
         p.layer_schemes = layers;
-        RoFormer model(small_config(), p, 11);
+        RoFormer model = assembled_model(small_config(), p, 11);
         const Tensor l = model.logits_all(ids, 1, ids.size());
         return std::vector<Real>(l.data(), l.data() + l.numel());
     };
@@ -173,11 +175,11 @@ TEST_CASE("position.layer_schemes: a `none` layer attends without positions, the
     for (const char* bad : {"rope", "rope,none,rope", "rope,alibi", "rope,", "rope,ROPE"}) {
         CAPTURE(std::string(bad));
         p.layer_schemes = bad;
-        CHECK_THROWS_WITH_AS(RoFormer(small_config(), p, 1),
+        CHECK_THROWS_WITH_AS(assembled_model(small_config(), p, 1),
                              doctest::Contains("position.layer_schemes"), std::invalid_argument);
     }
     PositionConfig learned = position("learned");
     learned.layer_schemes = "learned,none";
-    CHECK_THROWS_WITH_AS(RoFormer(small_config(), learned, 1), doctest::Contains("embedding"),
+    CHECK_THROWS_WITH_AS(assembled_model(small_config(), learned, 1), doctest::Contains("embedding"),
                          std::invalid_argument);
 }

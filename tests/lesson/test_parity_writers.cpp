@@ -3,6 +3,7 @@
 // tests/reference/make_reference.py reads. tests/lesson/test_parity.cpp says what the fixtures hold.
 #include <sstream>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "data/tokenizer.hpp"
 #include "model/classifier.hpp"
 #include "parity.hpp"
@@ -29,7 +30,7 @@ TEST_CASE("parity: write tests/reference/init.safetensors (by hand, --no-skip)" 
     pc.scheme = PositionKind::learned;
     pc.max_positions = 20;  // > T: rows T … 19 must get exactly zero gradient
     const size_t B = 4, T = 16, labelled_per_row = 4;
-    RoFormer model(mc, pc, seed);
+    RoFormer model = assembled_model(mc, pc, seed);
 
     Rng rng(seed + 1);
     std::vector<NamedTensor> tensors;
@@ -116,7 +117,7 @@ TEST_CASE("parity: write init_favor.safetensors, FAVOR's W (by hand, --no-skip)"
     mc.random_features = 24;
     PositionConfig pc;
     pc.scheme = PositionKind::rope;
-    RoFormer model(mc, pc, std::stoull(meta(init, "seed")));
+    RoFormer model = assembled_model(mc, pc, std::stoull(meta(init, "seed")));
     std::vector<NamedTensor> tensors;
     for (const Tensor& w : model.buffers()) tensors.push_back(to_named_tensor(w));
     REQUIRE(tensors.size() == mc.num_layers);

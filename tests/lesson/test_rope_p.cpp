@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/roformer.hpp"
 #include "position/rope.hpp"
 #include "rope_options.hpp"
@@ -135,7 +136,7 @@ TEST_CASE("p = 0 gives NoPE: the same logits as position.scheme = none, composed
         CAPTURE(fused);
         m.fused = fused;
         auto logits = [&](const PositionConfig& p) {
-            RoFormer model(m, p, 3);
+            RoFormer model = assembled_model(m, p, 3);
             NoGradGuard no_grad;
             const Tensor l = model.logits_all(ids, B, T);
             return std::vector<Real>(l.data(), l.data() + l.numel());

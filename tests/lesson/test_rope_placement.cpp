@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "config/config.hpp"
 #include "experiments/compare.hpp"
 #include "linear/linear_attention.hpp"
@@ -164,9 +165,9 @@ TEST_CASE("position.rope_placement: a model key, read as a word, refused when mi
     favor.attention = AttentionKind::linear;
     favor.feature_map = FeatureMap::favor;
     favor.random_features = 11;
-    CHECK_THROWS_WITH_AS(RoFormer(favor, rope_config(RopePlacement::eq19_features), 1),
+    CHECK_THROWS_WITH_AS(assembled_model(favor, rope_config(RopePlacement::eq19_features), 1),
                          doctest::Contains("model.random_features"), std::invalid_argument);
-    CHECK_NOTHROW(RoFormer(favor, rope_config(RopePlacement::before_feature_map), 1));
+    CHECK_NOTHROW(assembled_model(favor, rope_config(RopePlacement::before_feature_map), 1));
 }
 
 TEST_CASE("rope_placement: the same seed's models differ only where RoPE sits") {
@@ -178,8 +179,8 @@ TEST_CASE("rope_placement: the same seed's models differ only where RoPE sits") 
         ModelConfig m = testing::tiny_model_config(40, 0.2);
         m.attention = attention;
         m.feature_map = FeatureMap::elu1;
-        RoFormer a(m, rope_config(RopePlacement::eq19_features), 3);
-        RoFormer b(m, rope_config(RopePlacement::before_feature_map), 3);
+        RoFormer a = assembled_model(m, rope_config(RopePlacement::eq19_features), 3);
+        RoFormer b = assembled_model(m, rope_config(RopePlacement::before_feature_map), 3);
         const Tensor la = a.logits_all(ids, 2, 6);
         const Tensor lb = b.logits_all(ids, 2, 6);
         if (attention == AttentionKind::linear)

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/attention.hpp"
 #include "model/swappable_ops.hpp"
 #include "position/position.hpp"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "config/config.hpp"
 #include "io/safetensors.hpp"
 #include "model/roformer.hpp"
@@ -31,7 +32,7 @@ std::vector<int> ids() {
 }
 
 std::vector<Real> logits(const ModelConfig& m, const PositionConfig& p) {
-    RoFormer model(m, p, 3);
+    RoFormer model = assembled_model(m, p, 3);
     NoGradGuard no_grad;
     const Tensor l = model.logits_all(ids(), B, T);
     return std::vector<Real>(l.data(), l.data() + l.numel());
@@ -55,7 +56,7 @@ TEST_CASE("learned frequencies are saved in model.safetensors and loaded back") 
     config.model = testing::tiny_model_config(V);
     config.position = testing::tiny_position_config();
     config.position.learned_frequencies = true;
-    RoFormer trained(config.model, config.position, 8);
+    RoFormer trained = assembled_model(config.model, config.position, 8);
     Tensor theta = trained.position().parameters().at(0);
     for (size_t i = 0; i < theta.numel(); ++i) theta.data()[i] *= Real(1.5 + 0.1 * i);  // "trained"
     save_checkpoint(dir.string(), trained, config, 5, nullptr);
@@ -64,7 +65,7 @@ TEST_CASE("learned frequencies are saved in model.safetensors and loaded back") 
     REQUIRE(file.find("roformer.embeddings.rotary_frequencies") != nullptr);
     CHECK(file.at("roformer.embeddings.rotary_frequencies").data ==
           std::vector<float>(theta.data(), theta.data() + theta.numel()));
-    RoFormer loaded(config.model, config.position, 8);
+    RoFormer loaded = assembled_model(config.model, config.position, 8);
     Tensor fresh = loaded.position().parameters().at(0);
     CHECK(fresh.data()[3] != theta.data()[3]);
     CHECK(load_model_weights(loaded, config, path) == 5);

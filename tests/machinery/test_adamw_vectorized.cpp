@@ -1,4 +1,4 @@
-// The fast path's AdamW (AdamW::step_vectorized, src/fast/adamw_vectorized.cpp) against the
+// The fast path's AdamW (adamw_step_vectorized, src/fast/adamw_vectorized.cpp) against the
 // readable one (AdamW::step, src/nn/adamw_step.cpp) over several updates, on every
 // instruction set of the kernels this CPU runs: weights and both moments to float rounding,
 // decay only where flagged, parameters without a gradient untouched; and the execution plan
@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/swappable_ops.hpp"
+#include "fast/adamw_vectorized.hpp"
 #include "nn/adamw.hpp"
 #include "simd_isas.hpp"
 #include "tensor/random.hpp"
@@ -65,7 +67,7 @@ TEST_CASE("adamw_vectorized equals AdamW::step to float rounding over 5 updates,
         for (size_t t = 1; t <= 5; ++t) {
             set_grads(fast, t);
             set_grads(readable, t);
-            opt_fast.step_vectorized(1e-2 * double(t));
+            adamw_step_vectorized(opt_fast, 1e-2 * double(t));
             opt_readable.step(1e-2 * double(t));
         }
         CHECK(opt_fast.steps_taken() == 5);
@@ -93,8 +95,8 @@ TEST_CASE("adamw_vectorized: same ISA, same inputs → the same bits") {
         for (size_t t = 1; t <= 3; ++t) {
             set_grads(a, t);
             set_grads(b, t);
-            opt_a.step_vectorized(1e-2);
-            opt_b.step_vectorized(1e-2);
+            adamw_step_vectorized(opt_a, 1e-2);
+            adamw_step_vectorized(opt_b, 1e-2);
         }
         for (size_t i = 0; i < a.size(); ++i)
             for (size_t j = 0; j < a[i].tensor.numel(); ++j)
@@ -115,7 +117,7 @@ TEST_CASE("the model's swappable ops run the vectorised AdamW with model.fused, 
         swappable_ops_for(vectorized ? fused : composed, PositionConfig{}, 0)
             ->optimizer_step(opt_kernels, 1e-2);
         if (vectorized)
-            opt_direct.step_vectorized(1e-2);
+            adamw_step_vectorized(opt_direct, 1e-2);
         else
             opt_direct.step(1e-2);
         for (size_t i = 0; i < direct.size(); ++i)

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "config/config.hpp"
 #include "error_of.hpp"
 #include "fast/onednn_bf16_products.hpp"
@@ -190,7 +191,7 @@ TEST_CASE("model.precision = bf16 trains: the loss falls, stays finite and near 
     const ModelConfig config = testing::tiny_model_config(V, 0.1);
     const auto train = [&](FloatProduct product) {
         set_threading({2, true, product});
-        RoFormer model(config, position, 21);
+        RoFormer model = assembled_model(config, position, 21);
         AdamW opt(model.parameters(), {});
         std::vector<float> losses;
         for (int step = 0; step < 8; ++step) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <string>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "cli/bounds.hpp"
 #include "config/config.hpp"
 #include "data/corpus.hpp"
@@ -139,7 +140,7 @@ TEST_CASE("checkpoints: a non-finite weight is refused at load, naming the tenso
     Config config;
     config.model = testing::tiny_model_config(12);
     config.position = testing::tiny_position_config();
-    RoFormer model(config.model, config.position, 1);
+    RoFormer model = assembled_model(config.model, config.position, 1);
     save_checkpoint(dir, model, config, 3, nullptr);
     const std::string path = dir + "/model.safetensors";
     SafetensorsFile file = read_safetensors(path);
@@ -148,7 +149,7 @@ TEST_CASE("checkpoints: a non-finite weight is refused at load, naming the tenso
     fs::remove(dir + "/" + kCheckpointManifest);  // the manifest would refuse the edit first
     write_safetensors(path, file.tensors, file.metadata);
 
-    RoFormer fresh(config.model, config.position, 2);
+    RoFormer fresh = assembled_model(config.model, config.position, 2);
     const std::string expected =
         "tensor '" + victim.name + "' holds a non-finite value (inf at element 2)";
     CHECK_THROWS_WITH_AS(load_model_weights(fresh, config, path),
@@ -177,12 +178,13 @@ TEST_CASE("checkpoint manifest: entries that would rename other files are refuse
 }
 
 TEST_CASE("evaluate: no labelled position is an error, not a loss of 0") {
-    RoFormer model(testing::tiny_model_config(12), testing::tiny_position_config(), 1);
-    data::Batch batch;
+    RoFormer model=
+        assembled_model(testing::tiny_model_config(12), testing::tiny_position_config(), 1);
+    Batch batch;
     batch.batch = 1;
     batch.seq_len = 4;
     batch.input_ids = {2, 5, 6, 3};
-    batch.labels = {data::kIgnoreLabel, data::kIgnoreLabel, data::kIgnoreLabel, data::kIgnoreLabel};
+    batch.labels = {kIgnoreLabel, kIgnoreLabel, kIgnoreLabel, kIgnoreLabel};
     CHECK_THROWS_WITH_AS(evaluate(model, {batch}), doctest::Contains("scored 0 tokens"),
                          std::runtime_error);
     batch.labels[1] = 5;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tiny_model.hpp"
+#include "assembly/swappable_ops_for.hpp"
 #include "train/data_parallel.hpp"
 
 using namespace rf;
@@ -36,7 +37,7 @@ TEST_CASE("data parallel: shard rows are split contiguous, disjoint, complete, w
 namespace {
 
 // The loss and every parameter's gradient of `model` on `batch` (no dropout).
-std::vector<double> loss_and_gradients(RoFormer& model, const data::Batch& batch) {
+std::vector<double> loss_and_gradients(RoFormer& model, const Batch& batch) {
     for (const NamedParameter& p : model.parameters()) {
         Tensor t = p.tensor;
         t.zero_grad();
@@ -83,15 +84,15 @@ private:
 
 // A batch of B rows of T positions with labels on an uneven share of positions (the first
 // `dense_rows` rows every 2nd position, the rest every 5th).
-data::Batch uneven_batch(size_t V, size_t B, size_t T, size_t dense_rows) {
-    data::Batch batch;
+Batch uneven_batch(size_t V, size_t B, size_t T, size_t dense_rows) {
+    Batch batch;
     batch.batch = B;
     batch.seq_len = T;
     Rng rng(11);
     for (size_t i = 0; i < B * T; ++i) {
         batch.input_ids.push_back(int(5 + rng.next_u64() % (V - 5)));
         const bool labelled = i / T < dense_rows ? i % 2 == 0 : i % 5 == 0;
-        batch.labels.push_back(labelled ? int(5 + rng.next_u64() % (V - 5)) : data::kIgnoreLabel);
+        batch.labels.push_back(labelled ? int(5 + rng.next_u64() % (V - 5)) : kIgnoreLabel);
     }
     return batch;
 }
@@ -99,7 +100,7 @@ data::Batch uneven_batch(size_t V, size_t B, size_t T, size_t dense_rows) {
 // Rank `comm.rank()`'s step up to the update: its shard's forward and backward, then the
 // weighted all-reduce. Returns the global loss allreduce_gradients() reports.
 double reduced_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
-                    const data::Batch& global) {
+                    const Batch& global) {
     const ShardedBatch s = shard(comm, global);
     optimizer.zero_grad();
     ModelOutput out =
@@ -114,15 +115,16 @@ double reduced_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
 TEST_CASE("data parallel: shard gradients weighted by n_r / N are the full batch's; 1/P is not") {
     // 5 rows of 8 on 2 "ranks" (3 + 2 rows), labels on an uneven share of positions.
     const size_t V = 20, B = 5, T = 8;
-    RoFormer model(testing::tiny_model_config(V), testing::tiny_position_config(), 7);
+    RoFormer model=
+        assembled_model(testing::tiny_model_config(V), testing::tiny_position_config(), 7);
     // rows 0–2 (rank 0): every 2nd position labelled; rows 3–4 (rank 1): every 5th
-    const data::Batch batch = uneven_batch(V, B, T, 3);
+    const Batch batch = uneven_batch(V, B, T, 3);
     const std::vector<double> full = loss_and_gradients(model, batch);
     const size_t N = batch.n_selected();
     std::vector<double> weighted(full.size(), 0.0), plain(full.size(), 0.0);
     size_t n_total = 0;
     for (size_t r = 0; r < 2; ++r) {
-        const data::Batch shard = take_rows(batch, shard_rows(B, r, 2));
+        const Batch shard = take_rows(batch, shard_rows(B, r, 2));
         const size_t n = shard.n_selected();
         n_total += n;
         const std::vector<double> part = loss_and_gradients(model, shard);
@@ -145,9 +147,10 @@ TEST_CASE("data parallel: shard gradients weighted by n_r / N are the full batch
 
 TEST_CASE("distributed: the all-reduce of 2 ranks' weighted gradients gives the full batch's") {
     const size_t V = 20, B = 5, T = 8;
-    RoFormer model(testing::tiny_model_config(V), testing::tiny_position_config(), 7);
+    RoFormer model=
+        assembled_model(testing::tiny_model_config(V), testing::tiny_position_config(), 7);
     AdamW optimizer(model.parameters(), AdamWOptions{});
-    const data::Batch batch = uneven_batch(V, B, T, 3);
+    const Batch batch = uneven_batch(V, B, T, 3);
     const std::vector<double> full = loss_and_gradients(model, batch);
 
     RanksInOneProcess rank1(1, 2), rank0(0, 2);
@@ -176,7 +179,7 @@ TEST_CASE("distributed: the all-reduce of 2 ranks' weighted gradients gives the 
 
 TEST_CASE("distributed: on a SingleProcess every helper is the 1-process code") {
     SingleProcess alone;
-    const data::Batch batch = uneven_batch(20, 3, 8, 1);
+    const Batch batch = uneven_batch(20, 3, 8, 1);
     const ShardedBatch s = shard(alone, batch);
     CHECK(s.local.input_ids == batch.input_ids);
     CHECK(s.local.labels == batch.labels);
@@ -187,7 +190,8 @@ TEST_CASE("distributed: on a SingleProcess every helper is the 1-process code") 
     CHECK(threads_per_rank(alone, 3) == 3);
     CHECK(agree_on_stop(alone, 15) == 15);
 
-    RoFormer model(testing::tiny_model_config(20), testing::tiny_position_config(), 7);
+    RoFormer model=
+        assembled_model(testing::tiny_model_config(20), testing::tiny_position_config(), 7);
     AdamW optimizer(model.parameters(), AdamWOptions{});
     const std::vector<double> before = loss_and_gradients(model, batch);
     const ReducedGradients r = allreduce_gradients(alone, optimizer, 2.5, 7, 21);
@@ -201,7 +205,7 @@ TEST_CASE("distributed: on a SingleProcess every helper is the 1-process code") 
 }
 
 TEST_CASE("distributed: each rank's shard, dropout stream and batch check") {
-    const data::Batch batch = uneven_batch(20, 5, 8, 2);
+    const Batch batch = uneven_batch(20, 5, 8, 2);
     RanksInOneProcess r0(0, 3), r1(1, 3), r2(2, 3);
     size_t rows = 0;
     for (RanksInOneProcess* comm : {&r0, &r1, &r2}) {

@@ -1,13 +1,14 @@
 // Empty products and batches with no labelled token, on every product library: a 0-row
 // product (a batch with no masked token gives the head 0 rows) writes nothing, a K = 0 product
 // is C = beta·C, and a batch with no label is counted, not computed — no library ever sees
-// it (src/fast/products.hpp, block_gemm; src/train/train_step.cpp; src/train/evaluate.cpp).
+// it (src/fast/products.hpp, block_gemm; src/step/train_step.cpp; src/train/evaluate.cpp).
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "data/batch.hpp"
+#include "assembly/swappable_ops_for.hpp"
+#include "step/batch.hpp"
 #include "fast/onednn_bf16_products.hpp"
 #include "fast/onednn_products.hpp"
 #include "fast/products.hpp"
@@ -16,7 +17,7 @@
 #include "nn/adamw.hpp"
 #include "tiny_model.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_step.hpp"
+#include "step/train_step.hpp"
 
 using namespace rf;
 
@@ -63,12 +64,12 @@ TEST_CASE("empty products on every product library: M or N = 0 write nothing, K 
 TEST_CASE("a batch with no labelled token: eval counts it, a step leaves every gradient 0") {
     const KeepThreading keep;
     const size_t V = 40, B = 2, T = 8;
-    data::Batch batch;
+    Batch batch;
     batch.batch = B;
     batch.seq_len = T;
     batch.input_ids.resize(B * T);
     for (size_t i = 0; i < B * T; ++i) batch.input_ids[i] = int(5 + i % (V - 5));
-    batch.labels.assign(B * T, data::kIgnoreLabel);
+    batch.labels.assign(B * T, kIgnoreLabel);
     for (const auto& [name, product] : products()) {
         for (const bool fused : {true, false}) {
             CAPTURE(name);
@@ -77,7 +78,7 @@ TEST_CASE("a batch with no labelled token: eval counts it, a step leaves every g
             set_threading({2, fused, product});
             ModelConfig config = testing::tiny_model_config(V);
             config.fused = fused;
-            RoFormer model(config, testing::tiny_position_config("rope"), 5);
+            RoFormer model = assembled_model(config, testing::tiny_position_config("rope"), 5);
             const BatchScore score = score_batch(model, batch);
             CHECK(score.predictions == 0);
             CHECK(score.loss_sum == 0.0);
@@ -90,7 +91,7 @@ TEST_CASE("a batch with no labelled token: eval counts it, a step leaves every g
                 for (const float g : Tensor(p.tensor).grad()) REQUIRE(g == 0.0f);
             }
             // and the same batch with one label scores one token
-            data::Batch one = batch;
+            Batch one = batch;
             one.labels[3] = 9;
             CHECK(score_batch(model, one).predictions == 1);
         }

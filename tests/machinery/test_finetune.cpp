@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "finetune/finetune_config.hpp"
 #include "finetune/sentence_pair.hpp"
 #include "finetune/tasks.hpp"
@@ -46,7 +47,7 @@ ModelConfig tiny_model() {
 
 TEST_CASE("SequenceClassifier: logits [B,K], HF tensor names, segment b changes the answer") {
     PositionConfig position;
-    SequenceClassifier model(std::make_unique<RoFormer>(tiny_model(), position, 3), 4, 5);
+    SequenceClassifier model(make_model(tiny_model(), position, 3), 4, 5);
     std::vector<std::string> names;
     for (const NamedParameter& p : model.parameters()) names.push_back(p.tensor.name());
     CHECK(std::find(names.begin(), names.end(), "classifier.dense.weight") != names.end());

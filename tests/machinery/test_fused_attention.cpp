@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/attention.hpp"
 #include "fast/fused_attention.hpp"
 #include "model/roformer.hpp"
@@ -151,7 +152,8 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         config.embedding_size = c.embedding_size;
         ModelConfig composed_config = config;
         composed_config.fused = false;
-        RoFormer fused(config, position, 11), composed(composed_config, position, 11);
+        RoFormer fused = assembled_model(config, position, 11);
+        RoFormer composed = assembled_model(composed_config, position, 11);
         AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
         for (int step = 0; step < 3; ++step) {
             CAPTURE(step);

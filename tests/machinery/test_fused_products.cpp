@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "fast/fused_ops.hpp"
 #include "config/config.hpp"
 #include "io/safetensors.hpp"
@@ -241,7 +242,8 @@ TEST_CASE("model.fused = true and false train alike on both objectives (wider pr
             config.causal = clm;
             ModelConfig composed_config = config;
             composed_config.fused = false;
-            RoFormer fused(config, position, 21), composed(composed_config, position, 21);
+            RoFormer fused = assembled_model(config, position, 21);
+            RoFormer composed = assembled_model(composed_config, position, 21);
             REQUIRE(config.fused);
             REQUIRE_FALSE(composed_config.fused);
             AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
@@ -277,7 +279,7 @@ TEST_CASE("a fused and a composed run save the same tensors: HF's names, the sam
         config.model = testing::tiny_model_config(30);
         config.model.fused = fused;
         config.position = testing::tiny_position_config("rope");
-        RoFormer model(config.model, config.position, 4);
+        RoFormer model = assembled_model(config.model, config.position, 4);
         std::vector<int> ids(16), labels(16, -100);
         for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(3 + i % 20);
         labels[2] = 7;

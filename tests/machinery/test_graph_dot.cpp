@@ -5,6 +5,7 @@
 #include <regex>
 #include <string>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/roformer.hpp"
 #include "ops/ops.hpp"
 #include "inspect/graph_dot.hpp"
@@ -39,7 +40,7 @@ Tensor leaf(const Shape& shape, const std::string& name) {
 DotGraph attention_layer_graph(bool fused) {
     ModelConfig config = testing::tiny_model_config(10);
     config.fused = fused;
-    RoFormer model(config, testing::tiny_position_config("rope"), 1);
+    RoFormer model = assembled_model(config, testing::tiny_position_config("rope"), 1);
     const EncoderLayer& layer = model.layers()[0];
     Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
     x.set_name("x");

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "error_of.hpp"
+#include "assembly/swappable_ops_for.hpp"
 #include "hf/hf_mapping.hpp"
 #include "hf/import_hf.hpp"
 #include "tensor/tensor.hpp"
@@ -62,7 +63,7 @@ TEST_CASE("import-hf: both checkpoints transformers wrote give HF's logits on ev
         hf::ImportedModel imported = hf::read_hf_directory(rf::testing::hf_directory(fixture, "composed").string());
         ModelConfig unfused = imported.model->config();
         unfused.fused = false;
-        auto composed = std::make_unique<RoFormer>(unfused, imported.config.position, 1);
+        auto composed = make_model(unfused, imported.config.position, 1);
         const auto from = imported.model->parameters();
         const auto to = composed->parameters();
         REQUIRE(from.size() == to.size());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "fast/openmp.hpp"
 #include "config/config.hpp"
 #include "error_of.hpp"
@@ -139,7 +140,7 @@ TEST_CASE("model.products = onednn trains like openblas and the composed ops; sa
     // Three losses and a final parameter vector per way of multiplying.
     const auto train = [&](const ModelConfig& c, FloatProduct product) {
         set_threading({2, c.fused, product});
-        RoFormer model(c, position, 21);
+        RoFormer model = assembled_model(c, position, 21);
         AdamW opt(model.parameters(), {});
         std::vector<float> trace;
         for (int step = 0; step < 3; ++step) {

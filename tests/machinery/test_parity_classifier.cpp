@@ -14,6 +14,7 @@
 //                                losses, gradient norms, learning rates and every parameter
 //                                after the last step
 // The criterion is tests/parity.hpp's (1e-4 relative + 1e-5 of the tensor's scale).
+#include "assembly/swappable_ops_for.hpp"
 #include "model/classifier.hpp"
 #include "parity.hpp"
 
@@ -48,7 +49,7 @@ std::unique_ptr<SequenceClassifier> build_classifier(const ClassifierCase& c, bo
     ModelConfig mc = c.setup.model;
     mc.fused = fused;
     auto classifier = std::make_unique<SequenceClassifier>(
-        std::make_unique<RoFormer>(mc, c.setup.position, 1), c.num_labels, 1);
+        make_model(mc, c.setup.position, 1), c.num_labels, 1);
     static const SafetensorsFile head =
         read_safetensors(reference_path("init_classifier.safetensors"));
     for (const NamedParameter& p : classifier->parameters()) {

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "run/checkpoint.hpp"
 #include "train/trainer.hpp"
 
@@ -124,7 +125,8 @@ TEST_CASE("step 0: the untrained model's validation loss is logged once, resumed
     LoadedRun loaded = load_run(whole);
     const PreparedData data = prepare_data(loaded.config.data, c.train.batch_size, loaded.tokenizer,
                                            data::Objective::mlm);
-    RoFormer untrained(resolved_model_config(loaded.config, loaded.tokenizer->vocab_size()),
+    RoFormer untrained=
+        assembled_model(resolved_model_config(loaded.config, loaded.tokenizer->vocab_size()),
                        loaded.config.position, c.train.seed);
     const EvalResult fresh = evaluate(untrained, data.validation, c.train.eval_batches);
     const std::vector<double> val = validation_losses(whole);
@@ -186,7 +188,7 @@ TEST_CASE("save → load gives identical logits, and eval reproduces the final v
     LoadedRun again = load_run(dir);
     Config shifted = loaded.config;
     shifted.train.seed = 99;
-    RoFormer other(loaded.model->config(), shifted.position, 99);
+    RoFormer other = assembled_model(loaded.model->config(), shifted.position, 99);
     load_model_weights(other, shifted, run_file(dir, "model.safetensors"));
     NoGradGuard no_grad;
     const std::vector<int> ids = {2, 10, 11, 12, 4, 13, 3};
@@ -216,7 +218,7 @@ TEST_CASE("refusals: existing output, mismatched checkpoint, model-changing eval
                          std::runtime_error);
 
     LoadedRun loaded = load_run(dir);
-    RoFormer wrong(loaded.model->config(), half.position, 1);
+    RoFormer wrong = assembled_model(loaded.model->config(), half.position, 1);
     CHECK_THROWS_WITH_AS(load_model_weights(wrong, half, run_file(dir, "model.safetensors")),
                          doctest::Contains("position.pairing"), std::runtime_error);
     CHECK_THROWS_WITH_AS(load_run(dir, {"model.hidden=64"}), doctest::Contains("model.hidden"),
@@ -254,7 +256,8 @@ TEST_CASE("clm: a short training run lowers the next-token loss below the unigra
     // the checkpoint records the objective: loading it as an MLM is refused, naming the key
     Config as_mlm = loaded.config;
     as_mlm.train.objective = data::Objective::mlm;
-    RoFormer mlm_model(resolved_model_config(as_mlm, tok->vocab_size()), as_mlm.position, 1);
+    RoFormer mlm_model=
+        assembled_model(resolved_model_config(as_mlm, tok->vocab_size()), as_mlm.position, 1);
     CHECK_THROWS_WITH_AS(load_model_weights(mlm_model, as_mlm, run_file(dir, "model.safetensors")),
                          doctest::Contains("train.objective"), std::runtime_error);
     CHECK_THROWS_WITH_AS(load_run(dir, {"train.objective=mlm"}),

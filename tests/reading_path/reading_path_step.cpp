@@ -22,7 +22,7 @@ extern "C" {
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 #include "train/schedule.hpp"
-#include "train/train_step.hpp"
+#include "step/train_step.hpp"
 
 int main(int argc, char** argv) {
     if (argc < 2) {
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
         const double lr = rf::lr_at(0, tc);  // the loop's schedule, outside the step
 
         __gcov_reset();  // from here on: the step
-        const rf::data::Batch batch = batches(0, tc.batch_size);
+        const rf::Batch batch = batches(0, tc.batch_size);
         const rf::StepResult r = rf::train_step(model, optimizer, batch, tc.seed, tc.grad_clip, lr, 0);
         __gcov_dump();
 

@@ -1,4 +1,5 @@
-// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step).
+// Stage 6 — step: one training step, the heart of the loop (src/train/trainer.cpp runs it once
+// a step).
 //
 //   optimizer.zero_grad()                       every gradient buffer back to 0
 //   loss = model.forward(batch, training)       mean cross-entropy over the labelled positions
@@ -7,7 +8,7 @@
 //   ‖g‖ clipped to grad_clip (when > 0)         g ← g · grad_clip / ‖g‖ if ‖g‖ > grad_clip
 //   AdamW at learning rate lr                   the schedule's, schedule.hpp
 // Dropout draws from Rng(dropout_seed): a run resumed at this step draws the same masks.
-#include "train/train_step.hpp"
+#include "step/train_step.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -15,7 +16,7 @@
 
 namespace rf {
 
-double compute_gradients(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
                          uint64_t dropout_seed, size_t step) {
     model.dropout_rng() = Rng(dropout_seed);
     optimizer.zero_grad();
@@ -38,7 +39,7 @@ double clip_gradients(AdamW& optimizer, double grad_clip) {
     return grad_clip > 0 ? optimizer.clip_grad_norm(grad_clip) : optimizer.grad_norm();
 }
 
-StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
                       uint64_t dropout_seed, double grad_clip, double lr, size_t step) {
     StepResult r;
     r.loss = compute_gradients(model, optimizer, batch, dropout_seed, step);

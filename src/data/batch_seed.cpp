@@ -1,14 +1,7 @@
-// Stage 6 — data: one batch of token windows (see batch.hpp).
-#include "data/batch.hpp"
-
-#include <algorithm>
+// Stage 6 — data: the seed of a training batch (see batch_seed.hpp).
+#include "data/batch_seed.hpp"
 
 namespace rf::data {
-
-size_t Batch::n_selected() const {
-    return static_cast<size_t>(
-        std::count_if(labels.begin(), labels.end(), [](int l) { return l != kIgnoreLabel; }));
-}
 
 uint64_t batch_seed(uint64_t seed, uint64_t index) {
     uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);

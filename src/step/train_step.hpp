@@ -1,12 +1,12 @@
-// Stage 7 — train: one training step, the heart of the loop (trainer.cpp runs it once a step;
-// train_step.cpp has the step in equations).
+// Stage 6 — step: one training step, the heart of the loop (src/train/trainer.cpp runs it
+// once a step; train_step.cpp has the step in equations).
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include "data/batch.hpp"
+#include "step/batch.hpp"
 #include "model/roformer.hpp"
 #include "nn/adamw.hpp"
 
@@ -29,13 +29,13 @@ struct NonFiniteLoss : std::runtime_error {
 
 // One update of `model` on `batch`: the composed step a student reads. Throws NonFiniteLoss
 // when the loss is not finite.
-StepResult train_step(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
                       uint64_t dropout_seed, double grad_clip, double lr, size_t step);
 
 // The step's parts, for a loop that puts something between them or swaps the update (the
 // fast path's AdamW, the gradient sum of data parallelism: trainer.cpp):
 // zero_grad, forward and backward; returns the batch's loss (throws NonFiniteLoss).
-double compute_gradients(RoFormer& model, AdamW& optimizer, const data::Batch& batch,
+double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
                          uint64_t dropout_seed, size_t step);
 // ‖g‖ before clipping, the gradients clipped to grad_clip when it is > 0.
 double clip_gradients(AdamW& optimizer, double grad_clip);
