@@ -1,4 +1,4 @@
-// Assembly — which kernels a model runs (model/swappable_ops.hpp): the one place that reads
+// Room — assembly: which kernels a model runs (model/swappable_ops.hpp): the one place that reads
 // model.fused and model.attention. The base is the composed ops (model.fused = false) or the
 // fast path's twins (src/fast/); model.attention = linear wraps that base in the linear-
 // attention kernels (src/linear/), which replace self-attention and delegate the rest.

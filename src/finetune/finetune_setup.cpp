@@ -1,4 +1,4 @@
-// Fine-tuning — the set-up of a fine-tune (see finetune_setup.hpp).
+// Room — finetune: the set-up of a fine-tune (see finetune_setup.hpp).
 #include "finetune/finetune_setup.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// hf — importing an HF RoFormer model directory (see import_hf.hpp).
+// Room — hf: importing an HF RoFormer model directory (see import_hf.hpp).
 #include "hf/import_hf.hpp"
 
 #include <algorithm>

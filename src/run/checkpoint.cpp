@@ -1,4 +1,4 @@
-// Run — saving and loading checkpoints and run directories.
+// Room — run: saving and loading checkpoints and run directories.
 #include "run/checkpoint.hpp"
 
 #include <charconv>

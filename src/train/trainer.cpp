@@ -1,4 +1,4 @@
-// Stage 7 — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
+// Room — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
 #include "train/trainer.hpp"
 
 #include <chrono>
