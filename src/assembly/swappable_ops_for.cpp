@@ -1,7 +1,7 @@
-// Assembly — which ops a model is handed (see swappable_ops_for.hpp). The base is the composed
-// ops (model.fused = false) or the fast path's twins (src/fast/); model.attention = linear wraps
-// that base in the linear-attention kernels (src/linear/), which replace self-attention and
-// delegate the rest.
+// Room — assembly: which ops a model is handed (see swappable_ops_for.hpp). The base is the
+// composed ops (model.fused = false) or the fast path's twins (src/fast/); model.attention =
+// linear wraps that base in the linear-attention kernels (src/linear/), which replace
+// self-attention and delegate the rest.
 #include "assembly/swappable_ops_for.hpp"
 
 #include "fast/fast_kernels.hpp"

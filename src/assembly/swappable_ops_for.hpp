@@ -1,5 +1,5 @@
-// Assembly — which ops a model is handed: the composed ops (model.fused = false) or the fast
-// path's twins (src/fast/), wrapped in the linear-attention kernels (src/linear/) for
+// Room — assembly: which ops a model is handed: the composed ops (model.fused = false) or the
+// fast path's twins (src/fast/), wrapped in the linear-attention kernels (src/linear/) for
 // model.attention = linear. The model itself never looks its ops up (src/model/roformer.hpp).
 #pragma once
 

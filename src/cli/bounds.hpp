@@ -1,4 +1,4 @@
-// Stage 9 — cli: bounds on what the command line decides — text sizes, element counts — so
+// Room — cli: bounds on what the command line decides — text sizes, element counts — so
 // that no argument can make a command allocate without limit or wrap a size to a small one;
 // and the checks that make every argument mean what it says (a 0 count, a negative index or
 // an empty name is refused with why, never read as "no limit", "all" or "the default").

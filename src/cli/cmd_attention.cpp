@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer attention`, the softmax attention weights of a trained run.
+// Room — cli: `roformer attention`, the softmax attention weights of a trained run.
 //
 //   roformer attention --run runs/NAME "In the beginning God created" [--layer L] [--head H]
 //                      [--out FILE.csv | FILE.npy | FILE.json]

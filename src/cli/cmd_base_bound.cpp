@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer base-bound`, the smallest RoPE base for a context length (Men et al.
+// Room — cli: `roformer base-bound`, the smallest RoPE base for a context length (Men et al.
 // 2024, "Base of RoPE Bounds Context Length"; the math and the search: src/position/
 // rope_base_bound.hpp).
 //

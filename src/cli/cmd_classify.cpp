@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer classify`, a fine-tuned run's label and probabilities for a text,
+// Room — cli: `roformer classify`, a fine-tuned run's label and probabilities for a text,
 // or its whole test split scored again with the confusion matrix.
 //
 //   roformer classify --run runs/ft "And Jesus said unto them" ["text b" for a pair task]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer compare`, every position scheme × seed on identical inputs.
+// Room — cli: `roformer compare`, every position scheme × seed on identical inputs.
 //
 //   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
 //                    [--schemes rope_interleaved,learned,...] [--jobs N] [--threshold NATS]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer eval`, validation loss and accuracy of a trained run.
+// Room — cli: `roformer eval`, validation loss and accuracy of a trained run.
 //
 //   roformer eval --run runs/NAME [--seq-len L ...] [--set key=value ...]
 // First the fixed validation set at the training length (the numbers training reported),

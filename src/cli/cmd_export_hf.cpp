@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer export-hf`, a run → a Hugging Face RoFormerForMaskedLM directory.
+// Room — cli: `roformer export-hf`, a run → a Hugging Face RoFormerForMaskedLM directory.
 //
 //   roformer export-hf runs/classroom --out hf/classroom
 // then, in Python: RoFormerForMaskedLM.from_pretrained("hf/classroom") (src/hf/export_hf.hpp;

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer extrapolate`, the comparison's runs at 1×, 2×, 4× their training length.
+// Room — cli: `roformer extrapolate`, the comparison's runs at 1×, 2×, 4× their training length.
 //
 //   roformer extrapolate --runs runs/compare [--factors 1 2 4] [--max-tokens N] [--no-plot]
 // See src/experiments/extrapolate.hpp for what is measured and written.

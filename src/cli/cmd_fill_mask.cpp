@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer fill-mask`, the model's top-k guesses for each [MASK].
+// Room — cli: `roformer fill-mask`, the model's top-k guesses for each [MASK].
 //
 //   roformer fill-mask --run runs/NAME "In the beginning God created the [MASK] and the earth."
 #include <algorithm>

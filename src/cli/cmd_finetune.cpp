@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer finetune`, a pre-trained encoder fine-tuned on a classification task.
+// Room — cli: `roformer finetune`, a pre-trained encoder fine-tuned on a classification task.
 //
 //   roformer finetune --from runs/classroom --task kjv-testament --out runs/ft
 //                     [--config configs/finetune.toml] [--set key=value ...] [--from-scratch]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer frequencies`, which RoPE frequency pairs a trained run uses and which
+// Room — cli: `roformer frequencies`, which RoPE frequency pairs a trained run uses and which
 // heads attend by offset (the statistics: src/model/frequency_usage.hpp; the question of
 // Barbero et al., ICLR 2025, arXiv:2410.06205).
 //

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer generate`, text from a causal LM run (train.objective = clm).
+// Room — cli: `roformer generate`, text from a causal LM run (train.objective = clm).
 //
 //   roformer generate --run runs/classroom_clm "In the beginning" [--max-new-tokens 200]
 //                     [--temperature 0.8] [--top-k 40] [--seed 1]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer gradcheck`, a live central-difference check of one op in float32.
+// Room — cli: `roformer gradcheck`, a live central-difference check of one op in float32.
 //
 //   roformer gradcheck [--op rope|gelu|layer_norm|softmax|matmul] [--pairing interleaved|half]
 //                      [--base 10000] [--seed 0] [--dim 8] [--seq 4] [--heads 1] [--offset 0]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer graph`, the autograd graph of one attention layer as Graphviz DOT.
+// Room — cli: `roformer graph`, the autograd graph of one attention layer as Graphviz DOT.
 //
 //   roformer graph --config configs/tiny.toml [--set key=value …] [--layer 0] [--seq-len 8]
 //                  [--out graph.dot]

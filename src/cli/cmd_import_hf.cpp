@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer import-hf`, a Hugging Face RoFormer checkpoint → a run directory.
+// Room — cli: `roformer import-hf`, a Hugging Face RoFormer checkpoint → a run directory.
 //
 //   roformer import-hf models/roformer_chinese_char_base --out runs/roformer-char
 // DIR holds config.json, model.safetensors (F32, F16 or BF16; scripts/hf_to_safetensors.py

@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer rope-decay`, the RoFormer paper's long-range decay curve as CSV.
+// Room — cli: `roformer rope-decay`, the RoFormer paper's long-range decay curve as CSV.
 //
 //   roformer rope-decay --dim 64 --base 10000 --max-distance 256 [--step 1]
 // prints `distance,bound` for distance = 0, step, 2·step, … ≤ max-distance, where bound is

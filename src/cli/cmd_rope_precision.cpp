@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer rope-precision`, how far RoPE's relative property drifts in f32
+// Room — cli: `roformer rope-precision`, how far RoPE's relative property drifts in f32
 // and bf16 as a window moves to later positions (the computation:
 // src/experiments/rope_precision.hpp; the question of Wang et al. 2024, arXiv:2411.13476).
 //

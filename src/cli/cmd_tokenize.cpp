@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer tokenize`, show how the tokenizer of a run splits a text.
+// Room — cli: `roformer tokenize`, show how the tokenizer of a run splits a text.
 //
 //   roformer tokenize --run runs/NAME "In the beginning God created the [MASK] and the earth."
 //   roformer tokenize --tokenizer FILE "any text" [--ids-only]

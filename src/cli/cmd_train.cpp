@@ -1,4 +1,4 @@
-// Stage 9 — cli: `roformer train`, one training run (MLM or causal LM) into a run directory.
+// Room — cli: `roformer train`, one training run (MLM or causal LM) into a run directory.
 //
 //   roformer train --config configs/classroom.toml [--set key=value ...] [--out runs/NAME]
 //                  [--resume] [--stop-after N] [--quiet] [--profile]

@@ -1,4 +1,4 @@
-// Stage 9 — cli: how subcommands plug into the `roformer` binary.
+// Room — cli: how subcommands plug into the `roformer` binary.
 //
 // Each src/cli/cmd_*.cpp defines one function that adds its subcommand (options + callback)
 // to the app, and registers it with RF_COMMAND(name, function). main.cpp builds the app from

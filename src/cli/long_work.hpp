@@ -1,4 +1,4 @@
-// Stage 9 — cli: what a command that computes for more than a few seconds owes its user
+// Room — cli: what a command that computes for more than a few seconds owes its user
 // (docs/training.md, "What every command guarantees"): a progress line on stderr, and a stop
 // on Ctrl-C or SIGTERM within a second or so, with one line saying what was stopped and exit
 // 128 + the signal (130, 143), as `roformer train` does. Used where no cap keeps the work under

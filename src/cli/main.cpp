@@ -1,4 +1,4 @@
-// Stage 9 — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
+// Room — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
 #include <unistd.h>
 
 #include <algorithm>

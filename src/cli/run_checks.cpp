@@ -1,4 +1,4 @@
-// Stage 9 — cli: checks of a loaded run (see run_checks.hpp).
+// Room — cli: checks of a loaded run (see run_checks.hpp).
 #include "cli/run_checks.hpp"
 
 #include <algorithm>

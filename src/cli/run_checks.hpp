@@ -1,4 +1,4 @@
-// Stage 9 — cli: what the commands check about a loaded run before they use it.
+// Room — cli: what the commands check about a loaded run before they use it.
 #pragma once
 
 #include <cstddef>

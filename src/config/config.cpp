@@ -1,4 +1,4 @@
-// Stage 7 — config: reading, overriding, checking and writing the run configuration.
+// Room — config: reading, overriding, checking and writing the run configuration.
 //
 // The key table itself — the ONE list of "table.key → member of Config" — is
 // config_fields.cpp.

@@ -1,4 +1,4 @@
-// Stage 7 — config: the run configuration, in one place.
+// Room — config: the run configuration, in one place.
 //
 // Every knob of a run lives in `Config` below, with its default and a comment. A TOML file
 // (configs/*.toml) holds ONLY the keys it changes; `--set table.key=value` on the command

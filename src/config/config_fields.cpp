@@ -1,4 +1,4 @@
-// Stage 7 — config: the key table of config.hpp (config_fields), the ONE list of
+// Room — config: the key table of config.hpp (config_fields), the ONE list of
 // "table.key → member of Config" that reading, --set, to_toml, operator== and checkpoint
 // signatures all walk. A new knob: its member in its struct, and one row here.
 #include "config/config.hpp"

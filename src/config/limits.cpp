@@ -1,4 +1,4 @@
-// Stage 7 — config: the sanity limits of a Config (see config.hpp, validate_limits). Every
+// Room — config: the sanity limits of a Config (see config.hpp, validate_limits). Every
 // size a config decides is bounded before anything is allocated: each key has a ceiling far
 // above what a laptop CPU can train, and the whole run's memory (parameters, AdamW state,
 // activations) is estimated and checked against the machine's memory.

@@ -1,4 +1,4 @@
-// Stage 7 — config: memory estimates of evaluation and of linear attention's feature maps
+// Room — config: memory estimates of evaluation and of linear attention's feature maps
 // (see memory_estimate.hpp).
 #include "config/memory_estimate.hpp"
 

@@ -1,4 +1,4 @@
-// Stage 7 — config: how much memory a size the user chose will take, checked before anything
+// Room — config: how much memory a size the user chose will take, checked before anything
 // is allocated (issue 23: every size a user can set, and the refusal names the option).
 //
 // Training's estimate is validate_limits's (config/limits.cpp). This file adds the sizes that

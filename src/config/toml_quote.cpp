@@ -1,4 +1,4 @@
-// Stage 7 — config: quoting strings for TOML (see toml_quote.hpp).
+// Room — config: quoting strings for TOML (see toml_quote.hpp).
 #include "config/toml_quote.hpp"
 
 #include <cstdio>

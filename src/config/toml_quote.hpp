@@ -1,4 +1,4 @@
-// Stage 7 — config: a string as a TOML basic string (quotes, escapes), for to_toml().
+// Room — config: a string as a TOML basic string (quotes, escapes), for to_toml().
 #pragma once
 
 #include <string>

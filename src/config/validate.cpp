@@ -1,4 +1,4 @@
-// Stage 7 — config: validate(), the checks that run on every resolved Config. Each message
+// Room — config: validate(), the checks that run on every resolved Config. Each message
 // names the key, the value and what would work; the rules of a stage below (head size, the
 // position scheme, masking) are called, not restated.
 #include <algorithm>

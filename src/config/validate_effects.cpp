@@ -1,4 +1,4 @@
-// Stage 7 — config: which key applies when (see validate_effects.hpp).
+// Room — config: which key applies when (see validate_effects.hpp).
 #include "config/validate_effects.hpp"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Stage 7 — config: which key applies when. The ONE table of the settings under which a key
+// Room — config: which key applies when. The ONE table of the settings under which a key
 // does nothing (position.xpos_gamma without position.xpos, train.min_lr_ratio with a constant
 // schedule, …), one row for every key of config_fields(), read by validate() and by the test
 // that sets each key under each of those settings (tests/machinery/test_config.cpp).

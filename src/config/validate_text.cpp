@@ -1,4 +1,4 @@
-// Stage 7 — config: UTF-8 of the free-text keys (see validate_text.hpp).
+// Room — config: UTF-8 of the free-text keys (see validate_text.hpp).
 #include "config/validate_text.hpp"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Stage 7 — config: the free-text keys of a Config (data.path) must be valid UTF-8 — the
+// Room — config: the free-text keys of a Config (data.path) must be valid UTF-8 — the
 // run's config.toml and corpus.json are UTF-8 documents, and a name that cannot be written
 // into them would leave a run that cannot be resumed. Part of validate() (issue 23).
 #pragma once

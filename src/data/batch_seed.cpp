@@ -1,4 +1,4 @@
-// Stage 6 — data: the seed of a training batch (see batch_seed.hpp).
+// Room — data: the seed of a training batch (see batch_seed.hpp).
 #include "data/batch_seed.hpp"
 
 namespace rf::data {

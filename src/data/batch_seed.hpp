@@ -1,4 +1,4 @@
-// Stage 6 — data: the seed of a training batch, shared by every sampler.
+// Room — data: the seed of a training batch, shared by every sampler.
 #pragma once
 
 #include <cstdint>

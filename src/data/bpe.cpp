@@ -1,4 +1,4 @@
-// Stage 6 — data: byte-pair encoding (character-level, with [UNK]), training and encoding.
+// Room — data: byte-pair encoding (character-level, with [UNK]), training and encoding.
 //
 // Training (Sennrich et al. 2016, on word counts):
 //   1. pretokenize the training text and count each distinct piece (" the" ×52 000, …);

@@ -1,4 +1,4 @@
-// Stage 6 — data: causal-language-model batches (the rules are in clm.hpp).
+// Room — data: causal-language-model batches (the rules are in clm.hpp).
 #include "data/clm.hpp"
 
 #include <algorithm>

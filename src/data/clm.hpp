@@ -1,4 +1,4 @@
-// Stage 6 — data: causal-language-model batches from a split's token ids.
+// Room — data: causal-language-model batches from a split's token ids.
 //
 // Legend: B batch (rows), T seq_len (positions per row), x the split's token ids.
 // A window is T consecutive tokens of the split, unframed (no [CLS]/[SEP], nothing masked).

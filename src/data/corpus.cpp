@@ -1,4 +1,4 @@
-// Stage 6 — data: load a UTF-8 text file and split it into train / validation text
+// Room — data: load a UTF-8 text file and split it into train / validation text
 // (the rules are in corpus.hpp).
 #include "data/corpus.hpp"
 

@@ -1,4 +1,4 @@
-// Stage 6 — data: load a UTF-8 text file and split it into train / validation text.
+// Room — data: load a UTF-8 text file and split it into train / validation text.
 //
 // The split is by contiguous blocks, never by random lines, so validation text is unseen:
 //   - blocks are paragraphs separated by blank lines (for data/kjv.txt: whole chapters);

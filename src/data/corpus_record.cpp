@@ -1,4 +1,4 @@
-// data — the record of a text file a run was built from (see corpus_record.hpp).
+// Room — data: the record of a text file a run was built from (see corpus_record.hpp).
 #include "data/corpus_record.hpp"
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// data — the record of a text file a run was built from (the pre-training corpus, a fine-tune
+// Room — data: the record of a text file a run was built from (the pre-training corpus, a fine-tune
 // task's corpus or fortunes files): its path, size and FNV-1a hash (io/fnv1a.hpp). A run writes
 // it when it starts; every command that builds the run's data again (train --resume, finetune
 // --resume, classify --test-split) compares it with the file as it is now, here, by one rule.

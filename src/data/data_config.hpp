@@ -1,4 +1,4 @@
-// Stage 6 — data: the [data] table of a config file, and the masking it implies.
+// Room — data: the [data] table of a config file, and the masking it implies.
 #pragma once
 
 #include <cstddef>

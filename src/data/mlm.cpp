@@ -1,4 +1,4 @@
-// Stage 6 — data: masked-language-model batches (the rules are in mlm.hpp).
+// Room — data: masked-language-model batches (the rules are in mlm.hpp).
 #include "data/mlm.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Stage 6 — data: masked-language-model batches from a split's token ids.
+// Room — data: masked-language-model batches from a split's token ids.
 //
 // Legend: B batch (rows), T seq_len (positions per row), V vocab size.
 // A window is T positions: [CLS] t[s] t[s+1] … t[s+T−3] [SEP] — T−2 consecutive tokens of

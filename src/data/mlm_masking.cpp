@@ -1,4 +1,4 @@
-// Stage 6 — data: the MLM masking rule, what a selected position shows the model (declared in
+// Room — data: the MLM masking rule, what a selected position shows the model (declared in
 // mlm.hpp; used by the training sampler and the validation masks in mlm.cpp). Its own file so
 // a student build can swap it (students/tasks/mlm_masking.cpp, docs/graded-tasks.md); the
 // default build compiles this one.

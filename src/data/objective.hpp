@@ -1,4 +1,4 @@
-// Stage 6 — data: the training objective (train.objective), i.e. what a batch's labels ask
+// Room — data: the training objective (train.objective), i.e. what a batch's labels ask
 // the model to predict.
 //
 //   mlm  masked-language modelling (BERT): windows [CLS] x … [SEP], a share data.mask_prob of

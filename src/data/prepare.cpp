@@ -1,4 +1,4 @@
-// Stage 6 — data: load → split → encode → the fixed validation set (see prepare.hpp).
+// Room — data: load → split → encode → the fixed validation set (see prepare.hpp).
 #include "data/prepare.hpp"
 
 #include <cmath>

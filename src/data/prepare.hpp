@@ -1,4 +1,4 @@
-// Stage 6 — data: from the [data] table to what training and evaluation consume.
+// Room — data: from the [data] table to what training and evaluation consume.
 //
 //   corpus → split (whole blocks) → tokenizer trained on the train split → token ids
 //   validation: a fixed list of windows (mlm: with fixed masks, one constant seed for every

@@ -1,4 +1,4 @@
-// Stage 6 — data: incremental decoding for streamed output (see stream_decode.hpp).
+// Room — data: incremental decoding for streamed output (see stream_decode.hpp).
 #include "data/stream_decode.hpp"
 
 namespace rf::data {

@@ -1,4 +1,4 @@
-// Stage 6 — data: decoding a growing list of ids piece by piece, for text printed while it is
+// Room — data: decoding a growing list of ids piece by piece, for text printed while it is
 // generated (roformer generate).
 //
 // Printing decode({id}) for each new id alone would be wrong: decode() of a sequence puts a

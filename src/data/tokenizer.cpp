@@ -1,4 +1,4 @@
-// Stage 6 — data: the tokenizer base class, the character tokenizer, the pre-tokenizer,
+// Room — data: the tokenizer base class, the character tokenizer, the pre-tokenizer,
 // and saving / loading (JSON). BPE training and encoding are in bpe.cpp.
 #include "data/tokenizer.hpp"
 

@@ -1,4 +1,4 @@
-// Stage 6 — data: tokenizers, from text to the integer ids the model embeds, and back.
+// Room — data: tokenizers, from text to the integer ids the model embeds, and back.
 //
 // Ids 0..4 are always the special tokens [PAD] [UNK] [CLS] [SEP] [MASK]; learned tokens
 // follow. Two kinds, both trained on the training split:

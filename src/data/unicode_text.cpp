@@ -1,4 +1,4 @@
-// Stage 6 — data: BERT's character classes and accent stripping on libutf8proc.
+// Room — data: BERT's character classes and accent stripping on libutf8proc.
 #include "data/unicode_text.hpp"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Stage 6 — data: the Unicode facts BERT's WordPiece tokenizer asks about a character, from
+// Room — data: the Unicode facts BERT's WordPiece tokenizer asks about a character, from
 // libutf8proc (its Unicode Character Database tables, not tables of ours).
 //
 // Each predicate is one rule of BERT's text normalisation (Devlin et al. 2019, the released

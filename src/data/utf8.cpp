@@ -1,4 +1,4 @@
-// Stage 6 — data: UTF-8 decoding and encoding (see utf8.hpp).
+// Room — data: UTF-8 decoding and encoding (see utf8.hpp).
 //
 // Valid sequences (RFC 3629):  1 byte  0xxxxxxx                       U+0000..U+007F
 //                              2 bytes 110xxxxx 10xxxxxx              U+0080..U+07FF

@@ -1,4 +1,4 @@
-// Stage 6 — data: UTF-8 decoding and encoding, written out (no locale, no <codecvt>).
+// Room — data: UTF-8 decoding and encoding, written out (no locale, no <codecvt>).
 //
 // decode_utf8 never fails: every byte that does not start a valid, shortest-form sequence
 // becomes U+FFFD (the replacement character), one per bad byte, and decoding resumes at the

@@ -1,4 +1,4 @@
-// Stage 6 — data: BERT's WordPiece tokenizer — the ids map to vocab.txt, the basic tokenizer's
+// Room — data: BERT's WordPiece tokenizer — the ids map to vocab.txt, the basic tokenizer's
 // steps, greedy longest-match-first WordPiece, and BERT's decode. Reading an HF tokenizer
 // directory is in wordpiece_files.cpp.
 #include "data/wordpiece.hpp"

@@ -1,4 +1,4 @@
-// Stage 6 — data: BERT's WordPiece tokenizer, exactly as Hugging Face's BertTokenizer, for the
+// Room — data: BERT's WordPiece tokenizer, exactly as Hugging Face's BertTokenizer, for the
 // pretrained checkpoints (BERT, the RoFormer character models) whose vocab.txt we import.
 //
 // Text → ids in BERT's steps (Devlin et al. 2019; Wu et al. 2016 for WordPiece; HF `tokenizers`'

@@ -1,4 +1,4 @@
-// Stage 6 — data: reading a Hugging Face tokenizer directory into a WordPieceTokenizer —
+// Room — data: reading a Hugging Face tokenizer directory into a WordPieceTokenizer —
 // vocab.txt (one entry a line; line n is HF's id n) and tokenizer_config.json's settings, each
 // either the one our tokenizer implements or refused with the key named.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Dist — the MPI job under data-parallel training — MPI's start and end, the
+// Room — dist: the MPI job under data-parallel training — MPI's start and end, the
 // processes in it, the Communicator over them that train() uses, the world-level collectives
 // of sweeps (see mpi_communicator.hpp).
 #include "dist/mpi_communicator.hpp"

@@ -1,4 +1,4 @@
-// Dist — the MPI job under data-parallel training and sweeps (docs/distributed.md).
+// Room — dist: the MPI job under data-parallel training and sweeps (docs/distributed.md).
 //
 //   mpirun -np P roformer train --config ...     one model, P processes ("ranks")
 //   mpirun -np P roformer compare --config ...   a sweep's runs dealt over P ranks

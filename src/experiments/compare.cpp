@@ -1,4 +1,4 @@
-// Stage 8 — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
+// Room — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
 #include "experiments/compare.hpp"
 
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: train every position scheme × seed on identical inputs and summarize.
+// Room — experiments: train every position scheme × seed on identical inputs and summarize.
 //
 //   roformer compare --config configs/compare.toml [--out runs/compare] [--seeds N]
 //                    [--schemes a,b,...] [--set key=value ...]

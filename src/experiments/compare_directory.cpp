@@ -1,4 +1,4 @@
-// Experiments — the comparison directory: locked first, then owned or refused (see
+// Room — experiments: the comparison directory: locked first, then owned or refused (see
 // compare_directory.hpp).
 #include "experiments/compare_directory.hpp"
 

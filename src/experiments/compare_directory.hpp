@@ -1,5 +1,5 @@
-// Experiments — the comparison directory `compare --out DIR` writes, as one transaction's start
-// (docs/training.md, "What every command guarantees").
+// Room — experiments: the comparison directory `compare --out DIR` writes, as one transaction's
+// start (docs/training.md, "What every command guarantees").
 //
 // DIR is created if missing and locked before anything is checked, so a second compare of DIR
 // is told who holds it. Then, under the lock, DIR must be compare's own: new, empty, or holding

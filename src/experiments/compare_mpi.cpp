@@ -1,4 +1,4 @@
-// Stage 8 — experiments: a comparison's runs over the ranks of an MPI job (see compare_mpi.hpp).
+// Room — experiments: a comparison's runs over the ranks of an MPI job (see compare_mpi.hpp).
 #include "experiments/compare_mpi.hpp"
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: a comparison's runs spread over the ranks of an MPI job.
+// Room — experiments: a comparison's runs spread over the ranks of an MPI job.
 //
 //   mpirun -np P roformer compare --config configs/compare_long.toml --out runs/long
 //

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: the comparison's preset — its [compare] table, the runs it names
+// Room — experiments: the comparison's preset — its [compare] table, the runs it names
 // (position schemes, swept keys, explicit variants) and the config of each run.
 //
 //   [compare]

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: paired tests and per-scheme summaries (see compare_stats.hpp).
+// Room — experiments: paired tests and per-scheme summaries (see compare_stats.hpp).
 #include "experiments/compare_stats.hpp"
 
 #include <algorithm>

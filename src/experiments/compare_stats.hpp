@@ -1,4 +1,4 @@
-// Stage 8 — experiments: the statistics behind the comparison's summary.md.
+// Room — experiments: the statistics behind the comparison's summary.md.
 //
 // Legend: S seeds (paired samples), ν = S − 1 degrees of freedom, F_ν Student's t CDF
 //   (from Boost.Math, boost::math::students_t: a library where one is made for the job).

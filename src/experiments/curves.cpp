@@ -1,4 +1,4 @@
-// Stage 8 — experiments: learning curves as CSV (see curves.hpp).
+// Room — experiments: learning curves as CSV (see curves.hpp).
 #include "experiments/curves.hpp"
 
 #include <cstdio>

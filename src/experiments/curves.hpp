@@ -1,4 +1,4 @@
-// Stage 8 — experiments: learning curves as CSV — a run's validation points from its
+// Room — experiments: learning curves as CSV — a run's validation points from its
 // metrics.csv, and the comparison's curves.csv (scheme,seed,step,train_loss,val_loss,val_accuracy).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: length extrapolation (see extrapolate.hpp).
+// Room — experiments: length extrapolation (see extrapolate.hpp).
 #include "experiments/extrapolate.hpp"
 
 #include <algorithm>

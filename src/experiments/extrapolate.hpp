@@ -1,4 +1,4 @@
-// Stage 8 — experiments: length extrapolation of the comparison's trained runs.
+// Room — experiments: length extrapolation of the comparison's trained runs.
 //
 //   roformer extrapolate --runs runs/compare [--max-tokens N]
 // Every run DIR/<scheme>/seed<k>/ is scored on the validation text cut into windows of

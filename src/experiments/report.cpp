@@ -1,4 +1,4 @@
-// Stage 8 — experiments: summary.md and the plot script (see report.hpp).
+// Room — experiments: summary.md and the plot script (see report.hpp).
 #include "experiments/report.hpp"
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: the comparison's report — summary.md and the plots.
+// Room — experiments: the comparison's report — summary.md and the plots.
 //
 // summary.md has two parts, and this file alone writes it:
 //   the comparison (written by `roformer compare`: settings, final losses, steps to a threshold)

@@ -1,4 +1,4 @@
-// Stage 8 — experiments: RoPE's relative property in f32, bf16 and double (see
+// Room — experiments: RoPE's relative property in f32, bf16 and double (see
 // rope_precision.hpp). A measurement tool: its own small rotation, in each precision, beside a
 // double reference — not the model's kernel (src/position/rope_kernel.cpp), which turns in one
 // precision only.

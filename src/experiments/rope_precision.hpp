@@ -1,4 +1,4 @@
-// Stage 8 — experiments: what bfloat16 does to RoPE's relative property (roformer
+// Room — experiments: what bfloat16 does to RoPE's relative property (roformer
 // rope-precision; Wang et al. 2024, "When Precision Meets Position: BFloat16 Breaks Down RoPE
 // in Long-Context Training", arXiv:2411.13476).
 //

@@ -1,4 +1,4 @@
-// Fast — OpenBLAS's kernel set against the CPU (see blas_core.hpp).
+// Room — fast: OpenBLAS's kernel set against the CPU (see blas_core.hpp).
 #include "fast/blas_core.hpp"
 
 #include <cblas.h>

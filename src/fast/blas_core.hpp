@@ -1,4 +1,4 @@
-// Fast — which kernel set ("core") OpenBLAS runs, against what the CPU can do.
+// Room — fast: which kernel set ("core") OpenBLAS runs, against what the CPU can do.
 //
 // Debian's OpenBLAS is built for every x86-64 CPU at once (DYNAMIC_ARCH): when the library
 // loads, it reads the CPU's model from CPUID and picks one of its kernel sets — Prescott

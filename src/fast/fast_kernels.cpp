@@ -1,4 +1,4 @@
-// Fast — the fast path's kernels (model.fused = true), each a twin of a composed op of
+// Room — fast: the fast path's kernels (model.fused = true), each a twin of a composed op of
 // src/model/swappable_ops.hpp that computes the same function faster.
 #include "fast/fast_kernels.hpp"
 

@@ -1,4 +1,4 @@
-// Fast — the fast path's kernels (model.fused = true): twins of the composed ops of
+// Room — fast: the fast path's kernels (model.fused = true): twins of the composed ops of
 // src/model/swappable_ops.hpp that compute the same functions faster (fast_kernels.cpp).
 #pragma once
 

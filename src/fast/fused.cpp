@@ -1,4 +1,4 @@
-// Fast — the fast path's element-wise ops (model.fused = true). Each computes what a
+// Room — fast: the fast path's element-wise ops (model.fused = true). Each computes what a
 // composed op computes, vectorised with xsimd (SIMD lanes, polynomial exp/erfc accurate to a
 // few float ulps instead of libm's one-at-a-time calls), and saves less for the backward.
 // The lane loops are the kernels of simd_kernels.hpp, compiled per instruction set; the ISA in

@@ -1,4 +1,4 @@
-// Fast — softmax self-attention as one op (see fused_attention.hpp for the plan).
+// Room — fast: softmax self-attention as one op (see fused_attention.hpp for the plan).
 //
 // Legend: B batch, T tokens, H heads, D head size, C = H·D, r rotary dims, P probs [B,H,T,T].
 // A tile is one (b, h): its rows of q, k, v, ctx start at (b·T)·C + h·D, with row stride C.

@@ -1,4 +1,4 @@
-// Fast — softmax self-attention as one op, the fast path of model.fused = true.
+// Room — fast: softmax self-attention as one op, the fast path of model.fused = true.
 //
 // Legend: B batch, T tokens, H heads, D head size, C = H·D, r rotary dims.
 //

@@ -1,4 +1,4 @@
-// Fast — the fast path's ops (model.fused = true), each equal to composed ops of ops.hpp and
+// Room — fast: the fast path's ops (model.fused = true), each equal to composed ops of ops.hpp and
 // held to them, values and gradients, by tests/machinery/test_fused_ops.cpp and test_fused_products.cpp.
 // Only the fast kernels (fast_kernels.cpp) call them; the model a student reads never does.
 #pragma once

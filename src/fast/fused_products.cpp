@@ -1,4 +1,4 @@
-// Fast — the fast path's wider products (model.fused = true). Each computes what
+// Room — fast: the fast path's wider products (model.fused = true). Each computes what
 // composed ops compute, in fewer, wider BLAS calls and fewer passes over memory:
 //   stacked_linear         k linear layers of one input as ONE product against their weights
 //                          stacked (q, k, v: [R,C]·[C,3C] instead of three [R,C]·[C,C])

@@ -1,4 +1,4 @@
-// Fast path — the large products in bfloat16 through oneDNN (see onednn_bf16_products.hpp).
+// Room — fast: the large products in bfloat16 through oneDNN (see onednn_bf16_products.hpp).
 #include "fast/onednn_bf16_products.hpp"
 
 #include <cstddef>

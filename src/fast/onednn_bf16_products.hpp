@@ -1,4 +1,4 @@
-// Fast path — the large products in bfloat16 (model.precision = bf16; docs/mixed-precision.md).
+// Room — fast: the large products in bfloat16 (model.precision = bf16; docs/mixed-precision.md).
 //
 // bfloat16 keeps float32's 8 exponent bits and 7 of its 23 mantissa bits: the same range, about
 // 3 significant digits. A CPU with AVX512_BF16 multiplies pairs of them and adds the products

@@ -1,4 +1,4 @@
-// Fast — where oneDNN's C++ API moved between Debian 12 (oneDNN 2.6) and Debian 13 (3.7), in
+// Room — fast: where oneDNN's C++ API moved between Debian 12 (oneDNN 2.6) and Debian 13 (3.7), in
 // one place. Include only where RF_HAVE_ONEDNN is defined (a build with libdnnl-dev).
 //   matmul_descriptor(engine, a, b, c[, attr])  the matmul primitive's descriptor for
 //                                        C = A·B (attr: post-ops such as C += …): made from an

@@ -1,4 +1,4 @@
-// Fast path — the large products in oneDNN (see onednn_products.hpp).
+// Room — fast: the large products in oneDNN (see onednn_products.hpp).
 #include "fast/onednn_products.hpp"
 
 #include <stdexcept>

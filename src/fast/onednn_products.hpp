@@ -1,4 +1,4 @@
-// Fast path — the large products in oneDNN instead of OpenBLAS (model.products = onednn).
+// Room — fast: the large products in oneDNN instead of OpenBLAS (model.products = onednn).
 //
 // The fast path splits each large product's rows over our threads and runs one single-threaded
 // sgemm per block (fast/products.hpp, gemm_rows_parallel). Which sgemm is a choice of library:

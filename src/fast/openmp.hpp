@@ -1,4 +1,4 @@
-// The fast room: OpenMP's calls, or their one-thread answers in a build without OpenMP
+// Room — fast: OpenMP's calls, or their one-thread answers in a build without OpenMP
 // (-DRF_OPENMP=OFF; Apple's clang has none). The one place that includes <omp.h>: without it
 // the compiler ignores every `#pragma omp` line (CMakeLists.txt silences its warning), each
 // loop runs on the calling thread, and these stand-ins answer as OpenMP would with one thread.

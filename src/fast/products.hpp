@@ -1,4 +1,4 @@
-// The fast room: how the fast path runs its products — one large product's rows split over the
+// Room — fast: how the fast path runs its products — one large product's rows split over the
 // OpenMP threads with BLAS held to one thread (gemm_rows_parallel, which set_threading installs
 // as the core's float product: ops/gemm.hpp), many small products run in parallel
 // (for_each_product), and each block in the library model.products chose (block_gemm). The

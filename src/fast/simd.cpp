@@ -1,4 +1,4 @@
-// Fast — choosing the fast path's instruction set (see simd.hpp).
+// Room — fast: choosing the fast path's instruction set (see simd.hpp).
 #include "fast/simd.hpp"
 
 #include <atomic>

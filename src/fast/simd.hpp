@@ -1,4 +1,4 @@
-// Fast — which vector instruction set the fast path's element-wise kernels use
+// Room — fast: which vector instruction set the fast path's element-wise kernels use
 // (model.isa; docs/performance.md, "Vector width").
 //
 // The library is built for the portable baseline (SSE2 on x86-64: no -march), so the composed

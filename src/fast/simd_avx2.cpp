@@ -1,4 +1,4 @@
-// Fast — the fast path's kernels for AVX2 + FMA (8 float lanes). CMakeLists.txt
+// Room — fast: the fast path's kernels for AVX2 + FMA (8 float lanes). CMakeLists.txt
 // compiles this file alone with -mavx2 -mfma; simd.cpp calls it only on a CPU that has both.
 #include "fast/simd_kernels.hpp"
 

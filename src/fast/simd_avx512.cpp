@@ -1,4 +1,4 @@
-// Fast — the fast path's kernels for AVX-512 (16 float lanes). CMakeLists.txt compiles
+// Room — fast: the fast path's kernels for AVX-512 (16 float lanes). CMakeLists.txt compiles
 // this file alone with -mavx512f -mavx512cd -mavx512bw -mavx512vl -mavx512dq; simd.cpp calls it
 // only on a CPU that has all five.
 #include "fast/simd_kernels.hpp"

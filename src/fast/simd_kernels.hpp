@@ -1,4 +1,4 @@
-// Fast — the bodies of the fast path's element-wise kernels (the table is in
+// Room — fast: the bodies of the fast path's element-wise kernels (the table is in
 // simd_table.hpp), written once over an xsimd architecture and compiled once per instruction
 // set: simd_sse2.cpp (the build's baseline flags), simd_avx2.cpp (-mavx2 -mfma) and
 // simd_avx512.cpp (-mavx512f -mavx512cd -mavx512bw -mavx512vl -mavx512dq), each making one table.

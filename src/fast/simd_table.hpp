@@ -1,4 +1,4 @@
-// Fast — the table of the fast path's element-wise kernels, one table per instruction
+// Room — fast: the table of the fast path's element-wise kernels, one table per instruction
 // set (simd.hpp chooses one at start; simd_kernels.hpp holds the bodies).
 //
 // Every kernel works on plain contiguous buffers and one thread: the ops that call them

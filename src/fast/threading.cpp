@@ -1,4 +1,4 @@
-// The fast room: the process's one threading setting (see threading.hpp, Threading).
+// Room — fast: the process's one threading setting (see threading.hpp, Threading).
 #include <cblas.h>
 #include <pthread.h>
 #include <signal.h>

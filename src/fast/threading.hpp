@@ -1,4 +1,4 @@
-// The fast room: the process's one threading setting (threading.cpp). Not part of the math:
+// Room — fast: the process's one threading setting (threading.cpp). Not part of the math:
 // which threads run a product, never what it computes (to float rounding: some CPUs' BLAS
 // kernels sum a block of rows in another order than the whole; tests/lesson/test_gemm.cpp).
 #pragma once

@@ -1,4 +1,4 @@
-// Fast — the two xsimd calls whose spelling moved between the xsimd of Debian 12 (8.1) and
+// Room — fast: the two xsimd calls whose spelling moved between the xsimd of Debian 12 (8.1) and
 // Debian 13 (13.x), in one place, so the kernels read the same on both:
 //   lane_sum(b)                     Σ of a batch's lanes: hadd up to 12, reduce_add from 13 on
 //                                   (13 removed hadd)

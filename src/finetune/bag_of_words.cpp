@@ -1,4 +1,4 @@
-// Fine-tuning — the bag-of-words floor (see bag_of_words.hpp).
+// Room — finetune: the bag-of-words floor (see bag_of_words.hpp).
 #include "finetune/bag_of_words.hpp"
 
 #include <algorithm>

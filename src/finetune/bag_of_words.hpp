@@ -1,4 +1,4 @@
-// Fine-tuning — the bag-of-words floor — what a linear model on token counts gets, with no
+// Room — finetune: the bag-of-words floor — what a linear model on token counts gets, with no
 // word order, no context and no pre-training. Fine-tuning earns its keep by beating it.
 //
 //   x_j = count of token j in the example (a pair: a's and b's tokens in separate halves

@@ -1,4 +1,4 @@
-// Fine-tuning — accuracy, macro-F1, confusion matrix (see classification_metrics.hpp).
+// Room — finetune: accuracy, macro-F1, confusion matrix (see classification_metrics.hpp).
 #include "finetune/classification_metrics.hpp"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Fine-tuning — how a classifier is scored (fine-tuning and the bag-of-words floor alike).
+// Room — finetune: how a classifier is scored (fine-tuning and the bag-of-words floor alike).
 //
 //   accuracy  = correct / N
 //   macro-F1  = mean over classes k of F1_k = 2·TP_k / (2·TP_k + FP_k + FN_k)

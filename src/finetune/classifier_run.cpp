@@ -1,4 +1,4 @@
-// Fine-tuning — a fine-tuned run loaded back, and one text classified with it
+// Room — finetune: a fine-tuned run loaded back, and one text classified with it
 // (roformer classify; see finetune.hpp).
 #include <filesystem>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Fine-tuning — early stopping for a fine-tune (see early_stopping.hpp).
+// Room — finetune: early stopping for a fine-tune (see early_stopping.hpp).
 #include "finetune/early_stopping.hpp"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Fine-tuning — early stopping for a fine-tune (finetune.patience; docs/finetune.md).
+// Room — finetune: early stopping for a fine-tune (finetune.patience; docs/finetune.md).
 //
 // After every evaluation: a validation macro-F1 above the best so far (ties keep the earlier)
 // makes that evaluation the best one and keeps its model's bytes; otherwise one more

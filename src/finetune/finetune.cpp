@@ -1,4 +1,4 @@
-// Fine-tuning — the fine-tuning loop, read top to bottom: the loop (one epoch, one step, an
+// Room — finetune: the fine-tuning loop, read top to bottom: the loop (one epoch, one step, an
 // evaluation), saving, then finetune(), which ties them to the set-up (finetune_setup.hpp: the
 // --from run, the task, the run directory or a resumed checkpoint, the encoder, the floors,
 // the steps) and to early stopping (early_stopping.hpp).

@@ -1,4 +1,4 @@
-// Fine-tuning — fine-tuning a pre-trained encoder on a classification task.
+// Room — finetune: fine-tuning a pre-trained encoder on a classification task.
 //
 //   load the MLM run (--from): its config, tokenizer and encoder weights (the MLM head is
 //     dropped); or, --from-scratch, the same architecture and tokenizer with fresh weights

@@ -1,4 +1,4 @@
-// Fine-tuning — the fine-tuning table (see finetune_config.hpp).
+// Room — finetune: the fine-tuning table (see finetune_config.hpp).
 #include "finetune/finetune_config.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Fine-tuning — the fine-tuning table (`roformer finetune --config FILE --set key=value`).
+// Room — finetune: the fine-tuning table (`roformer finetune --config FILE --set key=value`).
 //
 // One flat [finetune] table; every key has a default here, a file or --set overrides it, and
 // the resolved table is saved as finetune.toml in the run directory. The encoder's own

@@ -1,4 +1,4 @@
-// Fine-tuning — a fine-tuning task's examples, batched and scored (see finetune_data.hpp).
+// Room — finetune: a fine-tuning task's examples, batched and scored (see finetune_data.hpp).
 #include "finetune/finetune_data.hpp"
 
 #include <algorithm>

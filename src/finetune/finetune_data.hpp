@@ -1,4 +1,4 @@
-// Fine-tuning — a fine-tuning task's examples as token ids, batched by length, scored —
+// Room — finetune: a fine-tuning task's examples as token ids, batched by length, scored —
 // the model's and the bag-of-words floor's (used by finetune.cpp).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Fine-tuning — where a fine-tune stands (see finetune_progress.hpp).
+// Room — finetune: where a fine-tune stands (see finetune_progress.hpp).
 #include "finetune/finetune_progress.hpp"
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Fine-tuning — where a fine-tune stands (finetune_state.json, committed with every checkpoint):
+// Room — finetune: where a fine-tune stands (finetune_state.json, committed with every checkpoint):
 // the step and the planned steps, why it stopped, and what a resumed run needs to continue
 // metrics.csv as an uninterrupted run would (the training-loss window since the last evaluation
 // and the elapsed time). `classify` reads it to say when it serves an unfinished model.

@@ -1,5 +1,4 @@
-// Fine-tuning — the set-up of a fine-tune (see finetune_setup.hpp).
-#include "assembly/swappable_ops_for.hpp"
+// Room — finetune: the set-up of a fine-tune (see finetune_setup.hpp).
 #include "finetune/finetune_setup.hpp"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "io/read_file.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/directory_kind.hpp"

@@ -1,4 +1,4 @@
-// Fine-tuning — the set-up of a fine-tune (used by finetune.cpp): the --from run, the
+// Room — finetune: the set-up of a fine-tune (used by finetune.cpp): the --from run, the
 // task's examples, the run directory (fresh or resumed), the encoder, the floors, the steps.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Fine-tuning — the fortunes-topic task (see fortunes.hpp).
+// Room — finetune: the fortunes-topic task (see fortunes.hpp).
 #include "finetune/fortunes.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Fine-tuning — the fortunes-topic task — which topic file of Debian's `fortunes` package a
+// Room — finetune: the fortunes-topic task — which topic file of Debian's `fortunes` package a
 // quote comes from. The pre-training never saw this text (KJV only): topic classification
 // under domain shift, with modern words the tokenizer may split finely or map to [UNK].
 //

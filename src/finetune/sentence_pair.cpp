@@ -1,4 +1,4 @@
-// Fine-tuning — framing one sentence or a pair for the classifier (see sentence_pair.hpp).
+// Room — finetune: framing one sentence or a pair for the classifier (see sentence_pair.hpp).
 #include "finetune/sentence_pair.hpp"
 
 #include <stdexcept>

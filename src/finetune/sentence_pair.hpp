@@ -1,4 +1,4 @@
-// Fine-tuning — what a sequence classifier reads (model/classifier.hpp).
+// Room — finetune: what a sequence classifier reads (model/classifier.hpp).
 //
 //   one sentence:  [CLS] a [SEP]              token types 0 … 0
 //   a pair:        [CLS] a [SEP] b [SEP]      token types 0 … 0 1 … 1  (b and its [SEP])

@@ -1,4 +1,4 @@
-// Fine-tuning — the files a fine-tune's task is built from (see task_sources.hpp).
+// Room — finetune: the files a fine-tune's task is built from (see task_sources.hpp).
 #include "finetune/task_sources.hpp"
 
 #include <filesystem>

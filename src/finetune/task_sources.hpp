@@ -1,4 +1,4 @@
-// Fine-tuning — the files a fine-tune's task is built from (finetune.corpus for the KJV tasks,
+// Room — finetune: the files a fine-tune's task is built from (finetune.corpus for the KJV tasks,
 // the topic files of finetune.fortunes_dir for fortunes-topic), recorded in task_data.json when
 // the run starts (path, size, FNV-1a: data/corpus_record.hpp, the rule `train --resume` uses
 // for corpus.json). `finetune --resume` and `classify --test-split` rebuild the task from those

@@ -1,4 +1,4 @@
-// Fine-tuning — the KJV classification tasks (see tasks.hpp).
+// Room — finetune: the KJV classification tasks (see tasks.hpp).
 #include "finetune/tasks.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Fine-tuning — labelled classification tasks built offline from the shipped KJV corpus.
+// Room — finetune: labelled classification tasks built offline from the shipped KJV corpus.
 //
 //   kjv-testament   one verse → Old or New Testament (2 classes, 74 % / 26 %)
 //   kjv-book        one verse → which of the 66 books

@@ -1,4 +1,4 @@
-// hf — exporting a run to an HF RoFormerForMaskedLM directory (see export_hf.hpp).
+// Room — hf: exporting a run to an HF RoFormerForMaskedLM directory (see export_hf.hpp).
 #include "hf/export_hf.hpp"
 
 #include <algorithm>

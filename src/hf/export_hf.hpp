@@ -1,4 +1,4 @@
-// hf — a pre-training run → an HF RoFormerForMaskedLM directory (`roformer export-hf`).
+// Room — hf: a pre-training run → an HF RoFormerForMaskedLM directory (`roformer export-hf`).
 //
 //   RUN (config.toml, tokenizer.json, model.safetensors)
 // →

@@ -1,4 +1,4 @@
-// hf — the mapping between HF RoFormerForMaskedLM and a run (see hf_mapping.hpp).
+// Room — hf: the mapping between HF RoFormerForMaskedLM and a run (see hf_mapping.hpp).
 #include "hf/hf_mapping.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// hf — the one mapping between a Hugging Face RoFormerForMaskedLM and a roformer-cpp run,
+// Room — hf: the one mapping between a Hugging Face RoFormerForMaskedLM and a roformer-cpp run,
 // used by both directions (import_hf.hpp reads HF's files, export_hf.hpp writes them).
 //
 // Tensors: our parameter names already are HF's (model/roformer.hpp), so a tensor maps to the

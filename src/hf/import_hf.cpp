@@ -1,5 +1,4 @@
-// hf — importing an HF RoFormer model directory (see import_hf.hpp).
-#include "assembly/swappable_ops_for.hpp"
+// Room — hf: importing an HF RoFormer model directory (see import_hf.hpp).
 #include "hf/import_hf.hpp"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "data/utf8.hpp"
 #include "data/wordpiece.hpp"
 #include "hf/hf_mapping.hpp"

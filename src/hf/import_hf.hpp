@@ -1,4 +1,4 @@
-// hf — an HF RoFormer model directory → a finished run directory (`roformer import-hf`).
+// Room — hf: an HF RoFormer model directory → a finished run directory (`roformer import-hf`).
 //
 //   DIR/config.json            RoFormerConfig (hf_mapping.hpp: what is read, what is refused)
 //   DIR/model.safetensors      F32, F16 or BF16 under HF's names (scripts/hf_to_safetensors.py

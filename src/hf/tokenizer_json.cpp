@@ -1,4 +1,4 @@
-// hf — char and BPE tokenizers as tokenizer.json (see tokenizer_json.hpp).
+// Room — hf: char and BPE tokenizers as tokenizer.json (see tokenizer_json.hpp).
 #include "hf/tokenizer_json.hpp"
 
 #include <memory>

@@ -1,4 +1,4 @@
-// hf — our char and BPE tokenizers in the `tokenizers` library's tokenizer.json format, which
+// Room — hf: our char and BPE tokenizers in the `tokenizers` library's tokenizer.json format, which
 // HF's PreTrainedTokenizerFast loads (export_hf.hpp writes it beside the model), and back
 // (import-hf and `roformer tokenize --tokenizer` read what export-hf wrote).
 //

@@ -1,4 +1,4 @@
-// Inspect — the autograd graph as Graphviz DOT (see graph_dot.hpp).
+// Room — inspect: the autograd graph as Graphviz DOT (see graph_dot.hpp).
 #include "inspect/graph_dot.hpp"
 
 #include <sstream>

@@ -1,4 +1,4 @@
-// Inspect — tools that watch the engine: the autograd graph behind a tensor, drawn as Graphviz DOT.
+// Room — inspect: tools that watch the engine: the autograd graph behind a tensor, as Graphviz DOT.
 //
 // Everything reachable from `root` through Node::parents (what Tensor::backward() walks),
 // one DOT node per tensor, one edge per (parent, op) use, drawn in the forward direction:

@@ -1,4 +1,4 @@
-// Inspect — the op profiler, an observer of the engine (see profile.hpp).
+// Room — inspect: the op profiler, an observer of the engine (see profile.hpp).
 #include "inspect/profile.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Inspect — where the time of a training step goes, op by op (`roformer train --profile`).
+// Room — inspect: where the time of a training step goes, op by op (`roformer train --profile`).
 //
 // The profiler is an EngineObserver (tensor/tensor.hpp): the engine tells it about each op and
 // each backward closure, and knows nothing else of it. Installed only while enabled, so a run

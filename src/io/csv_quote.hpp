@@ -1,4 +1,4 @@
-// io — one CSV field quoted (RFC 4180): wrapped in double quotes, each quote doubled,
+// Room — io: one CSV field quoted (RFC 4180): wrapped in double quotes, each quote doubled,
 // so a comma, a quote or a newline inside it cannot break the row.
 #pragma once
 

@@ -1,4 +1,4 @@
-// io — durable and atomic file writes (see durable_file.hpp).
+// Room — io: durable and atomic file writes (see durable_file.hpp).
 #include "io/durable_file.hpp"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// io — files that survive a crash — durable writes, atomic replacement, content hashes.
+// Room — io: files that survive a crash — durable writes, atomic replacement, content hashes.
 //
 // A checkpoint is only as safe as its weakest write: bytes still in the page cache when the
 // machine stops are lost, and a rename is itself a directory write. These helpers fsync both.

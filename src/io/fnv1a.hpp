@@ -1,4 +1,4 @@
-// io — 64-bit FNV-1a, the one content hash of the project — a cheap check that
+// Room — io: 64-bit FNV-1a, the one content hash of the project — a cheap check that
 // tells two versions of a file apart (corpus.json, checkpoint manifests, the ranks' data under
 // MPI) and a fixed pseudo-random order (the fortunes task's quotes). Not a defence against an
 // adversary.

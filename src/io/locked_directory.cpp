@@ -1,4 +1,4 @@
-// io — the registry of locked directories (see locked_directory.hpp).
+// Room — io: the registry of locked directories (see locked_directory.hpp).
 #include "io/locked_directory.hpp"
 #include "io/platform.hpp"
 

@@ -1,4 +1,4 @@
-// io — the directories this process holds locked, and the one rule for writing under them.
+// Room — io: the directories this process holds locked, and the one rule for writing under them.
 //
 // A run's lock (run/run_lock.hpp) is an flock on a descriptor of its directory: it holds the
 // directory, not its name. `mv MV MV_old` while a run writes MV moves the locked directory

@@ -1,4 +1,4 @@
-// io — named output files, written as transactions (see output_file.hpp).
+// Room — io: named output files, written as transactions (see output_file.hpp).
 #include "io/output_file.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// io — the one way a command writes a named output file (see docs/training.md,
+// Room — io: the one way a command writes a named output file (see docs/training.md,
 // "What every command guarantees").
 //
 // Every file a command writes — summary.md, curves.csv, extrapolation.csv, a plot, a DOT

@@ -1,4 +1,4 @@
-// io — the lock of a named output file (see output_lock.hpp).
+// Room — io: the lock of a named output file (see output_lock.hpp).
 #include "io/output_lock.hpp"
 
 #include <cerrno>

@@ -1,5 +1,5 @@
-// io — the lock of a named output file (output_file.cpp's step 2): "<path>.lock", flock'ed from
-// the up-front check to the publish, its file the journal of a publication between its two
+// Room — io: the lock of a named output file (output_file.cpp's step 2): "<path>.lock", flock'ed
+// from the up-front check to the publish, its file the journal of a publication between its two
 // renames, removed on a stop signal. Internal to output_file.cpp (see output_file.hpp).
 #pragma once
 

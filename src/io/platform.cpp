@@ -1,4 +1,4 @@
-// io — the operating system's own answers (see platform.hpp). The __APPLE__ branches use only
+// Room — io: the operating system's own answers (see platform.hpp). The __APPLE__ branches use only
 // calls Apple documents (dyld, fcntl F_GETPATH, Mach task_info, pthread); not compiled here.
 #include "io/platform.hpp"
 

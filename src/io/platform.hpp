@@ -1,4 +1,4 @@
-// io — the few answers the operating system gives its own way (platform.cpp): Linux's through
+// Room — io: the few answers the operating system gives its own way (platform.cpp): Linux's through
 // /proc and glibc, macOS's through its own documented calls. Everything else the project calls
 // is plain POSIX. The macOS branch was written from Apple's documentation and has not been
 // compiled or run on a Mac (docs/testing.md, "The libc++ build").

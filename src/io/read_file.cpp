@@ -1,4 +1,4 @@
-// io — reading a named file (see read_file.hpp).
+// Room — io: reading a named file (see read_file.hpp).
 #include "io/read_file.hpp"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// io — the one rule for reading a file that a user or a run directory names
+// Room — io: the one rule for reading a file that a user or a run directory names
 // (corpus, tokenizer, config, checkpoint, manifest). Every reader in the library goes through
 // it, so every such file is refused the same way, before a byte is read.
 #pragma once

@@ -1,4 +1,4 @@
-// io — writing and reading safetensors files (format in safetensors.hpp).
+// Room — io: writing and reading safetensors files (format in safetensors.hpp).
 #include "io/safetensors.hpp"
 
 #include "io/read_file.hpp"

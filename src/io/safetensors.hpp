@@ -1,4 +1,4 @@
-// io — tensors in the safetensors format (the file HF transformers loads), readable
+// Room — io: tensors in the safetensors format (the file HF transformers loads), readable
 // and testable without a model.
 //
 // Layout of a .safetensors file:

@@ -1,4 +1,4 @@
-// io — POSIX shell quoting (see shell_quote.hpp).
+// Room — io: POSIX shell quoting (see shell_quote.hpp).
 #include "io/shell_quote.hpp"
 
 namespace rf {

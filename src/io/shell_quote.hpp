@@ -1,4 +1,4 @@
-// io — quoting for the commands roformer prints for the user to paste back (the
+// Room — io: quoting for the commands roformer prints for the user to paste back (the
 // resume hint of train and compare) and the ones it runs through a shell (the plot script).
 #pragma once
 

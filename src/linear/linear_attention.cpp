@@ -1,4 +1,4 @@
-// Linear attention — ops: kernelised (linear) attention, RoFormer §3.3 eq. (19), and its two
+// Room — linear: kernelised (linear) attention as ops, RoFormer §3.3 eq. (19), and its two
 // feature maps (elu + 1 and FAVOR+). Its softmax counterpart, causal_softmax, is in
 // src/ops/softmax.cpp.
 //

@@ -1,4 +1,4 @@
-// Linear attention (room src/linear/) — its differentiable ops: kernelised attention, the
+// Room — linear: linear attention's differentiable ops: kernelised attention, the
 // paper's second experiment (RoFormer §3.3), and its two feature maps. The classroom model
 // (softmax attention, ops.hpp) never calls these; linear_kernels.hpp plugs them in.
 #pragma once

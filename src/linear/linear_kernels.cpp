@@ -1,4 +1,4 @@
-// Linear attention — its kernels (see linear_kernels.hpp for the shapes).
+// Room — linear: linear attention's kernels (see linear_kernels.hpp for the shapes).
 //
 // Legend: B batch, T tokens, C hidden, H heads, D = C/H head size, F feature size, M random
 //         features, W:[M, D] the FAVOR projection of one layer.

@@ -1,4 +1,4 @@
-// Linear attention — the SwappableOps that swap every layer's softmax for kernelised attention
+// Room — linear: the SwappableOps that swap every layer's softmax for kernelised attention
 // (model.attention = linear; RoFormer §3.3, eq. 19; docs/linear_attention.md). The model a
 // student reads knows softmax attention only; swappable_ops_for (src/assembly/swappable_ops_for.cpp)
 // wraps the model's base kernels, composed or fast, in these when the config asks for linear.

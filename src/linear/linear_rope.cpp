@@ -1,4 +1,4 @@
-// Linear attention — RoPE's two placements (see linear_rope.hpp for the shapes).
+// Room — linear: RoPE's two placements in linear attention (see linear_rope.hpp for the shapes).
 //
 // Legend: D head size, F feature size (D for elu1, M random features for favor), r_F rotary
 //         features.

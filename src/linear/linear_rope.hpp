@@ -1,5 +1,5 @@
-// Linear attention — where RoPE enters it (position.rope_placement; RoFormer §3.3 eq. 19;
-// docs/linear_attention.md §4). Softmax attention has one place for RoPE, the position
+// Room — linear: where RoPE enters linear attention (position.rope_placement; RoFormer §3.3
+// eq. 19; docs/linear_attention.md §4). Softmax attention has one place for RoPE, the position
 // scheme's rotate(); linear attention has two, and this file owns both:
 //
 // Legend: B batch, H heads, T tokens, D head size, F feature size (D for elu1, M for favor),

@@ -1,4 +1,4 @@
-// Linear attention — ops: the orthogonal random projection that FAVOR+ features use (Choromanski et
+// Room — linear: the orthogonal random projection that FAVOR+ features use (Choromanski et
 // al. 2020, §2.4). Not differentiable: a constant drawn once (or redrawn by the caller).
 //
 // Legend:  M random features (rows of W)   D head size (columns of W)

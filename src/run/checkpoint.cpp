@@ -1,5 +1,4 @@
-// Run — saving and loading checkpoints and run directories.
-#include "assembly/swappable_ops_for.hpp"
+// Room — run: saving and loading checkpoints and run directories.
 #include "run/checkpoint.hpp"
 
 #include <charconv>
@@ -8,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "io/read_file.hpp"
 #include "io/safetensors.hpp"
 #include "run/checkpoint_commit.hpp"

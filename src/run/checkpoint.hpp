@@ -1,4 +1,4 @@
-// Run — a run directory and the checkpoints in it.
+// Room — run: a run directory and the checkpoints in it.
 //
 // runs/NAME/
 //   config.toml             the resolved config (every key), reloadable

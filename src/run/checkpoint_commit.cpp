@@ -1,4 +1,4 @@
-// Run — committing and recovering checkpoints (see checkpoint_commit.hpp).
+// Room — run: committing and recovering checkpoints (see checkpoint_commit.hpp).
 #include "run/checkpoint_commit.hpp"
 
 #include <cstdio>

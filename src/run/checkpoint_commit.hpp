@@ -1,4 +1,4 @@
-// Run — a checkpoint is one step, as a unit.
+// Room — run: a checkpoint is one step, as a unit.
 //
 // model.safetensors and optimizer.safetensors must always be from the same step: a model at
 // step N with the optimizer of N−1 resumes without complaint and drifts from the run it

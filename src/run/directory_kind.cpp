@@ -1,4 +1,4 @@
-// Run — what a directory holds (see directory_kind.hpp).
+// Room — run: what a directory holds (see directory_kind.hpp).
 #include "run/directory_kind.hpp"
 
 #include <cstdio>

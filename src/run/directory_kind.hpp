@@ -1,4 +1,4 @@
-// Run — the one reader of "what is this directory".
+// Room — run: the one reader of "what is this directory".
 //
 // Every command that takes a directory asks this reader what it holds, and every refusal of a
 // directory of the wrong kind is the one message for that kind, naming the command that reads

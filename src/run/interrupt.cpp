@@ -1,4 +1,4 @@
-// Run — the stop-after-this-step signal handlers and their watchdog (see interrupt.hpp).
+// Room — run: the stop-after-this-step signal handlers and their watchdog (see interrupt.hpp).
 #include "run/interrupt.hpp"
 
 #include <poll.h>

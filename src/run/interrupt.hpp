@@ -1,4 +1,4 @@
-// Run — Ctrl-C, SIGTERM, SIGHUP and SIGPIPE stop a run cleanly.
+// Room — run: Ctrl-C, SIGTERM, SIGHUP and SIGPIPE stop a run cleanly.
 //
 // The first SIGINT/SIGTERM/SIGHUP/SIGPIPE only raises a flag: the loop finishes its step,
 // writes a checkpoint and returns, and `roformer train` says how to resume (exit 128 + the

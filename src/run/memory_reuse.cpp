@@ -1,4 +1,4 @@
-// Run — keeping freed memory in the process (see memory_reuse.hpp).
+// Room — run: keeping freed memory in the process (see memory_reuse.hpp).
 #include "run/memory_reuse.hpp"
 
 #include <cstdlib>

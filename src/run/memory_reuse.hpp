@@ -1,4 +1,4 @@
-// Run — keeping freed memory in the process, so that step n + 1 reuses step n's buffers.
+// Room — run: keeping freed memory in the process, so that step n + 1 reuses step n's buffers.
 //
 // A training step allocates its activations and gradients (hundreds of MiB for the bench
 // presets) and frees them all when the graph is dropped. glibc's malloc hands large blocks

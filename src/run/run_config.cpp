@@ -1,4 +1,4 @@
-// Run — a run's config.toml as a reader takes it (see run_config.hpp).
+// Room — run: a run's config.toml as a reader takes it (see run_config.hpp).
 #include "run/run_config.hpp"
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Run — a run's config.toml as a reader (eval, fill-mask, export-hf, tokenize, classify, …)
+// Room — run: a run's config.toml as a reader (eval, fill-mask, export-hf, tokenize, classify, …)
 // takes it.
 //
 // Three keys choose how this machine computes, not what the model is (model.isa, model.products,

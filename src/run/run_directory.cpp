@@ -1,4 +1,4 @@
-// Run — fresh or resumed run directories (see run_directory.hpp).
+// Room — run: fresh or resumed run directories (see run_directory.hpp).
 #include "run/run_directory.hpp"
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Run — the run directory a training run writes (layout in checkpoint.hpp).
+// Room — run: the run directory a training run writes (layout in checkpoint.hpp).
 //
 // A run starts either fresh — into a directory that does not exist or is empty — or resumes
 // an earlier run of the same config from its checkpoint. RunDirectory makes that decision,

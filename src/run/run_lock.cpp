@@ -1,4 +1,4 @@
-// Run — the run directory's lock (see run_lock.hpp).
+// Room — run: the run directory's lock (see run_lock.hpp).
 #include "run/run_lock.hpp"
 
 #include <cerrno>

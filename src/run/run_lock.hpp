@@ -1,4 +1,4 @@
-// Run — one writer per run (or comparison) directory.
+// Room — run: one writer per run (or comparison) directory.
 //
 // Two `roformer train --out X` at once would interleave metrics rows and leave a config.toml
 // that does not describe the model. A writer holds an flock on the directory X itself — on a

@@ -1,4 +1,4 @@
-// Run — the staged directory transaction (see staged_directory.hpp).
+// Room — run: the staged directory transaction (see staged_directory.hpp).
 #include "run/staged_directory.hpp"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// Run — the one transaction of a command that writes a new directory in one go (import-hf,
+// Room — run: the one transaction of a command that writes a new directory in one go (import-hf,
 // export-hf; docs/training.md, "What every command guarantees").
 //
 //   1. lock    OUT is created if missing and flock'ed before anything is checked: of N writers

@@ -1,4 +1,4 @@
-// Run — a run's threads (see threads.hpp).
+// Room — run: a run's threads (see threads.hpp).
 #include "fast/threading.hpp"
 #include "run/threads.hpp"
 

@@ -1,4 +1,4 @@
-// Run — a run's threads, and what idle OpenMP threads do.
+// Room — run: a run's threads, and what idle OpenMP threads do.
 #pragma once
 
 #include <cstddef>

@@ -173,7 +173,8 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
     return false;
 }
 
-// The one place an edge of the graph is made: out remembers its parents and its backward.
+// Every op's edge of the graph is made here, through make_result: out remembers its parents and
+// its backward closure (the fused and linear-attention ops too; nothing else creates a Node).
 static Tensor record(Array data, std::vector<Tensor> parents, const char* op,
                      std::function<void(TensorImpl& out)> backward) {
     Tensor out(std::move(data), false);

@@ -6,7 +6,7 @@
 //
 // Scalar type: `Real` is float (float32) in the library everyone uses. The gradient-check
 // tests link a second build of the same sources with RF_DOUBLE defined, where Real = double,
-// so central differences are taken in true double precision (see tests/gradcheck.hpp).
+// so central differences are taken in true double precision (see tests/gradcheck/gradcheck.hpp).
 #pragma once
 
 #include <cstddef>

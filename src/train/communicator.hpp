@@ -1,4 +1,4 @@
-// Stage 7 — train: the ranks that train one model together, as the loop sees them
+// Room — train: the ranks that train one model together, as the loop sees them
 // (docs/distributed.md).
 //
 //   P ranks (processes), numbered 0 … P−1; rank 0 is the root that owns the run directory

@@ -1,4 +1,4 @@
-// Stage 7 — train: data-parallel training, the loop's side (see data_parallel.hpp,
+// Room — train: data-parallel training, the loop's side (see data_parallel.hpp,
 // docs/distributed.md).
 #include "train/data_parallel.hpp"
 

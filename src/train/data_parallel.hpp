@@ -1,4 +1,4 @@
-// Stage 7 — train: data-parallel training, the loop's side (docs/distributed.md).
+// Room — train: data-parallel training, the loop's side (docs/distributed.md).
 //
 //   mpirun -np P roformer train --config ...   one model, P processes ("ranks")
 //

@@ -1,4 +1,4 @@
-// Stage 7 — train: evaluation (see evaluate.hpp).
+// Room — train: evaluation (see evaluate.hpp).
 #include "train/evaluate.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Stage 7 — train: validation loss and accuracy of a model on fixed batches.
+// Room — train: validation loss and accuracy of a model on fixed batches.
 // The same for both objectives: every position with a label counts — the masked tokens of an
 // MLM batch, every next token of a causal-LM batch (data/objective.hpp).
 #pragma once

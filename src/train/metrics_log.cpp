@@ -1,4 +1,4 @@
-// Stage 7 — train: metrics.csv and the train-loss window (see metrics_log.hpp).
+// Room — train: metrics.csv and the train-loss window (see metrics_log.hpp).
 #include "train/metrics_log.hpp"
 
 #include <algorithm>

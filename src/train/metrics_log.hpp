@@ -1,4 +1,4 @@
-// Stage 7 — train: metrics.csv, the one record of a run's progress, and the train-loss window.
+// Room — train: metrics.csv, the one record of a run's progress, and the train-loss window.
 //
 // metrics.csv: a header, then one row per logged step (docs/training.md explains the columns)
 //   step,tokens,train_loss,val_loss,val_accuracy,lr,grad_norm,tokens_per_s,elapsed_s

@@ -1,4 +1,4 @@
-// Stage 7 — train: the progress line (see progress.hpp).
+// Room — train: the progress line (see progress.hpp).
 #include "train/progress.hpp"
 
 #include <unistd.h>

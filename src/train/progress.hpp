@@ -1,4 +1,4 @@
-// Stage 7 — train: what a run prints while it trains.
+// Room — train: what a run prints while it trains.
 //
 // On a terminal (stderr, not quiet) one line redrawn in place behind a bar, kept after each
 // evaluation; elsewhere (files, pipes, notebooks) one plain line per logged step:

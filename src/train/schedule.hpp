@@ -1,4 +1,4 @@
-// Stage 7 — train: the learning-rate schedule, a pure function of the step.
+// Room — train: the learning-rate schedule, a pure function of the step.
 //
 // `step` counts the updates already applied (0 for the first update, steps−1 for the last);
 // t = step + 1 is the number of the update about to be applied. With W = warmup_steps,

@@ -1,5 +1,4 @@
-// Stage 7 — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
-#include "assembly/swappable_ops_for.hpp"
+// Room — train: the loop for MLM and causal LM (read top to bottom: set-up, loop, one step).
 #include "train/trainer.hpp"
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "assembly/swappable_ops_for.hpp"
 #include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
 #include "fast/blas_core.hpp"

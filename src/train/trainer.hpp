@@ -1,4 +1,4 @@
-// Stage 7 — train: the training loop, for both objectives (train.objective, data/objective.hpp).
+// Room — train: the training loop, for both objectives (train.objective, data/objective.hpp).
 //
 //   train: every step draws B random windows (mlm: and fresh masks) from Rng(seed, step), so
 //          a resumed run sees exactly the batches an uninterrupted one would
