@@ -119,6 +119,7 @@ inline std::vector<int> next_token_labels(const std::vector<int>& ids, size_t ba
 
 struct Setup {
     ModelConfig model;
+    FastConfig fast;  // the path the model runs (fast.fused)
     PositionConfig position;
     TrainConfig train;
     size_t batch = 0, seq_len = 0;
@@ -184,7 +185,7 @@ inline Setup setup_from(const SafetensorsFile& f) {
 // The model of `s`, with every parameter copied from init.safetensors by name, and every
 // buffer (FAVOR's W) from the fixture — the W PyTorch used, read from init_favor.safetensors.
 inline std::unique_ptr<RoFormer> build_model(const Setup& s, const SafetensorsFile& fixture) {
-    auto model = make_model(s.model, s.position, 1);
+    auto model = make_model(s.model, s.position, 1, s.fast);
     for (const NamedParameter& p : model->parameters()) {
         Tensor t = p.tensor;
         copy_into(init_file().at(t.name(), "tests/reference/init.safetensors"), t);

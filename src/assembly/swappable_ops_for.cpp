@@ -4,24 +4,23 @@
 // self-attention and delegate the rest.
 #include "assembly/swappable_ops_for.hpp"
 
-#include "fast/fast_kernels.hpp"
 #include "linear/linear_kernels.hpp"
 
 namespace rf {
 
 std::shared_ptr<const SwappableOps> swappable_ops_for(const ModelConfig& config,
-                                           const PositionConfig& position, uint64_t init_seed) {
-    std::shared_ptr<const SwappableOps> base =
-        config.fused ? fast_kernels() : std::make_shared<const SwappableOps>();
+                                                      const PositionConfig& position,
+                                                      uint64_t init_seed, const FastConfig& fast) {
+    std::shared_ptr<const SwappableOps> base = path_ops(fast);  // composed or the fast twins
     if (config.attention != AttentionKind::linear) return base;
     return std::make_shared<const LinearAttentionKernels>(std::move(base), config, position,
                                                           init_seed);
 }
 
 std::unique_ptr<RoFormer> make_model(const ModelConfig& config, const PositionConfig& position,
-                                     uint64_t init_seed) {
+                                     uint64_t init_seed, const FastConfig& fast) {
     return std::make_unique<RoFormer>(config, position, init_seed,
-                                      swappable_ops_for(config, position, init_seed));
+                                      swappable_ops_for(config, position, init_seed, fast));
 }
 
 }  // namespace rf

@@ -55,7 +55,8 @@ void run_graph(const GraphOptions& o) {
     const rf::ModelConfig model_config =
         rf::resolved_model_config(config, std::max<size_t>(8, config.model.vocab_size));
     rf::RoFormer model(model_config, config.position, config.train.seed,
-                       rf::swappable_ops_for(model_config, config.position, config.train.seed));
+                       rf::swappable_ops_for(model_config, config.position, config.train.seed,
+                                             config.fast));
     if (o.layer >= model.layers().size())
         throw std::invalid_argument("--layer " + std::to_string(o.layer) + " is out of range: " +
                                     "model.num_layers = " + std::to_string(model.layers().size()));

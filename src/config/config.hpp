@@ -23,6 +23,7 @@
 
 #include "data/data_config.hpp"
 #include "data/objective.hpp"
+#include "fast/fast_config.hpp"
 #include "model/model_config.hpp"
 #include "position/position.hpp"
 
@@ -73,6 +74,7 @@ struct TrainConfig {
 
 struct Config {
     ModelConfig model;
+    FastConfig fast;  // [model] fused, isa, products, precision: the fast path's (fast/)
     PositionConfig position;  // [position] — see position/position.hpp for every field
     DataConfig data;
     TrainConfig train;

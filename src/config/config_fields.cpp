@@ -21,6 +21,7 @@ EnumField enum_field(E* member) {
 std::vector<ConfigField> config_fields(Config& c) {
     //  table       key           eval_time  member
     ModelConfig& m = c.model;
+    FastConfig& f = c.fast;  // [model]'s keys of the fast path (src/fast/fast_config.hpp)
     PositionConfig& p = c.position;
     DataConfig& d = c.data;
     TrainConfig& t = c.train;
@@ -39,10 +40,10 @@ std::vector<ConfigField> config_fields(Config& c) {
         {"model", "attention", false, enum_field(&m.attention)},
         {"model", "feature_map", false, enum_field(&m.feature_map)},
         {"model", "random_features", false, &m.random_features},
-        {"model", "fused", true, &m.fused},
-        {"model", "isa", true, enum_field(&m.isa)},
-        {"model", "products", true, enum_field(&m.products)},
-        {"model", "precision", true, enum_field(&m.precision)},
+        {"model", "fused", true, &f.fused},
+        {"model", "isa", true, enum_field(&f.isa)},
+        {"model", "products", true, enum_field(&f.products)},
+        {"model", "precision", true, enum_field(&f.precision)},
         {"position", "scheme", false, enum_field(&p.scheme)},
         {"position", "pairing", false, enum_field(&p.pairing)},
         {"position", "rope_placement", false, enum_field(&p.rope_placement)},

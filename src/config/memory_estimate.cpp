@@ -40,7 +40,7 @@ double evaluation_bytes(const Config& c, double batch, double length) {
     // The scores of one layer, B·H·T² (issue 23's probe reported eval --seq-len 16384 of a
     // configs/tiny.toml run, 4 windows of 2 heads, at 8.5 GB ≈ 4·2·16384²·4 bytes); the
     // composed path keeps the probabilities beside them.
-    const double scores = (c.model.fused ? 1 : 2) * batch * H * length * length;
+    const double scores = attention_score_copies(c.fast) * batch * H * length * length;
     const double one_layer = batch * length * (16 * C + 3 * F) + scores;
     const double logits = 2 * batch * length * V;
     return 4.0 * (params + one_layer + logits) + feature_map_bytes(c, batch, length) / L;

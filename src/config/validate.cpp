@@ -12,9 +12,7 @@
 #include "config/config.hpp"
 #include "config/validate_effects.hpp"
 #include "config/validate_text.hpp"
-#include "fast/onednn_bf16_products.hpp"
-#include "fast/onednn_products.hpp"
-#include "fast/simd.hpp"
+#include "fast/fast_config.hpp"
 #include "tensor/format.hpp"
 #include "tensor/real.hpp"
 
@@ -102,36 +100,7 @@ void validate(const Config& c) {
     require_range("model.attention_dropout", m.attention_dropout, 0.0, 1.0, false);
     require_positive_real("model.layer_norm_eps", m.layer_norm_eps);
     require_positive_real("model.init_std", m.init_std);
-    resolve_isa(m.isa);  // throws naming model.isa when this CPU lacks the instruction set
-    if (m.precision == Precision::bf16) {
-        // The composed path is the one a student reads line by line against the paper: float32
-        // throughout. bf16 is oneDNN's, so it is asked for by name, not implied. Every reason
-        // in one message: fixing one must not reveal the next.
-        std::string needs, set;
-        if (!m.fused) {
-            needs = "model.fused = true (the composed path multiplies in float32 only)";
-            set = "model.fused = true";
-        }
-        if (m.products == ProductLibrary::openblas) {
-            const std::string also = needs.empty() ? "" : " and ";
-            needs += also + "model.products = auto or onednn (it multiplies in oneDNN, not OpenBLAS)";
-            set += also + "model.products = auto";
-        }
-        // no oneDNN, no AVX512_BF16, or the double build: only fp32 works here
-        if (const std::string unavailable = bf16_unavailable(); !unavailable.empty())
-            throw std::invalid_argument(
-                unavailable + (needs.empty() ? "" : " — bf16 also needs " + needs));
-        if (!needs.empty())
-            invalid("model.precision",
-                    "= bf16 needs " + needs + "; set " + set + ", or model.precision = fp32");
-    }
-    if (m.products == ProductLibrary::onednn) {
-        if (!m.fused)
-            throw std::invalid_argument(
-                "model.products = onednn needs model.fused = true (the composed path always "
-                "multiplies with OpenBLAS); set model.products = openblas or model.fused = true");
-        onednn_product();  // throws naming model.products when the build has no oneDNN
-    }
+    validate_fast_config(c.fast);  // model.fused, isa, products, precision: src/fast/
 
     // The position scheme's rules, position.layer_schemes and the one rule for RoPE's keys
     // (no layer rotates: a RoPE key away from its default is refused), position/. First, so

@@ -22,7 +22,7 @@
 
 #include <string>
 
-#include "model/model_config.hpp"  // SimdIsa
+#include "fast/fast_config.hpp"  // SimdIsa
 #include "fast/simd_table.hpp"
 
 namespace rf {

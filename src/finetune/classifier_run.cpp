@@ -99,7 +99,8 @@ ClassifierRun load_classifier_run(const std::string& dir) {
     const Config config = load_run_config(run_file(dir, "config.toml"));
     run.tokenizer = data::load_tokenizer(run_file(dir, "tokenizer.json"));
     auto encoder =
-        make_model(resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0);
+        make_model(resolved_model_config(config, run.tokenizer->vocab_size()), config.position, 0,
+                   config.fast);
     run.model = std::make_unique<SequenceClassifier>(std::move(encoder), run.labels.size(), 0);
     const std::string path = run_file(dir, weights);
     const SafetensorsFile file = read_safetensors(path);

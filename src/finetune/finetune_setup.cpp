@@ -176,7 +176,7 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
 std::unique_ptr<RoFormer> make_encoder(const FinetuneConfig& fc, const FinetuneOptions& options,
                                        const Config& encoder_config, const LoadedRun& source) {
     auto encoder = make_model(resolved_model_config(encoder_config, source.tokenizer->vocab_size()),
-                              encoder_config.position, fc.seed);
+                              encoder_config.position, fc.seed, encoder_config.fast);
     if (options.from_scratch) return encoder;
     const std::vector<NamedParameter>& from = source.model->parameters();
     const std::vector<NamedParameter>& to = encoder->parameters();

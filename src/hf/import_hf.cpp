@@ -257,7 +257,7 @@ ImportedModel read_hf_directory(const std::string& dir) {
     std::string().swap(bytes);  // parsed: the file's bytes need not stay beside the weights
     imported.model =
         make_model(resolved_model_config(imported.config, V), imported.config.position,
-                   imported.config.train.seed);
+                   imported.config.train.seed, imported.config.fast);
     std::set<std::string> used;
     for (const NamedParameter& p : imported.model->parameters()) {
         Tensor target = p.tensor;

@@ -8,35 +8,6 @@
 
 namespace rf {
 
-// model.isa: the vector instruction set of the fast path's kernels (src/fast/simd.hpp says
-// what each means and chooses them): auto (the widest the CPU has) | sse2 | avx2 | avx512 on
-// x86-64; auto | neon on arm64
-enum class SimdIsa { automatic, sse2, avx2, avx512, neon };
-constexpr std::array<NamedValue<SimdIsa>, 5> named_values(SimdIsa) {
-    return {{{SimdIsa::automatic, "auto"},
-             {SimdIsa::sse2, "sse2"},
-             {SimdIsa::avx2, "avx2"},
-             {SimdIsa::avx512, "avx512"},
-             {SimdIsa::neon, "neon"}}};
-}
-
-// model.products: the fast path's large products' library (src/fast/onednn_products.hpp): auto
-// (the default: onednn when the build found Debian's libdnnl, else openblas) | openblas | onednn
-enum class ProductLibrary { automatic, openblas, onednn };
-constexpr std::array<NamedValue<ProductLibrary>, 3> named_values(ProductLibrary) {
-    return {{{ProductLibrary::automatic, "auto"},
-             {ProductLibrary::openblas, "openblas"},
-             {ProductLibrary::onednn, "onednn"}}};
-}
-
-// model.precision: the number format of the fast path's large products' operands: fp32 (the
-// default; the composed path is fp32 only) | bf16 (rounded to bfloat16, multiplied by oneDNN
-// with float32 sums and results; everything else stays float32: docs/mixed-precision.md)
-enum class Precision { fp32, bf16 };
-constexpr std::array<NamedValue<Precision>, 2> named_values(Precision) {
-    return {{{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}}};
-}
-
 // model.attention: softmax — p = softmax(q·kᵀ/√D), T×T weights; linear — kernelised,
 // φ(q)ᵀ(Σ φ(k) vᵀ) / φ(q)ᵀ(Σ φ(k)), O(T) (docs/linear_attention.md)
 enum class AttentionKind { softmax, linear };
@@ -72,15 +43,6 @@ struct ModelConfig {
     FeatureMap feature_map = FeatureMap::elu1;         // linear: elu1 | favor (FAVOR+)
     size_t random_features = 64;       // favor: M random features per head (even for RoPE);
                                        // drawn once from the seed, saved, never trained
-    bool fused = true;                 // the fast path: what it runs instead of the composed ops
-                                       // (fused attention tiles, GELU, residual LayerNorm, packed
-                                       // q, k, v, …) is the model's swappable ops (swappable_ops.hpp);
-                                       // false runs the composed ops a student reads first
-    SimdIsa isa = SimdIsa::automatic;  // the fast path's vector instructions: auto (the widest
-                                       // the CPU has) | sse2 | avx2 | avx512 | neon (simd.hpp)
-    ProductLibrary products = ProductLibrary::automatic;  // auto | openblas | onednn
-    Precision precision = Precision::fp32;  // the products' operands: fp32 | bf16 (model.fused
-                                            // = true, oneDNN's products only)
     // Not a config key: true for a causal LM (train.objective = clm), set by
     // resolved_model_config; attention then sees only positions ≤ its own.
     bool causal = false;

@@ -216,7 +216,7 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     run.tokenizer = data::load_tokenizer(run_file(run_dir, "tokenizer.json"));
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
     run.model =
-        make_model(model_config, run.config.position, run.config.train.seed);
+        make_model(model_config, run.config.position, run.config.train.seed, run.config.fast);
     run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
     return run;
 }

@@ -5,41 +5,15 @@
 #include <mutex>
 #include <set>
 
-#include "fast/onednn_bf16_products.hpp"
-#include "fast/onednn_products.hpp"
-#include "fast/simd.hpp"
+#include "fast/fast_config.hpp"
 
 namespace rf {
-
-std::vector<std::string> make_portable(ModelConfig& model) {
-    std::vector<std::string> notes;
-    const std::string trained = "this run was trained with ";
-    if (model.isa != SimdIsa::automatic && !cpu_supports(model.isa)) {
-        notes.push_back(trained + "model.isa = " + enum_name(model.isa) + "; this CPU has " +
-                        supported_isas() + ": reading it with model.isa = auto (" +
-                        enum_name(widest_isa()) + ")");
-        model.isa = SimdIsa::automatic;
-    }
-    if (model.products == ProductLibrary::onednn && !onednn_built()) {
-        notes.push_back(trained +
-                        "model.products = onednn; this build has no oneDNN: reading it with "
-                        "OpenBLAS's products (model.products = auto)");
-        model.products = ProductLibrary::automatic;
-    }
-    if (model.precision == Precision::bf16 && !bf16_unavailable().empty()) {
-        notes.push_back(trained + "model.precision = bf16; this " +
-                        (cpu_has_bf16() ? "build" : "CPU") +
-                        " has no bf16 products: reading it in fp32");
-        model.precision = Precision::fp32;
-    }
-    return notes;
-}
 
 Config load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                        std::vector<std::string>* notes) {
     std::vector<std::string> made;
     const Config config = load_config(path, overrides,
-                                      [&](Config& c) { made = make_portable(c.model); });
+                                      [&](Config& c) { made = make_portable(c.fast); });
     if (notes != nullptr) {
         notes->insert(notes->end(), made.begin(), made.end());
     } else {

@@ -17,11 +17,6 @@
 
 namespace rf {
 
-// The notes for the keys of `model` this process cannot honour, each replaced by its portable
-// value ("this run was trained with model.precision = bf16; this CPU has no bf16 products:
-// reading it in fp32"); nothing changes, and no note, when it can.
-std::vector<std::string> make_portable(ModelConfig& model);
-
 // defaults → `path` (a run's config.toml) → make_portable → the overrides in order →
 // validate(). Each note goes to stderr once per process ("note: …"), or into *notes when given.
 Config load_run_config(const std::string& path, const std::vector<std::string>& overrides = {},

@@ -6,8 +6,7 @@
 #include <cstdlib>
 
 #include "ops/ops.hpp"
-#include "fast/onednn_bf16_products.hpp"
-#include "fast/onednn_products.hpp"
+#include "fast/fast_config.hpp"
 #include "fast/openmp.hpp"
 #include "fast/simd.hpp"
 #include "config/memory_estimate.hpp"
@@ -18,41 +17,11 @@ size_t apply_threading(const Config& config) {
     return apply_threading(config, config.train.threads);
 }
 
-// Whether the fast path's products run in oneDNN: model.products = onednn, or auto in a build
-// that has it. The composed path always multiplies with OpenBLAS.
-static bool products_in_onednn(const ModelConfig& model) {
-    return model.fused && (model.products == ProductLibrary::onednn ||
-                           (model.products == ProductLibrary::automatic && onednn_built()));
-}
-
 size_t apply_threading(const Config& config, size_t threads) {
     // Under ulimit -v, before the first product: OpenBLAS's allocator spins, never fails.
     check_products_address_space(config, threads ? threads : configured_threads(config));
-    set_simd_isa(config.model.isa);
-    const ModelConfig& model = config.model;
-    FloatProduct product = nullptr;  // blas_gemm(): OpenBLAS
-    if (products_in_onednn(model))
-        product = model.precision == Precision::bf16 ? bf16_product() : onednn_product();
-    return set_threading({threads, model.fused, product}).threads;  // fast/threading.hpp
-}
-
-std::string fast_path_line(const ModelConfig& model) {
-    if (!model.fused)
-        return "path: composed (model.fused = false): the ops docs/reading-path.md reads, "
-               "baseline build";
-    const SimdKernels& kernels = simd_kernels();
-    return std::string("path: fast (model.fused = true), equal to the composed ops that "
-                       "docs/reading-path.md reads to float rounding (tests/machinery/"
-                       "test_fused_*.cpp; model.fused = false trains those ops); ") +
-           kernels.name + " kernels, " +
-           std::to_string(kernels.lanes) + (sizeof(Real) == 4 ? " float" : " double") +
-           " lanes (model.isa = " + enum_name(model.isa) + "; this CPU has " + supported_isas() +
-           "); products: " +
-           (!products_in_onednn(model)            ? "OpenBLAS"
-            : model.precision == Precision::bf16 ? bf16_description()
-                                                 : onednn_description()) +
-           " (model.products = " + enum_name(model.products) +
-           ", model.precision = " + enum_name(model.precision) + ")";
+    set_simd_isa(config.fast.isa);
+    return set_threading(threading_for(config.fast, threads)).threads;  // fast/threading.hpp
 }
 
 std::string threads_line(size_t threads) {

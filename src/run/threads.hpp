@@ -17,11 +17,6 @@ size_t apply_threading(const Config& config);
 // The same with `threads` in place of train.threads (one rank of an MPI run: its share).
 size_t apply_threading(const Config& config, size_t threads);
 
-// The run log's line about the fast path's vector unit, after apply_threading:
-// "fast path: avx512 kernels, 16 float lanes (model.isa = auto; this CPU has sse2, avx2, avx512)",
-// or that model.fused = false runs the composed ops.
-std::string fast_path_line(const ModelConfig& model);
-
 // The run log's line about threads: "threads 2 (OpenMP wait policy passive)", or in a build
 // without OpenMP that every run is one thread, whatever train.threads asked for.
 std::string threads_line(size_t threads);

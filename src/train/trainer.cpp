@@ -94,7 +94,7 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
         << " " << format_fixed(data.unigram_entropy) << " nats\n"
         << threads_line(threads) << "\n"
         << blas_core_line() << "\n"
-        << fast_path_line(config.model) << "\n"
+        << fast_path_line(config.fast) << "\n"
         << memory_reuse_line() << "\n";
 }
 
@@ -105,10 +105,10 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 // processes add their gradients between backward and the update (a process whose rows hold
 // no label has no loss to differentiate, only zeros to add). The loop's own phases are marked
 // for an engine observer (--profile).
-static StepResult run_step(Communicator& comm, RoFormer& model, AdamW& optimizer,
+static StepResult run_step(Communicator& comm, bool composed, RoFormer& model, AdamW& optimizer,
                            const ShardedBatch& batch, uint64_t seed, double lr, size_t step,
                            double grad_clip, double& allreduce_seconds) {
-    if (comm.size() == 1 && !model.config().fused)
+    if (comm.size() == 1 && composed)
         return train_step(model, optimizer, batch.local, seed, grad_clip, lr, step);
     StepResult r;  // (a shard with no labelled token: no forward, its gradients stay 0)
     r.loss = compute_gradients(model, optimizer, batch.local, seed, step);
@@ -152,7 +152,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         config.data, objective, std::move(data.train_ids), tokenizer->vocab_size(), tc.seed);
     const ModelConfig model_config = resolved_model_config(config, tokenizer->vocab_size());
     RoFormer model(model_config, config.position, tc.seed,
-                   swappable_ops_for(model_config, config.position, tc.seed));
+                   swappable_ops_for(model_config, config.position, tc.seed, config.fast));
     AdamW optimizer(model.parameters(), AdamWOptions{tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
     size_t start_step = 0;
     LossWindow window;  // the train-loss average of a logging window an interruption cut in two
@@ -223,8 +223,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const uint64_t seed = dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step);
         const StepResult r = [&] {
             try {
-                return run_step(comm, model, optimizer, batch, seed, lr, step, tc.grad_clip,
-                                allreduce_seconds);
+                return run_step(comm, composed_path(config.fast), model, optimizer, batch, seed,
+                                lr, step, tc.grad_clip, allreduce_seconds);
             } catch (const NonFiniteLoss& e) {
                 throw std::runtime_error("training loss became " + format_shortest(e.loss) +
                                          " at step " + std::to_string(e.step) + "; " +

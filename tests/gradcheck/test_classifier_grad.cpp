@@ -21,8 +21,9 @@ void check_classifier(PositionKind scheme, bool pair) {
     position.max_positions = 8;
     for (bool fused : {true, false}) {
         CAPTURE(fused);
-        c.fused = fused;
-        SequenceClassifier model(make_model(c, position, 7), 3, 11);
+        FastConfig fast;
+        fast.fused = fused;
+        SequenceClassifier model(make_model(c, position, 7, fast), 3, 11);
         const size_t B = 3, T = 5;
         const std::vector<int> ids = {2, 6, 7, 3, 0, 2, 8, 3, 9, 3, 2, 5, 10, 4, 3};
         const std::vector<int> types =

@@ -33,8 +33,9 @@ TinySetup tiny_config(const std::string& scheme, const std::string& pairing = "i
 void check_model(TinySetup setup) {
     for (bool fused : {true, false}) {
         CAPTURE(fused);
-        setup.model.fused = fused;
-        RoFormer model = assembled_model(setup.model, setup.position, 7);
+        FastConfig fast;
+        fast.fused = fused;
+        RoFormer model = assembled_model(setup.model, setup.position, 7, fast);
         const size_t B = 2, T = 5;
         const std::vector<int> ids = {5, 6, 4, 7, 8, 9, 10, 4, 5, 6};
         const std::vector<int> labels = {-100, 3, 9, -100, -100, 2, -100, 7, -100, 10};

@@ -32,7 +32,7 @@ def object_of(test):
     found = glob.glob(os.path.join(build, "tests/CMakeFiles/*.dir", os.path.relpath(test, "tests") + ".o"))
     if not found:
         sys.exit(f"lesson_files: FAIL: no object of {test} in {build} (build test_roformer and test_gradcheck first)")
-    return found[0]
+    return max(found, key=os.path.getmtime)  # (a build folder may keep an older layout's objects)
 
 
 def depfile_paths(obj):
@@ -49,12 +49,14 @@ def depfile_paths(obj):
 
 
 members = {}  # archive member name → its object file (the sources are under CMakeFiles/<lib>.dir/)
-for lib in ("roformer_core", "roformer_core_f64", "roformer_data", "roformer_io"):
+CORE = ["roformer_" + s for s in ("assembly", "linear", "fast", "inspect", "step", "model",
+                                  "position", "nn", "ops", "tensor")]  # (what uses first)
+for lib in CORE + [c + "_f64" for c in CORE] + ["roformer_data", "roformer_io"]:
     for obj in glob.glob(os.path.join(build, f"CMakeFiles/{lib}.dir/src/**/*.o"), recursive=True):
         members.setdefault((lib, os.path.basename(obj)), obj)
 
 needed = set()
-for program, libs in (("f32", ["roformer_data", "roformer_io", "roformer_core"]), ("f64", ["roformer_core_f64"])):
+for program, libs in (("f32", ["roformer_data", "roformer_io"] + CORE), ("f64", [c + "_f64" for c in CORE])):
     tests = [t for row in rows if row[2] == program for t in row[3].split(",")]
     objects = [object_of("tests/main.cpp")] + [object_of(t) for t in tests]
     with tempfile.TemporaryDirectory() as tmp:

@@ -30,7 +30,7 @@ namespace {
 void check_forward_backward(const std::string& scheme, bool fused) {
     const SafetensorsFile ref = load_fixture(scheme);
     Setup s = setup_from(ref);
-    s.model.fused = fused;
+    s.fast.fused = fused;
     auto model = build_model(s, ref);
     std::printf("parity %s (%s, %s%s%s, %s): forward + backward vs %s\n", scheme.c_str(),
                 model->position().name().c_str(), enum_name(s.model.attention),
@@ -56,7 +56,7 @@ void check_forward_backward(const std::string& scheme, bool fused) {
 void check_adamw(const std::string& scheme, bool fused) {
     const SafetensorsFile ref = load_fixture(scheme);
     Setup s = setup_from(ref);
-    s.model.fused = fused;
+    s.fast.fused = fused;
     auto model = build_model(s, ref);
     const Trajectory t = run_adamw(*model, s);
     std::printf("parity %s (%s): %zu AdamW steps (clip %g, lr %g, %zu warmup, %s)\n",

@@ -134,9 +134,10 @@ TEST_CASE("p = 0 gives NoPE: the same logits as position.scheme = none, composed
     PositionConfig plain = testing::tiny_position_config();
     for (bool fused : {false, true}) {
         CAPTURE(fused);
-        m.fused = fused;
+        FastConfig fast;
+        fast.fused = fused;
         auto logits = [&](const PositionConfig& p) {
-            RoFormer model = assembled_model(m, p, 3);
+            RoFormer model = assembled_model(m, p, 3, fast);
             NoGradGuard no_grad;
             const Tensor l = model.logits_all(ids, B, T);
             return std::vector<Real>(l.data(), l.data() + l.numel());

@@ -262,7 +262,6 @@ TEST_CASE("a new scheme that does not opt in is never run by the fused kernel") 
     ModelConfig model;
     model.hidden = 32;
     model.num_heads = 2;
-    REQUIRE(model.fused);
     Rng init(3), noise(5), unused(6);
     const SelfAttention attention(model, init, "attention");
     Tensor x = Tensor::zeros({1, 5, 32});

@@ -105,7 +105,7 @@ TEST_CASE("adamw_vectorized: same ISA, same inputs → the same bits") {
 }
 
 TEST_CASE("the model's swappable ops run the vectorised AdamW with model.fused, the readable one without") {
-    ModelConfig fused, composed;
+    FastConfig fused, composed;
     composed.fused = false;
     // Each kernel table's update is bit-identical to calling its AdamW step directly.
     for (const bool vectorized : {false, true}) {
@@ -114,7 +114,7 @@ TEST_CASE("the model's swappable ops run the vectorised AdamW with model.fused, 
         AdamW opt_kernels(via_kernels, {}), opt_direct(direct, {});
         set_grads(via_kernels, 1);
         set_grads(direct, 1);
-        swappable_ops_for(vectorized ? fused : composed, PositionConfig{}, 0)
+        swappable_ops_for(ModelConfig{}, PositionConfig{}, 0, vectorized ? fused : composed)
             ->optimizer_step(opt_kernels, 1e-2);
         if (vectorized)
             adamw_step_vectorized(opt_direct, 1e-2);

@@ -217,7 +217,7 @@ TEST_CASE("model.precision = bf16 trains: the loss falls, stays finite and near 
 TEST_CASE("model.precision: fp32 by default; bf16 installed only with fused oneDNN products") {
     const KeepThreading keep;
     Config config = default_config();
-    CHECK(config.model.precision == Precision::fp32);
+    CHECK(config.fast.precision == Precision::fp32);
     apply_threading(config, 2);
     if (bf16_unavailable().empty()) CHECK((threading().block_product != bf16_product()));
     const std::string no_fused = error_of([] {
@@ -236,13 +236,13 @@ TEST_CASE("model.precision: fp32 by default; bf16 installed only with fused oneD
     const Config bf16 = load_config(std::nullopt, {"model.precision=bf16"});  // products: auto
     apply_threading(bf16, 2);
     CHECK((threading().block_product == bf16_product()));
-    CHECK(contains(fast_path_line(bf16.model), "bf16"));
+    CHECK(contains(fast_path_line(bf16.fast), "bf16"));
     // Recorded in the run's config.toml and read back from it (eval and resume load that file).
     const std::string written = to_toml(bf16);
     CHECK(contains(written, "precision = \"bf16\""));
     Config read_back = default_config();
     apply_toml_text(read_back, written, "config.toml");
-    CHECK(read_back.model.precision == Precision::bf16);
+    CHECK(read_back.fast.precision == Precision::bf16);
 }
 
 TEST_CASE("model.precision = bf16: every reason it cannot run, in one message") {

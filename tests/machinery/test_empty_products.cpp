@@ -76,9 +76,10 @@ TEST_CASE("a batch with no labelled token: eval counts it, a step leaves every g
             CAPTURE(fused);
             if (!fused && product) continue;  // the composed path runs OpenBLAS alone
             set_threading({2, fused, product});
-            ModelConfig config = testing::tiny_model_config(V);
-            config.fused = fused;
-            RoFormer model = assembled_model(config, testing::tiny_position_config("rope"), 5);
+            FastConfig fast;
+            fast.fused = fused;
+            RoFormer model = assembled_model(testing::tiny_model_config(V),
+                                             testing::tiny_position_config("rope"), 5, fast);
             const BatchScore score = score_batch(model, batch);
             CHECK(score.predictions == 0);
             CHECK(score.loss_sum == 0.0);

@@ -150,10 +150,10 @@ TEST_CASE("model.fused = true and false train alike: losses and every gradient, 
         ModelConfig config = testing::tiny_model_config(V);
         config.causal = c.causal;
         config.embedding_size = c.embedding_size;
-        ModelConfig composed_config = config;
-        composed_config.fused = false;
+        FastConfig composed_path;
+        composed_path.fused = false;
         RoFormer fused = assembled_model(config, position, 11);
-        RoFormer composed = assembled_model(composed_config, position, 11);
+        RoFormer composed = assembled_model(config, position, 11, composed_path);
         AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
         for (int step = 0; step < 3; ++step) {
             CAPTURE(step);

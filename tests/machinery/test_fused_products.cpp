@@ -240,12 +240,11 @@ TEST_CASE("model.fused = true and false train alike on both objectives (wider pr
             const PositionConfig position = testing::tiny_position_config(scheme);
             ModelConfig config = testing::tiny_model_config(V);
             config.causal = clm;
-            ModelConfig composed_config = config;
-            composed_config.fused = false;
+            FastConfig composed_path;
+            composed_path.fused = false;
             RoFormer fused = assembled_model(config, position, 21);
-            RoFormer composed = assembled_model(composed_config, position, 21);
-            REQUIRE(config.fused);
-            REQUIRE_FALSE(composed_config.fused);
+            RoFormer composed = assembled_model(config, position, 21, composed_path);
+            REQUIRE(FastConfig{}.fused);
             AdamW opt_f(fused.parameters(), {}), opt_c(composed.parameters(), {});
             for (int step = 0; step < 3; ++step) {
                 CAPTURE(step);
@@ -277,9 +276,9 @@ TEST_CASE("a fused and a composed run save the same tensors: HF's names, the sam
         fs::create_directories(run);
         Config config = default_config();
         config.model = testing::tiny_model_config(30);
-        config.model.fused = fused;
+        config.fast.fused = fused;
         config.position = testing::tiny_position_config("rope");
-        RoFormer model = assembled_model(config.model, config.position, 4);
+        RoFormer model = assembled_model(config.model, config.position, 4, config.fast);
         std::vector<int> ids(16), labels(16, -100);
         for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(3 + i % 20);
         labels[2] = 7;

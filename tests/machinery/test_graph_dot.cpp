@@ -38,9 +38,10 @@ Tensor leaf(const Shape& shape, const std::string& name) {
 // The graph of h = LayerNorm(x + SelfAttention(x)) for layer 0 of a tiny RoPE model, x:[1,5,16]
 // named "x"; fused: model.fused (one fused_attention node) or the composed ops.
 DotGraph attention_layer_graph(bool fused) {
-    ModelConfig config = testing::tiny_model_config(10);
-    config.fused = fused;
-    RoFormer model = assembled_model(config, testing::tiny_position_config("rope"), 1);
+    FastConfig fast;
+    fast.fused = fused;
+    RoFormer model = assembled_model(testing::tiny_model_config(10),
+                                     testing::tiny_position_config("rope"), 1, fast);
     const EncoderLayer& layer = model.layers()[0];
     Tensor x = Tensor::full({1, 5, 16}, Real(0.1));
     x.set_name("x");

@@ -61,9 +61,9 @@ TEST_CASE("import-hf: both checkpoints transformers wrote give HF's logits on ev
     for (const char* fixture : {"hf_roformer_tiny", "hf_roformer_tiny_project"}) {
         CAPTURE(std::string(fixture));
         hf::ImportedModel imported = hf::read_hf_directory(rf::testing::hf_directory(fixture, "composed").string());
-        ModelConfig unfused = imported.model->config();
+        FastConfig unfused;
         unfused.fused = false;
-        auto composed = make_model(unfused, imported.config.position, 1);
+        auto composed = make_model(imported.model->config(), imported.config.position, 1, unfused);
         const auto from = imported.model->parameters();
         const auto to = composed->parameters();
         REQUIRE(from.size() == to.size());

@@ -104,24 +104,24 @@ TEST_CASE("model.products = onednn: every product form equals OpenBLAS's, split 
 TEST_CASE("model.products: auto installs oneDNN's product where built, openblas nothing") {
     const KeepThreading keep;
     Config config = default_config();
-    CHECK(config.model.products == ProductLibrary::automatic);
+    CHECK(config.fast.products == ProductLibrary::automatic);
     apply_threading(config, 2);
     CHECK((threading().block_product == (onednn_built() ? onednn_product() : nullptr)));
-    CHECK(contains(fast_path_line(config.model), onednn_built() ? "oneDNN" : "OpenBLAS"));
-    config.model.products = ProductLibrary::openblas;
+    CHECK(contains(fast_path_line(config.fast), onednn_built() ? "oneDNN" : "OpenBLAS"));
+    config.fast.products = ProductLibrary::openblas;
     apply_threading(config, 2);
     CHECK((threading().block_product == nullptr));
-    config.model.products = ProductLibrary::automatic;
-    config.model.fused = false;  // the composed path multiplies with OpenBLAS whatever auto finds
+    config.fast.products = ProductLibrary::automatic;
+    config.fast.fused = false;  // the composed path multiplies with OpenBLAS whatever auto finds
     apply_threading(config, 2);
     CHECK((threading().block_product == nullptr));
-    config.model.fused = true;
+    config.fast.fused = true;
     if (!onednn_built()) return;
-    config.model.products = ProductLibrary::onednn;
+    config.fast.products = ProductLibrary::onednn;
     apply_threading(config, 2);
     CHECK((threading().block_product == onednn_product()));
-    CHECK(contains(fast_path_line(config.model), "oneDNN"));
-    config.model.fused = false;  // (refused by validation; here: the composed path stays OpenBLAS)
+    CHECK(contains(fast_path_line(config.fast), "oneDNN"));
+    config.fast.fused = false;  // (refused by validation; here: the composed path stays OpenBLAS)
     apply_threading(config, 2);
     CHECK((threading().block_product == nullptr));
 }
@@ -135,12 +135,13 @@ TEST_CASE("model.products = onednn trains like openblas and the composed ops; sa
     for (size_t i = 0; i < ids.size(); i += 3) labels[i] = int(5 + (i * 7) % (V - 5));
     const PositionConfig position = testing::tiny_position_config("rope");
     const ModelConfig config = testing::tiny_model_config(V);
-    ModelConfig composed_config = config;
-    composed_config.fused = false;
+    const FastConfig fused;
+    FastConfig composed_path;
+    composed_path.fused = false;
     // Three losses and a final parameter vector per way of multiplying.
-    const auto train = [&](const ModelConfig& c, FloatProduct product) {
-        set_threading({2, c.fused, product});
-        RoFormer model = assembled_model(c, position, 21);
+    const auto train = [&](const FastConfig& fast, FloatProduct product) {
+        set_threading({2, fast.fused, product});
+        RoFormer model = assembled_model(config, position, 21, fast);
         AdamW opt(model.parameters(), {});
         std::vector<float> trace;
         for (int step = 0; step < 3; ++step) {
@@ -154,10 +155,10 @@ TEST_CASE("model.products = onednn trains like openblas and the composed ops; sa
             trace.insert(trace.end(), p.tensor.value().begin(), p.tensor.value().end());
         return trace;
     };
-    const std::vector<float> onednn = train(config, onednn_product());
-    const std::vector<float> again = train(config, onednn_product());
-    const std::vector<float> openblas = train(config, nullptr);
-    const std::vector<float> composed = train(composed_config, nullptr);
+    const std::vector<float> onednn = train(fused, onednn_product());
+    const std::vector<float> again = train(fused, onednn_product());
+    const std::vector<float> openblas = train(fused, nullptr);
+    const std::vector<float> composed = train(composed_path, nullptr);
     CHECK(onednn == again);  // deterministic: same setting, same threads, same bits
     CHECK(gap(onednn, openblas) < 1e-4);
     CHECK(gap(onednn, composed) < 1e-4);

@@ -46,10 +46,10 @@ ClassifierCase case_from(const SafetensorsFile& f) {
 // The classifier of the fixture: the encoder from init.safetensors, the head from
 // init_classifier.safetensors, every parameter copied by name.
 std::unique_ptr<SequenceClassifier> build_classifier(const ClassifierCase& c, bool fused) {
-    ModelConfig mc = c.setup.model;
-    mc.fused = fused;
+    FastConfig fast;
+    fast.fused = fused;
     auto classifier = std::make_unique<SequenceClassifier>(
-        make_model(mc, c.setup.position, 1), c.num_labels, 1);
+        make_model(c.setup.model, c.setup.position, 1, fast), c.num_labels, 1);
     static const SafetensorsFile head =
         read_safetensors(reference_path("init_classifier.safetensors"));
     for (const NamedParameter& p : classifier->parameters()) {

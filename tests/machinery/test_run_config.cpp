@@ -22,7 +22,7 @@ using rf::testing::error_of;
 namespace fs = std::filesystem;
 
 TEST_CASE("run config: model.precision and model.isa this CPU lacks are read portably, noted") {
-    ModelConfig model = default_config().model;
+    FastConfig model = default_config().fast;
     model.precision = Precision::bf16;
     model.isa = SimdIsa::avx512;
     const std::vector<std::string> notes = make_portable(model);
@@ -35,7 +35,7 @@ TEST_CASE("run config: model.precision and model.isa this CPU lacks are read por
     if (!bf16) CHECK(contains(notes.back(), "reading it in fp32"));
     if (!avx512) CHECK(contains(notes.front(), "model.isa = avx512; this CPU has " + supported_isas()));
 
-    ModelConfig plain = default_config().model;  // nothing to change: no note
+    FastConfig plain = default_config().fast;  // nothing to change: no note
     CHECK(make_portable(plain).empty());
     CHECK(plain.precision == Precision::fp32);
     CHECK(plain.isa == SimdIsa::automatic);
@@ -45,8 +45,8 @@ TEST_CASE("run config: a config.toml of another CPU loads; --set still asks for 
     const fs::path dir = fs::path(RF_BINARY_DIR) / "test_runs" / "run_config";
     fs::create_directories(dir);
     Config trained = default_config();
-    trained.model.precision = Precision::bf16;  // as train wrote it on a CPU with AVX512_BF16
-    trained.model.isa = SimdIsa::avx512;
+    trained.fast.precision = Precision::bf16;  // as train wrote it on a CPU with AVX512_BF16
+    trained.fast.isa = SimdIsa::avx512;
     trained.train.steps = 7;
     const std::string path = (dir / "config.toml").string();
     std::ofstream(path) << to_toml(trained);
@@ -55,7 +55,7 @@ TEST_CASE("run config: a config.toml of another CPU loads; --set still asks for 
     CHECK(read.train.steps == 7);
     CHECK(model_signature(read) == model_signature(trained));  // the same model
     if (!bf16_unavailable().empty()) {
-        CHECK(read.model.precision == Precision::fp32);
+        CHECK(read.fast.precision == Precision::fp32);
         CHECK(contains(error_of([&] { load_run_config(path, {"model.precision=bf16"}, &notes); }),
                        "model.precision = bf16"));
     }
