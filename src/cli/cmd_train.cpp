@@ -15,6 +15,9 @@
 #include "io/shell_quote.hpp"
 #include "inspect/profile.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "run/interrupt.hpp"
+#include "tensor/format.hpp"
+#include "train/data_parallel.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -27,6 +30,14 @@ struct TrainCommandOptions {
     size_t stop_after = 0;
     bool quiet = false;
     bool profile = false;
+};
+
+// The engine watched by the profiler for the length of one training step (not evaluations).
+struct WatchedStep {
+    explicit WatchedStep(rf::EngineObserver* observer) { rf::set_engine_observer(observer); }
+    ~WatchedStep() { rf::set_engine_observer(nullptr); }
+    WatchedStep(const WatchedStep&) = delete;
+    WatchedStep& operator=(const WatchedStep&) = delete;
 };
 
 // The command that continues this run, for the messages after an interruption or a
@@ -56,11 +67,33 @@ void run_train(const TrainCommandOptions& o) {
     options.resume = o.resume;
     options.stop_after = o.stop_after;
     options.quiet = o.quiet;
-    if (o.profile) options.observer = rf::profile::observer();
+    // What plugs into the loop (train/trainer.hpp): the signal handlers (Ctrl-C: finish the
+    // step, checkpoint, return), the ranks of an mpirun job, the profiler.
+    const rf::InterruptGuard interrupts;
+    options.stop = rf::InterruptGuard::after_work;
     // mpirun / srun: one model on every rank of the job; otherwise this process alone.
     const std::unique_ptr<rf::Communicator> ranks = rf::dist::world_communicator();
     options.communicator = ranks.get();
+    double allreduce_seconds = 0;
+    if (ranks->size() > 1) {  // data parallelism around the step (train/data_parallel.hpp)
+        options.step = rf::data_parallel_step(*ranks, &allreduce_seconds);
+        options.evaluate = rf::data_parallel_evaluate(*ranks);
+        options.stop = rf::data_parallel_stop(*ranks, options.stop);
+    }
+    if (o.profile) {
+        const rf::StepFunction step = options.step ? options.step : rf::StepFunction(rf::train_step);
+        options.step = [step](rf::RoFormer& model, rf::AdamW& optimizer, const rf::Batch& batch,
+                              uint64_t seed, double grad_clip, double lr, size_t n) {
+            const WatchedStep watched(rf::profile::observer());
+            return step(model, optimizer, batch, seed, grad_clip, lr, n);
+        };
+    }
     const rf::TrainSummary s = rf::train(config, options, std::cerr);
+    if (ranks->size() > 1 && ranks->is_root() && !o.quiet && s.step_seconds > 0)
+        std::cerr << ranks->size() << " ranks: " << rf::format_fixed(allreduce_seconds, 3)
+                  << " s of the " << rf::format_fixed(s.step_seconds, 3)
+                  << " s of training steps in the gradient all-reduce ("
+                  << rf::format_fixed(100 * allreduce_seconds / s.step_seconds, 1) << "%)\n";
     if (!ranks->is_root()) {  // mpirun: rank 0 reports for every rank (docs/distributed.md)
         if (s.interrupted_by) std::exit(128 + s.interrupted_by);
         return;

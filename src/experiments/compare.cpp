@@ -139,6 +139,8 @@ static TrainSummary train_planned(const PlannedRun& run, std::ostream& log) {
     train_options.out_dir = run.dir;
     train_options.resume = run.state == RunState::resume;
     train_options.quiet = true;
+    const InterruptGuard interrupts;  // a stop signal: checkpoint after this step, return
+    train_options.stop = InterruptGuard::after_work;
     return train(run.config, train_options, log);
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "run/interrupt.hpp"
 #include "train/communicator.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/trainer.hpp"
@@ -57,6 +58,8 @@ std::string train_my_share(const ComparePreset& preset, const std::vector<RankRu
             options.resume = run.resume;
             options.quiet = true;
             options.communicator = &alone;
+            const InterruptGuard interrupts;  // a stop signal: checkpoint after this step
+            options.stop = InterruptGuard::after_work;
             std::ostringstream quiet;
             const TrainSummary summary = train(
                 comparison_run_config(preset.base, run.scheme, run.seed, preset.settings.variants),

@@ -27,7 +27,8 @@ bool enabled();
 void enable(bool on);
 void reset();  // forget every row
 // The profiler as an observer, for a caller that installs it around its own work
-// (TrainOptions::observer); enable(true) does the same for the whole process.
+// (`roformer train --profile` wraps each training step: src/cli/cmd_train.cpp); enable(true)
+// does the same for the whole process.
 EngineObserver* observer();
 
 struct Row {

@@ -141,6 +141,11 @@ InterruptGuard::~InterruptGuard() {
 
 int InterruptGuard::pending() { return g_signal.load(); }
 
+int InterruptGuard::after_work(double work_seconds) {
+    note_work_seconds(work_seconds);
+    return pending();
+}
+
 std::string stop_signal_name(int sig) {
     switch (sig) {
         case SIGINT: return "Ctrl-C (SIGINT)";

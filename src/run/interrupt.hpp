@@ -57,6 +57,9 @@ public:
     static int count();
     // No "stopping after this step" note on stderr (a compare's forked runs: the parent says it).
     static void quiet_notes();
+    // The training loop's stop question (train/trainer.hpp, StopFunction) while a guard lives:
+    // notes the step's seconds for the watchdog (note_work_seconds), then pending().
+    static int after_work(double work_seconds);
 };
 
 // While one lives, the watchdog does not end the process: it waits until the last hold is

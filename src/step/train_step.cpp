@@ -44,7 +44,9 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
     StepResult r;
     r.loss = compute_gradients(model, optimizer, batch, dropout_seed, step);
     r.grad_norm = clip_gradients(optimizer, grad_clip);
-    optimizer.step(lr);
+    // AdamW's update, as the model's ops run it: AdamW::step on the composed path, its
+    // vectorised twin on the fast path (model/swappable_ops.hpp)
+    model.swappable_ops().optimizer_step(optimizer, lr);
     return r;
 }
 

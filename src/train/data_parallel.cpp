@@ -247,4 +247,36 @@ EvalResult evaluate_split(Communicator& comm, RoFormer& model,
     return combine_scores(scores);
 }
 
+StepFunction data_parallel_step(Communicator& comm, double* allreduce_seconds) {
+    return [&comm, allreduce_seconds](RoFormer& model, AdamW& optimizer, const Batch& global,
+                                      uint64_t seed, double grad_clip, double lr, size_t step) {
+        const ShardedBatch batch = shard(comm, global);
+        StepResult r;  // (a shard with no labelled token: no forward, its gradients stay 0)
+        r.loss = compute_gradients(model, optimizer, batch.local, dropout_seed(comm, seed), step);
+        {
+            const ObservedScope phase("allreduce", true);
+            const ReducedGradients sum = allreduce_gradients(
+                comm, optimizer, r.loss, batch.local.n_selected(), batch.global_labels);
+            if (allreduce_seconds) *allreduce_seconds += sum.seconds;
+            r.loss = sum.loss;
+        }
+        const ObservedScope phase("optimizer: clip + step", true);
+        r.grad_norm = clip_gradients(optimizer, grad_clip);
+        model.swappable_ops().optimizer_step(optimizer, lr);
+        return r;
+    };
+}
+
+EvaluateFunction data_parallel_evaluate(Communicator& comm) {
+    return [&comm](RoFormer& model, const std::vector<Batch>& batches, size_t max_batches) {
+        return evaluate_split(comm, model, batches, max_batches);
+    };
+}
+
+StopFunction data_parallel_stop(Communicator& comm, StopFunction local) {
+    return [&comm, local = std::move(local)](double work_seconds) {
+        return agree_on_stop(comm, local ? local(work_seconds) : 0);
+    };
+}
+
 }  // namespace rf

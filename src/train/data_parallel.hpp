@@ -32,6 +32,7 @@
 #include "nn/adamw.hpp"
 #include "train/communicator.hpp"
 #include "train/evaluate.hpp"
+#include "train/trainer.hpp"
 #include "run/run_directory.hpp"
 
 namespace rf {
@@ -122,5 +123,16 @@ int agree_on_stop(Communicator& comm, int local_signal);
 // combined in batch order, so the result is bit-identical to a 1-process evaluate().
 EvalResult evaluate_split(Communicator& comm, RoFormer& model,
                           const std::vector<Batch>& batches, size_t max_batches = 0);
+
+// ---- the loop's parts for rank comm.rank() of comm.size() (TrainOptions, trainer.hpp) ----
+// The step around train_step's two halves: this rank's rows of the batch (shard) with its own
+// dropout masks (dropout_seed), the gradients of every rank summed between backward and the
+// update (allreduce_gradients); the update then runs on every rank alike. *allreduce_seconds,
+// when given, adds up the seconds spent in the sum (docs/distributed.md's measurements).
+StepFunction data_parallel_step(Communicator& comm, double* allreduce_seconds = nullptr);
+// The validation batches split over the ranks (evaluate_split).
+EvaluateFunction data_parallel_evaluate(Communicator& comm);
+// Every rank stops after the same step: the signal any rank's `local` answer gives.
+StopFunction data_parallel_stop(Communicator& comm, StopFunction local);
 
 }  // namespace rf

@@ -16,7 +16,6 @@
 #include "config/memory_estimate.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
-#include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
 #include "train/data_parallel.hpp"
 #include "train/metrics_log.hpp"
@@ -38,8 +37,9 @@ double seconds_since(Clock::time_point t) {
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss
 // (≈ ln V: every learning curve starts there) and, as train_loss, its loss on the first
 // training batch without dropout (no step to average yet); lr, grad_norm, tokens/s are 0.
-MetricsRow untrained_row(Communicator& comm, RoFormer& model, const Batch& first_batch,
-                         const PreparedData& data, const TrainConfig& tc) {
+MetricsRow untrained_row(const EvaluateFunction& evaluate_on, RoFormer& model,
+                         const Batch& first_batch, const PreparedData& data,
+                         const TrainConfig& tc) {
     MetricsRow row;
     {
         NoGradGuard no_grad;
@@ -48,7 +48,7 @@ MetricsRow untrained_row(Communicator& comm, RoFormer& model, const Batch& first
                                       first_batch.seq_len, false)
                              .loss.item();
     }
-    row.eval = evaluate_split(comm, model, data.validation, tc.eval_batches);
+    row.eval = evaluate_on(model, data.validation, tc.eval_batches);
     return row;
 }
 
@@ -100,31 +100,6 @@ void print_run_header(std::ostream& log, const RunDirectory& run, const Config& 
 
 }  // namespace
 
-// One step. The composed path of one process runs train_step, the step a student reads; the
-// fast path swaps AdamW's update for the model's (model/swappable_ops.hpp), and P > 1
-// processes add their gradients between backward and the update (a process whose rows hold
-// no label has no loss to differentiate, only zeros to add). The loop's own phases are marked
-// for an engine observer (--profile).
-static StepResult run_step(Communicator& comm, bool composed, RoFormer& model, AdamW& optimizer,
-                           const ShardedBatch& batch, uint64_t seed, double lr, size_t step,
-                           double grad_clip, double& allreduce_seconds) {
-    if (comm.size() == 1 && composed)
-        return train_step(model, optimizer, batch.local, seed, grad_clip, lr, step);
-    StepResult r;  // (a shard with no labelled token: no forward, its gradients stay 0)
-    r.loss = compute_gradients(model, optimizer, batch.local, seed, step);
-    if (comm.size() > 1) {
-        const ObservedScope phase("allreduce", true);
-        const ReducedGradients sum = allreduce_gradients(
-            comm, optimizer, r.loss, batch.local.n_selected(), batch.global_labels);
-        allreduce_seconds += sum.seconds;
-        r.loss = sum.loss;
-    }
-    const ObservedScope phase("optimizer: clip + step", true);
-    r.grad_norm = clip_gradients(optimizer, grad_clip);
-    model.swappable_ops().optimizer_step(optimizer, lr);
-    return r;
-}
-
 TrainSummary train(const Config& config, const TrainOptions& options, std::ostream& log) {
     const TrainConfig& tc = config.train;
     SingleProcess alone;  // the communicator when none is given: this process by itself
@@ -134,7 +109,6 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     check_training_address_space(config,
                                  wanted_threads ? wanted_threads : configured_threads(config));
     const size_t threads = apply_threading(config, wanted_threads);
-    const InterruptGuard interrupts;  // Ctrl-C: finish the step, checkpoint, return
     // mpirun: every rank on rank 0's config before any other collective (data_parallel.hpp).
     check_same_settings(comm, training_settings(config, options.stop_after), "train");
     check_batch_rows(comm, tc.batch_size);
@@ -194,13 +168,21 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             log << "no checkpoint in " << run.path() << " yet; starting again from step 0\n";
     }
     ProgressLine progress(log, quiet, tc.steps);
+    // What plugs into the loop from outside (trainer.hpp), or the plain single-process parts.
+    const StepFunction step_on = options.step ? options.step : StepFunction(train_step);
+    const EvaluateFunction evaluate_on =
+        options.evaluate ? options.evaluate
+                         : EvaluateFunction([](RoFormer& m, const std::vector<Batch>& b,
+                                               size_t n) { return evaluate(m, b, n); });
+    const StopFunction stop_asked =
+        options.stop ? options.stop : StopFunction([](double) { return 0; });
 
     // 2. The loop. The clock continues where the interrupted run's metrics stopped.
     const auto t0 = Clock::now();
     const double elapsed_before = metrics ? metrics->elapsed_before() : 0.0;
     auto elapsed = [&] { return elapsed_before + seconds_since(t0); };
     if (tc.eval_every && start_step == 0) {  // step 0: every curve starts from the same point
-        MetricsRow row = untrained_row(comm, model, batches(0, tc.batch_size), data, tc);
+        MetricsRow row = untrained_row(evaluate_on, model, batches(0, tc.batch_size), data, tc);
         row.elapsed_s = elapsed();
         if (metrics) metrics->append(row);
         if (!quiet)
@@ -210,28 +192,20 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     }
     window.open(elapsed());
     double step_seconds = 0;  // training steps only: what the final throughput divides by
-    // (P > 1: of these, the seconds in the gradient all-reduce, docs/distributed.md)
-    double allreduce_seconds = 0;
     for (size_t step = start_step; step < end_step; ++step) {
         const auto t_step = Clock::now();
-        const double lr = lr_at(step, tc);
-        set_engine_observer(options.observer);  // the training step only, not evaluations
-        const ShardedBatch batch = [&] {
-            const ObservedScope phase("data: batch", false);
-            return shard(comm, batches(step, tc.batch_size));
-        }();
-        const uint64_t seed = dropout_seed(comm, tc.seed * 0x9E3779B97F4A7C15ULL + step);
+        const double lr = lr_at(step, tc);                  // the schedule (schedule.hpp)
+        const Batch batch = batches(step, tc.batch_size);  // the sampler (data/mlm.hpp, clm.hpp)
+        const uint64_t seed = tc.seed * 0x9E3779B97F4A7C15ULL + step;  // dropout's masks
         const StepResult r = [&] {
             try {
-                return run_step(comm, composed_path(config.fast), model, optimizer, batch, seed,
-                                lr, step, tc.grad_clip, allreduce_seconds);
+                return step_on(model, optimizer, batch, seed, tc.grad_clip, lr, step);
             } catch (const NonFiniteLoss& e) {
                 throw std::runtime_error("training loss became " + format_shortest(e.loss) +
                                          " at step " + std::to_string(e.step) + "; " +
                                          divergence_candidates(config));
             }
         }();
-        set_engine_observer(nullptr);
         step_seconds += seconds_since(t_step);
         window.add(r.loss);
 
@@ -239,8 +213,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
         std::optional<EvalResult> eval;
         if (do_eval)
-            summary.final_eval =
-                *(eval = evaluate_split(comm, model, data.validation, tc.eval_batches));
+            summary.final_eval = *(eval = evaluate_on(model, data.validation, tc.eval_batches));
         if (do_eval || (tc.log_every && done % tc.log_every == 0)) {
             const double now = elapsed();
             const MetricsRow row{done,
@@ -256,8 +229,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             progress.update(row, per_step * double(end_step - done));
             window.reset(now);
         }
-        // P ranks: a signal to any rank stops every rank after this same step.
-        const int stop_signal = agree_on_stop(comm, InterruptGuard::pending());
+        const int stop_signal = stop_asked(seconds_since(t_step));
         if (root && (stop_signal || done == end_step ||
                      (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
             // A model that is not finite is never committed: the last good checkpoint stays,
@@ -273,7 +245,6 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             save_checkpoint(run.path(), model, config, done, &optimizer, window.to_metadata());
         }
         summary.steps = done;
-        note_work_seconds(seconds_since(t_step));  // a stop waits this long (interrupt.hpp)
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
             summary.interrupted_by = stop_signal;
             break;
@@ -287,10 +258,6 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         summary.tokens_per_s =
             double((summary.steps - start_step) * tokens_per_step) / std::max(1e-9, step_seconds);
     progress.finish();
-    if (comm.size() > 1 && !quiet && step_seconds > 0)  // docs/distributed.md's measurements
-        log << comm.size() << " ranks: " << format_fixed(allreduce_seconds, 3) << " s of the "
-            << format_fixed(step_seconds, 3) << " s of training steps in the gradient all-reduce ("
-            << format_fixed(100 * allreduce_seconds / step_seconds, 1) << "%)\n";
     summary.step_seconds = step_seconds;
     summary.elapsed_s = elapsed();
     return summary;

@@ -7,27 +7,49 @@
 // docs/training.md has the loop as pseudo-code; train() reads the same.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "data/prepare.hpp"
+#include "step/train_step.hpp"
 #include "train/evaluate.hpp"
 
 namespace rf {
 
 class Communicator;  // train/communicator.hpp
 
+// One update of the model on the step's batch: the loop runs train_step (src/step/) unless
+// something from outside replaces it — data parallelism (train/data_parallel.hpp: this rank's
+// rows, the gradients summed over the ranks between the step's two halves) or the profiler
+// (cli/cmd_train.cpp: the engine watched during the step).
+using StepFunction = std::function<StepResult(RoFormer& model, AdamW& optimizer,
+                                              const Batch& batch, uint64_t dropout_seed,
+                                              double grad_clip, double lr, size_t step)>;
+// The validation loss and accuracy on the first max_batches batches (0: all): evaluate()
+// unless replaced (data parallelism splits the batches over the ranks).
+using EvaluateFunction = std::function<EvalResult(RoFormer& model, const std::vector<Batch>& batches,
+                                                  size_t max_batches)>;
+// Asked after every step, with the seconds the step and its evaluation took: a stop signal's
+// number (the run checkpoints and returns) or 0. The command line installs the signal handlers
+// (run/interrupt.hpp) and answers from them; with P ranks every rank must agree.
+using StopFunction = std::function<int(double work_seconds)>;
+
 struct TrainOptions {
     std::string out_dir;    // the run directory (created; must be new unless resume)
     bool resume = false;    // continue from out_dir's checkpoint
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
     bool quiet = false;     // no progress output
-    // Watches the engine during the training steps (not evaluations): `--profile` passes the
-    // profiler (src/inspect/profile.hpp). nullptr: nothing watches.
-    EngineObserver* observer = nullptr;
-    // The ranks that train this model together (data parallelism, train/data_parallel.hpp);
-    // null: this process alone (a SingleProcess). cli/cmd_train.cpp passes mpirun's ranks.
+    // ---- what plugs in from outside; the command line assembles it (cli/cmd_train.cpp) ----
+    StepFunction step;          // empty: train_step
+    EvaluateFunction evaluate;  // empty: evaluate()
+    StopFunction stop;          // empty: never asked to stop
+    // The ranks that train this model together, for the set-up around the loop (one run
+    // directory, the same data and settings, rank 0's weights; train/data_parallel.hpp); null:
+    // this process alone. The loop itself sees only `step`, `evaluate` and `stop`.
     Communicator* communicator = nullptr;
 };
 
