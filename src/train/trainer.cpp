@@ -213,6 +213,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
     // (P > 1: of these, the seconds in the gradient all-reduce, docs/distributed.md)
     double allreduce_seconds = 0;
     for (size_t step = start_step; step < end_step; ++step) {
+        if (options.around_step) options.around_step(step, false);
         const auto t_step = Clock::now();
         const double lr = lr_at(step, tc);
         set_engine_observer(options.observer);  // the training step only, not evaluations
@@ -274,6 +275,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         }
         summary.steps = done;
         note_work_seconds(seconds_since(t_step));  // a stop waits this long (interrupt.hpp)
+        if (options.around_step) options.around_step(step, true);
         if (stop_signal && done < end_step) {  // (a signal in the last step changes nothing)
             summary.interrupted_by = stop_signal;
             break;

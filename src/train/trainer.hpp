@@ -7,6 +7,7 @@
 // docs/training.md has the loop as pseudo-code; train() reads the same.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -29,6 +30,10 @@ struct TrainOptions {
     // The ranks that train this model together (data parallelism, train/data_parallel.hpp);
     // null: this process alone (a SingleProcess). cli/cmd_train.cpp passes mpirun's ranks.
     Communicator* communicator = nullptr;
+    // Called at the start of each training step (end = false) and at its end (true), with the
+    // step's index (0 = step 1): a coverage build of `roformer train` counts step 1's lines
+    // with it (cli/cmd_train.cpp, RF_COVERAGE). Empty: nothing is called.
+    std::function<void(size_t step, bool end)> around_step;
 };
 
 struct TrainSummary {
