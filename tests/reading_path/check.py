@@ -12,8 +12,9 @@ it into DIR): its `train` resets the counters at the start of step 1 and writes 
 (step 1 a step like every other of the run: no evaluation, log row or checkpoint in it), under
 gdb when there is one, which stops once at the line of RoPE's kernel that turns a pair inside
 step 1's train_step and reads the frames between the two. Then it reads gcov's JSON for every
-counter file under DIR, keeps the lines that ran (count > 0) in files under src/, and compares
-them with the table of docs/reading-path.md (or --table):
+counter file under DIR, keeps the lines that ran (count > 0) in files under src/ (but those
+between `#ifdef RF_COVERAGE` and its `#endif`: the counters' own hook, not the program), and
+compares them with the table of docs/reading-path.md (or --table):
 
   - every line that ran lies inside a range the table lists for its file, or in the plumbing
     list after it (at most PLUMBING_MAX lines); else FAIL, naming each file:line;
@@ -43,7 +44,7 @@ TABLE = "docs/reading-path.md"
 CONFIG = "configs/classroom.toml"
 PLUMBING_MAX = 10
 MAX_ROPE_LINES = 200  # the listed lines of RoPE's own files (src/position/rope*)
-# The issue's budget for one composed step: listed lines (the whole table), files that run,
+# The budget of one composed step: listed lines (the whole table), files that run,
 # frames from train_step to the line that turns a pair, virtual calls among those frames.
 BUDGET = {"listed lines": 2000, "files that ran": 20, "frames": 8, "virtual calls": 1}
 ENFORCE_BUDGET = False  # set once the code meets BUDGET: then a figure over it fails the check
@@ -135,6 +136,13 @@ def run_step(roformer, build, source, work):
     else:
         command = train
     run = subprocess.run(command, cwd=source, capture_output=True, text=True, env=env)
+    said = run.stdout + run.stderr
+    if gdb and not os.path.exists(frames_out) and re.search(r"ptrace|not permitted", said):
+        # (a container that forbids ptrace: the frames cannot be read here, the lines can)
+        reason = next(l for l in said.splitlines() if re.search(r"ptrace|not permitted", l))
+        print(f"frames: skipped (gdb cannot run the program here: {reason.strip()})")
+        gdb, command = None, train
+        run = subprocess.run(command, cwd=source, capture_output=True, text=True, env=env)
     if run.returncode != 0 or DONE_MARK not in run.stderr:
         sys.stdout.write(run.stdout[-4000:])
         sys.stdout.write(run.stderr[-4000:])
@@ -214,7 +222,8 @@ def report_frames(frames):
     """Prints the frames from train_step to the kernel; returns (frames, virtual calls) or
     None when they could not be measured."""
     if frames is None:
-        print("frames: skipped (no gdb here; scripts/setup.sh --all installs it)")
+        if not shutil.which("gdb"):
+            print("frames: skipped (no gdb here; scripts/setup.sh --all installs it)")
         return None
     if frames.get("error"):
         print("FAIL: frames: " + frames["error"])
