@@ -56,7 +56,8 @@ MAIN_PACKAGES=(cmake g++ make pkg-config
 #                    on Debian 12, 19 on 13
 #   ca-certificates  npm ci below reaches the npm registry over https
 #   chromium         headless, for the explorer page's test (tests/browser/, docs/explorer/)
-TEST_PACKAGES=(doctest-dev git time
+#   gdb              the reading path's frame count, train_step to RoPE's kernel (scripts/reading_path.sh)
+TEST_PACKAGES=(doctest-dev git time gdb
           libopenmpi-dev openmpi-bin
           python3-torch python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes graphviz

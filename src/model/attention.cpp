@@ -41,8 +41,7 @@ SelfAttention::Heads SelfAttention::project(const Tensor& x) const {
     return h;
 }
 
-Tensor SelfAttention::softmax_probabilities(Heads& h, PositionScheme& position) const {
-    position.rotate(h.q, h.k, h.v);
+Tensor SelfAttention::softmax_probabilities(const Heads& h, PositionScheme& position) const {
     const size_t D = h.q.size(3);
     Tensor scores = mul_scalar(matmul(h.q, h.k, false, true), Real(1.0 / std::sqrt(double(D))));
     // ALiBi's symmetric −slope·|m − n| also serves a causal model: the future is masked.
@@ -53,6 +52,7 @@ Tensor SelfAttention::softmax_probabilities(Heads& h, PositionScheme& position) 
 Tensor SelfAttention::operator()(const Tensor& x, PositionScheme& position, bool training,
                                  Rng& rng) const {
     Heads h = project(x);
+    position.rotate(h.q, h.k, h.v);  // RoPE turns q and k here (the scheme's place)
     Tensor probs = softmax_probabilities(h, position);  // [B,H,T,T]
     probs = dropout(probs, static_cast<Real>(attention_dropout), training, rng);
     const Tensor context = matmul(probs, h.v);  // [B,H,T,D]

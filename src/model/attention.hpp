@@ -50,10 +50,10 @@ struct SelfAttention {
     };
     // q, k, v = split_heads(x·Wqᵀ + bq, …)   x:[B,T,C] → [B,H,T,D] each
     Heads project(const Tensor& x) const;
-    // Softmax attention's weights: q, k (, v) ← scheme.rotate(q, k, v) (in place of the
-    // handles), s = q·kᵀ/√D, s ← scheme.bias_scores(s), p = softmax(s) or causal_softmax(s).
-    // → p:[B,H,T,T], row m sums to 1 (before attention dropout)
-    Tensor softmax_probabilities(Heads& heads, PositionScheme& position) const;
+    // Softmax attention's weights from q and k as the scheme left them (operator() first runs
+    // scheme.rotate(q, k, v)): s = q·kᵀ/√D, s ← scheme.bias_scores(s), p = softmax(s) or
+    // causal_softmax(s).   → p:[B,H,T,T], row m sums to 1 (before attention dropout)
+    Tensor softmax_probabilities(const Heads& heads, PositionScheme& position) const;
     void collect(std::vector<NamedParameter>& params) const;
 };
 

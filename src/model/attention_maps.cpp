@@ -28,6 +28,7 @@ AttentionMaps attention_maps(RoFormer& model, const std::vector<int>& ids) {
         PositionScheme& position = model.layer_position(i);  // `none` in a NoPE layer
         // The layer's own probabilities, by the function its composed forward runs
         SelfAttention::Heads heads = layer.attention.project(h);
+        position.rotate(heads.q, heads.k, heads.v);
         Tensor p = layer.attention.softmax_probabilities(heads, position);  // [1,H,T,T]
         maps.probabilities.push_back(reshape(p, {maps.heads, maps.length, maps.length}));
         // and the layer itself, as training runs it, gives the next layer's input.

@@ -2,9 +2,10 @@
 //
 // Legend: L layers, H heads, T tokens, D head size; m a query position, n a key position.
 // For one sequence, every layer's probabilities p_mn, from that layer's input x by the two
-// functions SelfAttention's composed forward runs (attention.hpp):
+// functions SelfAttention's composed forward runs (attention.hpp), around the scheme's rotation:
 //   q, k, v = project(x)                        split_heads(x·Wqᵀ + bq, …)  [1,H,T,D]
-//   p = softmax_probabilities(q, k, v)         rotate, q·kᵀ/√D, bias, softmax  [1,H,T,T]
+//   q, k, v ← scheme.rotate(q, k, v)            RoPE turns q and k
+//   p = softmax_probabilities(q, k, v)         q·kᵀ/√D, bias, softmax  [1,H,T,T]
 // and then the layer's own forward (EncoderLayer::forward, no dropout) gives the next
 // layer's input — on the fast path too, so the maps come from the code that trains.
 // (The fused kernel computes the same probabilities inside its tiles; the fused-vs-composed

@@ -106,6 +106,7 @@ void add_frequency_usage(RoFormer& model, const std::vector<int>& ids, size_t ba
                                   position.pairing, causal,
                                   usage.product_sum.data() + (l * H + head) * usage.pairs);
             }
+        layer_position.rotate(heads.q, heads.k, heads.v);
         const Tensor p = layer.attention.softmax_probabilities(heads, layer_position);
         for (size_t b = 0; b < batch; ++b)  // p:[B,H,T,T] → mass by δ = n − m
             for (size_t head = 0; head < H; ++head) {

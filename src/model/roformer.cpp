@@ -132,8 +132,10 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
                         const std::vector<int>& token_types) {
     const Real p = static_cast<Real>(config_.dropout);
     Tensor h = embed(ids, batch, seq_len, training, token_types);
-    for (size_t i = 0; i < layers_.size(); ++i)
-        h = layers_[i].forward(h, *layer_positions_[i], training, p, dropout_rng_);
+    for (size_t i = 0; i < layers_.size(); ++i) {  // each layer's forward, its two blocks
+        h = layers_[i].attention_block(h, *layer_positions_[i], training, p, dropout_rng_);
+        h = layers_[i].feed_forward_block(h, training, p, dropout_rng_);
+    }
     return reshape(h, {batch * seq_len, config_.hidden});
 }
 

@@ -23,7 +23,6 @@ void AdamW::step(double lr) {
         Real* m = m_[i].data();
         Real* v = v_[i].data();
         const long n = static_cast<long>(p.numel());
-#pragma omp parallel for schedule(static) if (n >= 8192)
         for (long j = 0; j < n; ++j) {
             const double gj = g[j];
             const double mj = b1 * m[j] + (1.0 - b1) * gj;

@@ -12,7 +12,6 @@ namespace rf {
 
 void layer_norm_backward_x(const Real* X, const Real* G, const Real* dY, const Real* M,
                            const Real* S, Real* dX, size_t R, size_t C) {
-#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) {
         const size_t off = size_t(r) * C;
         const Real m = M[size_t(r)], s = S[size_t(r)];

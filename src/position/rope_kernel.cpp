@@ -12,8 +12,9 @@ namespace rf {
 // s = sin_sign · sin mθ_i:
 //   y_lo = c·x_lo − s·x_hi
 //   y_hi = s·x_lo + c·x_hi
-// and y_d = x_d for the pass-through dims d ≥ r. Rows (n, t) are independent: OpenMP splits
-// them over threads, each row written by one thread only.
+// and y_d = x_d for the pass-through dims d ≥ r. Rows (n, t) are independent, each written
+// once. (One thread: the fast path's rotation, src/fast/fused_attention.cpp, is the one that
+// runs in SIMD lanes over threads.)
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
                  RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
                  bool accumulate) {
@@ -22,7 +23,6 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
     const size_t step = interleaved ? 2 : 1;  // lo = i·step
     const size_t gap = interleaved ? 1 : h;   // hi = lo + gap
     const long long rows = static_cast<long long>(N * T);
-#pragma omp parallel for schedule(static) if (N * T * D >= (1u << 15))
     for (long long row = 0; row < rows; ++row) {
         const size_t t = static_cast<size_t>(row) % T;
         const Real* x = in + static_cast<size_t>(row) * D;

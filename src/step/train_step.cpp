@@ -16,15 +16,11 @@
 
 namespace rf {
 
-double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
-                         uint64_t dropout_seed, size_t step) {
-    model.dropout_rng() = Rng(dropout_seed);
-    optimizer.zero_grad();
-    // A batch with no labelled position has no mean loss: no forward, every gradient stays 0.
-    // (A training window always has one; a data-parallel rank's shard may have none: its
-    // gradients are 0 in the sum, data_parallel.cpp.)
-    if (batch.n_selected() == 0) return 0.0;
-    ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+namespace {
+
+// The batch's loss from the forward's output, after its backward (d loss / d every parameter,
+// into .grad); NonFiniteLoss, naming the step, when it is not finite.
+double backward_from(ModelOutput& out, size_t step) {
     const double loss = out.loss.item();
     if (!std::isfinite(loss))
         throw NonFiniteLoss("training loss became " + std::to_string(loss) + " at step " +
@@ -32,22 +28,43 @@ double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
                                 "; lower train.lr or raise train.warmup_steps",
                             loss, step + 1);
     out.loss.backward();
-    return loss;  // (out's graph is freed here, before the update)
+    return loss;  // (out's graph is freed when out goes, before the update)
 }
 
-double clip_gradients(AdamW& optimizer, double grad_clip) {
-    return grad_clip > 0 ? optimizer.clip_grad_norm(grad_clip) : optimizer.grad_norm();
-}
+}  // namespace
 
 StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
                       uint64_t dropout_seed, double grad_clip, double lr, size_t step) {
     StepResult r;
-    r.loss = compute_gradients(model, optimizer, batch, dropout_seed, step);
+    model.dropout_rng() = Rng(dropout_seed);
+    optimizer.zero_grad();
+    // A batch with no labelled position has no mean loss: no forward, every gradient stays 0.
+    if (batch.n_selected() > 0) {
+        ModelOutput out =
+            model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+        r.loss = backward_from(out, step);
+    }
     r.grad_norm = clip_gradients(optimizer, grad_clip);
     // AdamW's update, as the model's ops run it: AdamW::step on the composed path, its
     // vectorised twin on the fast path (model/swappable_ops.hpp)
     model.swappable_ops().optimizer_step(optimizer, lr);
     return r;
+}
+
+// ---- the step's two halves, for a wrapper that puts something between them -------------
+double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
+                         uint64_t dropout_seed, size_t step) {
+    model.dropout_rng() = Rng(dropout_seed);
+    optimizer.zero_grad();
+    // (A training window always has a labelled position; a data-parallel rank's shard may
+    // have none: its gradients are 0 in the sum, data_parallel.cpp.)
+    if (batch.n_selected() == 0) return 0.0;
+    ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
+    return backward_from(out, step);
+}
+
+double clip_gradients(AdamW& optimizer, double grad_clip) {
+    return grad_clip > 0 ? optimizer.clip_grad_norm(grad_clip) : optimizer.grad_norm();
 }
 
 }  // namespace rf

@@ -32,8 +32,8 @@ struct NonFiniteLoss : std::runtime_error {
 StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
                       uint64_t dropout_seed, double grad_clip, double lr, size_t step);
 
-// The step's parts, for a loop that puts something between them or swaps the update (the
-// fast path's AdamW, the gradient sum of data parallelism: trainer.cpp):
+// The step's two halves, for a wrapper that puts something between them (the gradient sum of
+// data parallelism, src/train/data_parallel.cpp), each as train_step runs it:
 // zero_grad, forward and backward; returns the batch's loss (throws NonFiniteLoss).
 double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
                          uint64_t dropout_seed, size_t step);

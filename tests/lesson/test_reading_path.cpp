@@ -1,9 +1,10 @@
 // The reading path (docs/reading-path.md) kept true by the build: the files and line ranges a
 // student reads to follow one training step of the classroom model exist, stay within
-// 3 000 listed lines, start where the document says, and include no header of a machinery
-// room (what the path must list, and its budget of files, are measured from one step that
-// runs: tests/reading_path/check.py, the ctest reading_path_ran); and the code as a whole keeps the house rules the
-// path relies on (no file over 400 lines, no plan, MPI or profiler name in a core file).
+// 3 000 listed lines, start where the document says, and the core's and the data's files on
+// it include no header of a machinery room (what the path must list is measured from the real
+// program: scripts/reading_path.sh, the ctest reading_path_ran); and the code as a whole keeps
+// the house rules the path relies on (no file over 400 lines, no plan, MPI or profiler name in
+// a core file).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,8 +23,10 @@ namespace fs = std::filesystem;
 const fs::path kSource = RF_SOURCE_DIR;
 constexpr size_t kMaxLines = 3000, kMaxFileLines = 400;
 
-// The rooms a first reading skips: the machinery that plugs into the core. A file on the
-// path that includes one of their headers has machinery in plain sight.
+// The rooms a first reading skips: the machinery that plugs into the core. A file of the core
+// or the data on the path that includes one of their headers has machinery in plain sight. The
+// loop's files on the path (src/train/, src/run/) are where the rooms are wired in, and are
+// not held to this.
 const std::set<std::string> kMachineryRooms = {"fast", "inspect", "run", "dist", "assembly",
                                                "finetune", "experiments", "cli", "linear"};
 
@@ -111,9 +114,12 @@ TEST_CASE("reading path: the listed lines exist, start at their anchors and fit 
     CHECK(total <= kMaxLines);
 }
 
-TEST_CASE("reading path: no listed file includes a machinery room or names its machinery") {
+TEST_CASE("reading path: no listed file of the core or the data includes a machinery room") {
     std::set<std::string> files;
-    for (const Entry& e : reading_path()) files.insert(e.file);
+    for (const Entry& e : reading_path())
+        if (e.file.rfind("src/train/", 0) != 0 && e.file.rfind("src/run/", 0) != 0)
+            files.insert(e.file);
+    REQUIRE(files.size() >= 10);
     const std::regex include(R"(^#include "([a-z_]+)/)");
     for (const std::string& file : files) {
         CAPTURE(file);
