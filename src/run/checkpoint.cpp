@@ -2,10 +2,12 @@
 #include "run/checkpoint.hpp"
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "assembly/swappable_ops_for.hpp"
 #include "io/read_file.hpp"
@@ -178,14 +180,23 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path) {
 }
 
 // model.safetensors matches checkpoint.json; a commit a killed writer left half-done is
-// finished first when no writer holds the directory (otherwise the mismatch is refused).
+// finished first when no writer holds the directory. A live writer may be inside a commit
+// (between its manifest and its renames, milliseconds): looked at again for up to a second,
+// then the mismatch is refused.
 static void checked_checkpoint(const std::string& run_dir) {
-    try {
-        verify_checkpoint_file(run_dir, "model.safetensors");
-    } catch (const std::runtime_error&) {
-        std::optional<RunLock> lock = RunLock::try_acquire(run_dir);
-        if (!lock) throw;
-        recover_checkpoint(run_dir);
+    for (int attempt = 1;; ++attempt) {
+        try {
+            verify_checkpoint_file(run_dir, "model.safetensors");
+            return;
+        } catch (const std::runtime_error&) {
+            std::optional<RunLock> lock = RunLock::try_acquire(run_dir);
+            if (lock) {
+                recover_checkpoint(run_dir);
+                return;
+            }
+            if (attempt == 100) throw;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
     }
 }
 
