@@ -87,8 +87,7 @@ void run_train(const TrainCommandOptions& o) {
         options.stop = rf::data_parallel_stop(*ranks, options.stop);
     }
     if (o.profile) {
-        const rf::StepFunction step = options.step ? options.step : rf::StepFunction(rf::train_step);
-        options.step = [step](rf::RoFormer& model, rf::AdamW& optimizer, const rf::Batch& batch,
+        options.step = [step = options.step](rf::RoFormer& model, rf::AdamW& optimizer, const rf::Batch& batch,
                               uint64_t seed, double grad_clip, double lr, size_t n) {
             const WatchedStep watched(rf::profile::observer());
             return step(model, optimizer, batch, seed, grad_clip, lr, n);

@@ -14,8 +14,6 @@ std::shared_ptr<const SwappableOps> path_ops(const FastConfig& fast) {
     return fast.fused ? fast_kernels() : std::make_shared<const SwappableOps>();
 }
 
-bool composed_path(const FastConfig& fast) { return !fast.fused; }
-
 bool products_in_onednn(const FastConfig& fast) {
     return fast.fused && (fast.products == ProductLibrary::onednn ||
                           (fast.products == ProductLibrary::automatic && onednn_built()));

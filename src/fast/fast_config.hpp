@@ -65,8 +65,6 @@ struct FastConfig {
 // The ops a softmax model runs: the composed ones (model/swappable_ops.hpp) for fused = false,
 // the fast path's twins (fast_kernels.hpp) otherwise.
 std::shared_ptr<const SwappableOps> path_ops(const FastConfig& fast);
-// Whether this is the composed path (fused = false): the loop then runs train_step itself.
-bool composed_path(const FastConfig& fast);
 // Whether the fast path's products run in oneDNN: products = onednn, or auto in a build that
 // has it. The composed path always multiplies with OpenBLAS.
 bool products_in_onednn(const FastConfig& fast);

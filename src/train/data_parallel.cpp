@@ -275,7 +275,7 @@ EvaluateFunction data_parallel_evaluate(Communicator& comm) {
 
 StopFunction data_parallel_stop(Communicator& comm, StopFunction local) {
     return [&comm, local = std::move(local)](double work_seconds) {
-        return agree_on_stop(comm, local ? local(work_seconds) : 0);
+        return agree_on_stop(comm, local(work_seconds));
     };
 }
 

@@ -168,21 +168,13 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             log << "no checkpoint in " << run.path() << " yet; starting again from step 0\n";
     }
     ProgressLine progress(log, quiet, tc.steps);
-    // What plugs into the loop from outside (trainer.hpp), or the plain single-process parts.
-    const StepFunction step_on = options.step ? options.step : StepFunction(train_step);
-    const EvaluateFunction evaluate_on =
-        options.evaluate ? options.evaluate
-                         : EvaluateFunction([](RoFormer& m, const std::vector<Batch>& b,
-                                               size_t n) { return evaluate(m, b, n); });
-    const StopFunction stop_asked =
-        options.stop ? options.stop : StopFunction([](double) { return 0; });
 
     // 2. The loop. The clock continues where the interrupted run's metrics stopped.
     const auto t0 = Clock::now();
     const double elapsed_before = metrics ? metrics->elapsed_before() : 0.0;
     auto elapsed = [&] { return elapsed_before + seconds_since(t0); };
     if (tc.eval_every && start_step == 0) {  // step 0: every curve starts from the same point
-        MetricsRow row = untrained_row(evaluate_on, model, batches(0, tc.batch_size), data, tc);
+        MetricsRow row = untrained_row(options.evaluate, model, batches(0, tc.batch_size), data, tc);
         row.elapsed_s = elapsed();
         if (metrics) metrics->append(row);
         if (!quiet)
@@ -199,7 +191,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const uint64_t seed = tc.seed * 0x9E3779B97F4A7C15ULL + step;  // dropout's masks
         const StepResult r = [&] {
             try {
-                return step_on(model, optimizer, batch, seed, tc.grad_clip, lr, step);
+                return options.step(model, optimizer, batch, seed, tc.grad_clip, lr, step);
             } catch (const NonFiniteLoss& e) {
                 throw std::runtime_error("training loss became " + format_shortest(e.loss) +
                                          " at step " + std::to_string(e.step) + "; " +
@@ -213,7 +205,8 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
         const bool do_eval = (tc.eval_every && done % tc.eval_every == 0) || done == tc.steps;
         std::optional<EvalResult> eval;
         if (do_eval)
-            summary.final_eval = *(eval = evaluate_on(model, data.validation, tc.eval_batches));
+            summary.final_eval =
+                *(eval = options.evaluate(model, data.validation, tc.eval_batches));
         if (do_eval || (tc.log_every && done % tc.log_every == 0)) {
             const double now = elapsed();
             const MetricsRow row{done,
@@ -229,7 +222,7 @@ TrainSummary train(const Config& config, const TrainOptions& options, std::ostre
             progress.update(row, per_step * double(end_step - done));
             window.reset(now);
         }
-        const int stop_signal = stop_asked(seconds_since(t_step));
+        const int stop_signal = options.stop(seconds_since(t_step));
         if (root && (stop_signal || done == end_step ||
                      (tc.checkpoint_every && done % tc.checkpoint_every == 0))) {
             // A model that is not finite is never committed: the last good checkpoint stays,

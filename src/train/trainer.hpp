@@ -44,9 +44,9 @@ struct TrainOptions {
     size_t stop_after = 0;  // stop (with a checkpoint) after this step; 0 = train.steps
     bool quiet = false;     // no progress output
     // ---- what plugs in from outside; the command line assembles it (cli/cmd_train.cpp) ----
-    StepFunction step;          // empty: train_step
-    EvaluateFunction evaluate;  // empty: evaluate()
-    StopFunction stop;          // empty: never asked to stop
+    StepFunction step = train_step;
+    EvaluateFunction evaluate = rf::evaluate;
+    StopFunction stop = [](double) { return 0; };  // never asked to stop
     // The ranks that train this model together, for the set-up around the loop (one run
     // directory, the same data and settings, rank 0's weights; train/data_parallel.hpp); null:
     // this process alone. The loop itself sees only `step`, `evaluate` and `stop`.
