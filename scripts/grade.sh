@@ -87,10 +87,19 @@ choose() {
   mkdir -p "$BUILD/graded"
   [ "$(cat "$shim" 2>/dev/null)" = "$line" ] || printf '%s\n' "$line" > "$shim"
 }
-# ours TASK → the file of our implementation; in a handout, which has none, the student's.
+# ours TASK → a file of our implementation: the task's marked region of the file that holds it
+# (students/graded_region.cmake writes it to $BUILD/ours/TASK.cpp, rewritten only when it
+# changes, its lines numbered as in that file); in a handout, which has none, the student's.
 ours() {
-  local f; f=$(field "$1" 2)
-  if [ -f "$f" ]; then echo "$f"; else echo "students/tasks/$1.cpp"; fi
+  local f out="$BUILD/ours/$1.cpp"; f=$(field "$1" 2)
+  mkdir -p "$BUILD/ours"
+  if [ -f "$f" ] && cmake -DMODE=ours -DTASK="$1" -DIN="$f" -DOUT="$out.new" -DLINE_FILE="$(realpath "$f")" \
+       -P students/graded_region.cmake > /dev/null 2>&1; then
+    cmp -s "$out.new" "$out" && rm -f "$out.new" || mv -f "$out.new" "$out"
+    echo "$out"
+  else
+    rm -f "$out.new"; echo "students/tasks/$1.cpp"
+  fi
 }
 
 # grade TASK MODE(student|reference) [FILE] → prints "passed failed" of the task's test cases,
@@ -101,7 +110,7 @@ grade() {
   local task="$1" mode="$2" file="${3:-}" log="$BUILD/$1.$2.log" report="$BUILD/$1.$2.report" t
   configure || { echo "- - compile"; return; }
   if [ -z "$file" ]; then
-    if [ "$mode" = reference ]; then file=$(field "$task" 2); else file="students/tasks/$task.cpp"; fi
+    if [ "$mode" = reference ]; then file=$(ours "$task"); else file="students/tasks/$task.cpp"; fi
   fi
   [ -f "$file" ] || { echo "grade: $file does not exist (scripts/grade.sh lists the tasks)" >&2; echo "- - compile"; return; }
   for t in $(all_tasks); do
@@ -319,10 +328,10 @@ check_wrong() {
 
 # handout DIR [TASK...] → the student's own repository in DIR (new or empty), one commit: the
 # graded tasks' stubs (default: every task), the grader, the lesson build and the files of src/
-# and tests/ it compiles (students/lesson_files.txt: no graded file, no other room of the
-# course), the docs it lists, and the handout's own README, install script and container files
-# (students/handout/, at the top). A task not handed out comes with our file as its student
-# file, so that everything links. Passages between <!-- answer:begin [TASK] --> and
+# and tests/ it compiles (students/lesson_files.txt: no other room of the course; the files
+# that hold our answers with every graded region cut), the docs it lists, and the handout's
+# own README, install script and container files (students/handout/, at the top). A task not
+# handed out comes with our region as its student file, so that everything links. Passages between <!-- answer:begin [TASK] --> and
 # <!-- answer:end --> (docs and comments in code) are cut for the chosen tasks (a marker naming
 # no task: always), and a link to a file the handout lacks becomes its text and the course
 # path. students/handout.txt lists the chosen tasks; its presence makes --reference, --check and
@@ -338,7 +347,7 @@ handout() {
   [ ${#chosen[@]} -eq 0 ] && mapfile -t chosen < <(tasks)
   for task in "${chosen[@]}"; do check_task "$task"; done
   mapfile -t paths < <(grep -v '^#' students/lesson_files.txt | grep .)
-  paths+=(scripts/grade.sh students/CMakeLists.txt students/lesson_files.txt students/tasks.txt
+  paths+=(scripts/grade.sh students/CMakeLists.txt students/graded_region.cmake students/lesson_files.txt students/tasks.txt
           students/hints.txt)
   mkdir -p "$dir"
   git archive --format=tar HEAD -- "${paths[@]}" | tar -x -C "$dir"
@@ -348,9 +357,17 @@ handout() {
     if printf '%s\n' "${chosen[@]}" | grep -qx "$task"; then
       git show "HEAD:students/tasks/$task.cpp" > "$dir/students/tasks/$task.cpp"
     else
+      git show "HEAD:$(field "$task" 2)" > "$dir/students/tasks/$task.cpp.host"
+      cmake -DMODE=ours -DTASK="$task" -DIN="$dir/students/tasks/$task.cpp.host" -DOUT="$dir/students/tasks/$task.cpp.ours" \
+        -P students/graded_region.cmake > /dev/null
       { echo "// Given, not graded in this handout: task $task, written for you (the other tasks call it)."
-        git show "HEAD:$(field "$task" 2)"; } > "$dir/students/tasks/$task.cpp"
+        cat "$dir/students/tasks/$task.cpp.ours"; } > "$dir/students/tasks/$task.cpp"
+      rm -f "$dir/students/tasks/$task.cpp.host" "$dir/students/tasks/$task.cpp.ours"
     fi
+  done
+  # The files that hold our answers, without them (each region one comment naming the task's file).
+  for f in $(for task in $(all_tasks); do field "$task" 2; done | sort -u); do
+    cmake -DMODE=cut -DIN="$dir/$f" -DOUT="$dir/$f" -P students/graded_region.cmake > /dev/null
   done
   printf '%s\n' "${chosen[@]}" > "$dir/students/handout.txt"
   # The marked passages of every text file (a marker in a comment: `// <!-- answer:begin TASK -->`;

@@ -29,7 +29,19 @@ void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, 
     out[seq_len - 1] = kSepId;
 }
 
-// masked_token_for (the 80/10/10 rule) is in mlm_masking.cpp.
+// What a position selected for prediction shows the model: [MASK] with probability
+// mask_share, a random non-special token with probability random_share, the original token
+// otherwise (BERT, Devlin et al. 2019, §3.1: 80/10/10). Used by the training sampler and the
+// validation masks below.
+// graded:begin mlm_masking (students/tasks/mlm_masking.cpp)
+int masked_token_for(int original, double action, size_t vocab_size, const MaskingOptions& options,
+                     Rng& rng) {
+    if (action < options.mask_share) return kMaskId;
+    if (action < options.mask_share + options.random_share)
+        return kNumSpecialTokens + static_cast<int>(rng.below(vocab_size - kNumSpecialTokens));
+    return original;
+}
+// graded:end mlm_masking
 
 static void check_common(size_t seq_len, size_t vocab_size, size_t batch_size,
                          const MaskingOptions& options) {

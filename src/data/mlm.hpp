@@ -42,7 +42,7 @@ void frame_window(const std::vector<int>& tokens, size_t start, size_t seq_len, 
 // The token a selected position shows the model (BERT's 80/10/10 rule): [MASK] when
 // action < mask_share, else a uniformly random non-special id in [5, vocab_size) (one
 // rng.below draw, only in this case) when action < mask_share + random_share, else `original`.
-// action is a uniform draw in [0, 1). mlm_masking.cpp (a graded task: students/tasks/).
+// action is a uniform draw in [0, 1). In mlm.cpp (a graded task: students/tasks/).
 int masked_token_for(int original, double action, size_t vocab_size, const MaskingOptions& options,
                      Rng& rng);
 

@@ -1,6 +1,6 @@
 // Room — experiments: RoPE's relative property in f32, bf16 and double (see
 // rope_precision.hpp). A measurement tool: its own small rotation, in each precision, beside a
-// double reference — not the model's kernel (src/position/rope_kernel.cpp), which turns in one
+// double reference — not the model's kernel (src/position/rope.cpp), which turns in one
 // precision only.
 //
 // Legend: G groups, T tokens, D head size, a a pair, i a query token, j a key token (i ≥ j),

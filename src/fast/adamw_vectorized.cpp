@@ -1,5 +1,5 @@
 // Room — fast: AdamW's update on the fast path (model.fused = true): step()'s formulas
-// (adamw.hpp; the readable loop is adamw_step.cpp) with the element loop in SIMD lanes of Real
+// (adamw.hpp; the readable loop is AdamW::step in adamw.cpp) with the element loop in SIMD lanes of Real
 // — SimdKernels::adamw_update of the ISA in force (src/fast/simd_kernels.hpp) — instead of
 // double scalars. The scalar factors are still computed once in double; per element the
 // moments and the weight are computed in Real, so the result is step()'s to float rounding

@@ -1,5 +1,5 @@
 // Room — fast: AdamW's update on the fast path, an optimizer step of its own beside the
-// readable AdamW::step (src/nn/adamw.hpp, adamw_step.cpp): the same formulas with the element
+// readable AdamW::step (src/nn/adamw.hpp, adamw.cpp): the same formulas with the element
 // loop in SIMD lanes; the fast kernels (fast_kernels.cpp) run it as their optimizer_step.
 #pragma once
 

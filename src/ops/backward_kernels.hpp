@@ -1,6 +1,6 @@
-// Stage 2 — ops: the raw-loop backward kernels that live in their own files, so a student
-// build can swap one for a stub (students/, docs/graded-tasks.md). The ops that call them
-// (softmax.cpp, layernorm.cpp) keep the forward and the autograd wiring.
+// Stage 2 — ops: the raw-loop backward kernels of two ops, each a graded task (a marked region
+// of its op's file, right under the forward, that a student build swaps for the student's
+// file: students/, docs/graded-tasks.md).
 //
 // Legend: R rows = product of all dims but the last, C size of the last axis; every buffer is
 //         row-major [R, C] (or [R] for per-row statistics), contiguous.
@@ -15,13 +15,13 @@ namespace rf {
 // softmax backward, one row of n entries: dx += y ⊙ (dy − Σ_j dy_j·y_j)
 //   y: the forward's output, dy: its gradient, dx: x's gradient (added to), each n long.
 // softmax runs it on every row of [R, C]; causal_softmax on the first i + 1 entries of row i.
-// softmax_backward.cpp; derivation in docs/backward.md.
+// In softmax.cpp; derivation in docs/backward.md.
 void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n);
 
 // layer_norm backward for x, per row, with g = dY ⊙ γ and xhat = (X − mean)·rstd:
 //   dX += rstd·(g − mean(g) − xhat·mean(g ⊙ xhat))
 //   X, dY, dX: [R, C]; gamma: [C]; mean, rstd: [R] (saved by the forward).
-// layernorm_backward.cpp; derivation in docs/backward.md.
+// In layernorm.cpp; derivation in docs/backward.md.
 void layer_norm_backward_x(const Real* X, const Real* gamma, const Real* dY, const Real* mean,
                            const Real* rstd, Real* dX, size_t R, size_t C);
 

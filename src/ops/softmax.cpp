@@ -48,9 +48,19 @@ void softmax_row(const Real* x, Real* y, size_t n) {
     for (size_t j = 0; j < n; ++j) y[j] *= inv;
 }
 
-// Its backward, softmax_row_backward, is in softmax_backward.cpp (backward_kernels.hpp).
-
 }  // namespace
+
+// softmax_row's backward (declared in backward_kernels.hpp: causal_softmax calls it too).
+// y = softmax(x) over a row has Jacobian ∂y_i/∂x_j = y_i(δ_ij − y_j), so
+//   dx_j = Σ_i dy_i·y_i(δ_ij − y_j) = y_j·(dy_j − Σ_i dy_i·y_i)     (docs/backward.md)
+// The dot product is summed in double.
+// graded:begin softmax_backward (students/tasks/softmax_backward.cpp)
+void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n) {
+    double dot = 0.0;
+    for (size_t j = 0; j < n; ++j) dot += double(dy[j]) * y[j];
+    for (size_t j = 0; j < n; ++j) dx[j] += y[j] * (dy[j] - Real(dot));
+}
+// graded:end softmax_backward
 
 // ---- softmax ------------------------------------------------------------------------------
 // y = exp(x − max) / Σ exp(x − max)   x:[..., C] → y:[..., C]

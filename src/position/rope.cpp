@@ -1,5 +1,5 @@
-// Stage 4 — position: the RoPE angle table and the differentiable op (the kernel is
-// rope_kernel.cpp, its backward rope_backward.cpp).
+// Stage 4 — position: the RoPE angle table, the kernel that turns the pairs, its backward, and
+// the differentiable op that calls both.
 //
 // Legend: N = B·H rows of heads, T sequence length, D head size, r rotary dims, h = r/2 pairs.
 #include "position/rope.hpp"
@@ -47,6 +47,54 @@ void RopeTable::reserve(size_t length) {
     }
     capacity_ = length;
 }
+
+// ---- the kernel: y = R_m x -----------------------------------------------------------------
+// Pair i is (lo, hi) = (2i, 2i+1) interleaved, (i, i + h) half. With c = cos mθ_i,
+// s = sin_sign · sin mθ_i:
+//   y_lo = c·x_lo − s·x_hi
+//   y_hi = s·x_lo + c·x_hi
+// and y_d = x_d for the pass-through dims d ≥ r. Rows (n, t) are independent, each written
+// once. (One thread: the fast path's rotation, src/fast/fused_attention.cpp, is the one that
+// runs in SIMD lanes over threads.)
+// graded:begin rope_forward (students/tasks/rope_forward.cpp)
+void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
+                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
+                 bool accumulate) {
+    const size_t h = r / 2;
+    const bool interleaved = pairing == RopePairing::interleaved;
+    const size_t step = interleaved ? 2 : 1;  // lo = i·step
+    const size_t gap = interleaved ? 1 : h;   // hi = lo + gap
+    const long long rows = static_cast<long long>(N * T);
+    for (long long row = 0; row < rows; ++row) {
+        const size_t t = static_cast<size_t>(row) % T;
+        const Real* x = in + static_cast<size_t>(row) * D;
+        Real* y = out + static_cast<size_t>(row) * D;
+        const Real* c = cos + t * h;
+        const Real* s = sin + t * h;
+        for (size_t i = 0; i < h; ++i) {
+            const size_t lo = i * step, hi = lo + gap;
+            const Real x_lo = x[lo], x_hi = x[hi];  // both read before either is written
+            const Real si = sin_sign * s[i];
+            const Real y_lo = c[i] * x_lo - si * x_hi;
+            const Real y_hi = si * x_lo + c[i] * x_hi;
+            y[lo] = accumulate ? y[lo] + y_lo : y_lo;
+            y[hi] = accumulate ? y[hi] + y_hi : y_hi;
+        }
+        for (size_t d = r; d < D; ++d) y[d] = accumulate ? y[d] + x[d] : x[d];
+    }
+}
+// graded:end rope_forward
+
+// ---- its backward: dx += R_mᵀ dy ----------------------------------------------------------
+// graded:begin rope_backward (students/tasks/rope_backward.cpp)
+// y = R_m x is linear in x, so dL/dx = R_mᵀ dL/dy; a rotation's transpose is the rotation by
+// the opposite angle, R_mᵀ = R_{−m}: the forward kernel with sin negated, adding into dx
+// (a tensor used twice receives the sum of both gradients). Derivation: docs/backward.md.
+void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
+                   RopePairing pairing, const Real* cos, const Real* sin) {
+    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, Real(-1), true);
+}
+// graded:end rope_backward
 
 // ---- the op -------------------------------------------------------------------------------
 // y = R_m x per row, m = offset + t   x:[..., T, D] → y:[..., T, D]

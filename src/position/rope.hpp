@@ -86,7 +86,7 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
                  bool accumulate);
 
 // The backward of the op: dx += R_mᵀ dy for every row (n, t), with the forward's cos/sin
-// table. dy, dx: [N, T, D] (rope_backward.cpp).
+// table. dy, dx: [N, T, D] (in rope.cpp, under the kernel).
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin);
 

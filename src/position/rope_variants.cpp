@@ -147,7 +147,7 @@ Tensor rope_learned_frequencies(const Tensor& x, const Tensor& theta, const Rope
                 Real(1), false);
     const RopePairing pairing = o.pairing;
     return make_result(std::move(y), {x, theta}, "rope_learned_frequencies", [=](TensorImpl& out) {
-        // dx += R_mᵀ dy: RoPE's backward (rope_backward.cpp), with this row's angles
+        // dx += R_mᵀ dy: RoPE's backward (rope.cpp's rope_backward), with this row's angles
         if (Array* dx = grad_of(out.node->parents[0]))
             rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
                           angles->sin.data());

@@ -1,4 +1,4 @@
-// Graded task adamw_step — one AdamW update (replaces src/nn/adamw_step.cpp).
+// Graded task adamw_step — one AdamW update (its place: src/nn/adamw.cpp, marked there).
 // Grade it:  scripts/grade.sh adamw_step    (tests: tests/lesson/test_adamw.cpp — several steps
 //                                            against a loop in double, decoupled decay, resume)
 //

@@ -1,5 +1,5 @@
-// Graded task layernorm_backward — LayerNorm's backward for x (replaces
-// src/ops/layernorm_backward.cpp).
+// Graded task layernorm_backward — LayerNorm's backward for x (its place: src/ops/layernorm.cpp,
+// under the op, marked there).
 // Grade it:  scripts/grade.sh layernorm_backward  (tests: tests/gradcheck/test_layernorm_grad.cpp,
 //                                                  "layer_norm gradient*", central differences)
 //

@@ -1,4 +1,4 @@
-// Graded task mlm_masking — BERT's masking rule (replaces src/data/mlm_masking.cpp).
+// Graded task mlm_masking — BERT's masking rule (its place: src/data/mlm.cpp, marked there).
 // Grade it:  scripts/grade.sh mlm_masking   (tests: tests/lesson/test_mlm.cpp — the shares of
 //                                            [MASK] / random / unchanged, and reproducibility)
 //

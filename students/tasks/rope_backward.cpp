@@ -1,4 +1,4 @@
-// Graded task rope_backward — RoPE's backward (replaces src/position/rope_backward.cpp).
+// Graded task rope_backward — RoPE's backward (its place: src/position/rope.cpp, marked there).
 // Grade it:  scripts/grade.sh rope_backward     (tests: tests/gradcheck/test_rope_grad.cpp,
 //                                                "rope gradient*", central differences)
 //

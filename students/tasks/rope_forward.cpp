@@ -1,4 +1,4 @@
-// Graded task rope_forward — the RoPE kernel (replaces src/position/rope_kernel.cpp).
+// Graded task rope_forward — the RoPE kernel (its place: src/position/rope.cpp, marked there).
 // Grade it:  scripts/grade.sh rope_forward      (tests: tests/lesson/test_rope.cpp, "rope: *")
 //
 // Write rope_kernel, declared in src/position/rope.hpp. For every row (n, t) of a contiguous

@@ -1,4 +1,4 @@
-// Graded task softmax_backward — softmax's backward (replaces src/ops/softmax_backward.cpp).
+// Graded task softmax_backward — softmax's backward (its place: src/ops/softmax.cpp, marked there).
 // Grade it:  scripts/grade.sh softmax_backward  (tests: tests/gradcheck/test_softmax_grad.cpp,
 //                                                "softmax gradient*", central differences)
 //

@@ -6,7 +6,8 @@ the answer of a task it hands out.
                                                          students/handout.txt)
 
 Run from the full repository (it reads our answers there). For each task, the answer is
-  - our implementation (field 2 of students/tasks.txt): its statements, comments dropped,
+  - our implementation (the task's marked region of the file field 2 of students/tasks.txt
+    names): its statements, comments dropped,
     token-normalised (whitespace and line breaks do not count). A statement the task's stub
     also holds (the signature) is no answer; nor is one of fewer than MIN_TOKENS tokens.
     Each is looked for as written (names kept), and two that follow each other in ours found
@@ -33,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 MIN_TOKENS = 8     # a statement shorter than this is too common to be anyone's answer
 NEAR = 3           # lines between two consecutive statements of ours found in a file
@@ -108,8 +110,19 @@ def shape(args):
     return tuple(" ".join(a) if constant(a) else "_" for a in args)
 
 
+def region(repo, task, path):
+    """Our answer to a task: its marked region of the file that holds it, as
+    students/graded_region.cmake (the one reader of the markers) writes it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, task + ".cpp")
+        subprocess.run(["cmake", f"-DMODE=ours", f"-DTASK={task}", f"-DIN={os.path.join(repo, path)}",
+                        f"-DOUT={out}", "-P", os.path.join(repo, "students/graded_region.cmake")],
+                       check=True, capture_output=True)
+        return open(out, encoding="utf-8").read()
+
+
 def answer_code(repo, fields):
-    ours = open(os.path.join(repo, fields[1]), encoding="utf-8").read()
+    ours = region(repo, fields[0], fields[1])
     stub = open(os.path.join(repo, "students/tasks", fields[0] + ".cpp"), encoding="utf-8").read()
     given = {" ".join(s) for s in statements(stub)}
     exact, calls = [], []

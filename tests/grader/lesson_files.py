@@ -10,8 +10,9 @@ io's archives (float32) or the double-precision core (the f64 tasks) with a link
 names every archive member the link pulls in; their sources, and every header of src/ and
 tests/ that the compiler's dependency files list for those objects and the test objects, are
 what the lesson build needs. (The precompiled header holds no file of src/, so the dependency
-files list them all: CMakeLists.txt, RF_PCH.) The graded files (field 2) are not listed: the student's file
-stands in for each. Prints PASS, or FAIL with each file missing from or extra in the list.
+files list them all: CMakeLists.txt, RF_PCH.) The files that hold a graded region (field 2) are
+listed like any other: the lesson build compiles them with the regions cut. Prints PASS, or
+FAIL with each file missing from or extra in the list.
 """
 import glob
 import os
@@ -24,7 +25,6 @@ source, build = (os.path.realpath(a) for a in sys.argv[1:3])
 rows = [line.rstrip("\n").split(" | ") for line in open(os.path.join(source, "students/tasks.txt"),
                                                          encoding="utf-8")
         if re.match(r"^[a-z_]+ [|] ", line)]
-graded = {row[1] for row in rows}
 
 
 def object_of(test):
@@ -72,7 +72,6 @@ for program, libs in (("f32", ["roformer_data", "roformer_io"] + CORE), ("f64", 
         needed |= depfile_paths(obj)
     for obj in objects:
         needed |= depfile_paths(obj)
-needed -= graded
 
 listed = {line.strip() for line in open(os.path.join(source, "students/lesson_files.txt"), encoding="utf-8")
           if line.strip() and not line.startswith("#") and line.startswith(("src/", "tests/"))}

@@ -5,7 +5,7 @@
 #   tests/machinery/cli_handout.sh WORKDIR
 #
 # The handout is a git repository of its own (one commit, a clean tree); it holds of src/ and
-# tests/ exactly the files of students/lesson_files.txt and no graded file of ours (each task's
+# tests/ exactly the files of students/lesson_files.txt, those that held a graded region cut (each task's
 # function lives only in its students/tasks/ stub); its own README, install script and container
 # files are at its top, and the container runs the install script's package step; the content
 # between the docs' answer markers is gone, and so are the markers, in docs and code comments
@@ -40,8 +40,13 @@ done
 grep -q 'install.sh --packages' "$H/.devcontainer/Dockerfile" || fail "the container does not run ./install.sh --packages"
 grep -q '"postCreateCommand": "./install.sh"' "$H/.devcontainer/devcontainer.json" || fail "the devcontainer does not run ./install.sh"
 for task in "${tasks[@]}"; do
-  ours=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
-  [ -e "$H/$ours" ] && fail "$task: our $ours is in the handout"
+  host=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
+  ours="$W/ours.$task.cpp"  # our answer: the task's marked region of $host
+  cmake -DMODE=ours -DTASK="$task" -DIN="$host" -DOUT="$ours" -P students/graded_region.cmake > /dev/null \
+    || fail "$task: $host holds no graded region of it"
+  grep -q "graded:begin" "$H/$host" && fail "$task: the handout's $host keeps a graded region"
+  grep -q "^// Graded task $task: students/tasks/$task.cpp holds it" "$H/$host" \
+    || fail "$task: the handout's $host does not say where the task's code went"
   cmp -s "students/tasks/$task.cpp" "$H/students/tasks/$task.cpp" || fail "$task: the handout's stub differs from students/tasks/$task.cpp"
   # Our code lines (not comments, includes, braces or namespace lines; at least 12 characters;
   # found in no other file of the course) are nowhere.
@@ -50,8 +55,8 @@ for task in "${tasks[@]}"; do
     n=$((n + 1))
     grep -rqxF --exclude-dir=.git -- "$line" "$H" && fail "$task: the handout holds our line: $line"
   done < <(grep -vE '^\s*(//|#include|namespace|}|$)' "$ours" | awk 'length($0) >= 12' | grep -vxFf "students/tasks/$task.cpp" |
-           while IFS= read -r l; do git grep -hF -e "$l" -- ":!$ours" | grep -qxF -- "$l" || printf '%s\n' "$l"; done)
-  [ "$n" -gt 0 ] || fail "$task: found no code line in $ours to look for (the check would see nothing)"
+           while IFS= read -r l; do git grep -hF -e "$l" -- ":!$host" | grep -qxF -- "$l" || printf '%s\n' "$l"; done)
+  [ "$n" -gt 0 ] || fail "$task: found no code line in $host's region to look for (the check would see nothing)"
   grep -qx "$task" "$H/students/handout.txt" || fail "$task: not listed in the handout's students/handout.txt"
 done
 # Every file the lesson build compiles finds what it includes in the handout.
@@ -127,7 +132,8 @@ done
 # A handout of one task gives the others as written (ours), so that everything links.
 scripts/grade.sh --handout "$W/one" rope_forward > /dev/null 2>&1 || fail "grade.sh --handout DIR rope_forward failed"
 [ "$(cat "$W/one/students/handout.txt" 2>/dev/null)" = rope_forward ] || fail "the handout of rope_forward lists other tasks"
-tail -n +2 "$W/one/students/tasks/rope_backward.cpp" | cmp -s - src/position/rope_backward.cpp \
+cmake -DMODE=ours -DTASK=rope_backward -DIN=src/position/rope.cpp -DOUT="$W/ours.given.cpp" -P students/graded_region.cmake > /dev/null
+tail -n +2 "$W/one/students/tasks/rope_backward.cpp" | cmp -s - "$W/ours.given.cpp" \
   && head -n 1 "$W/one/students/tasks/rope_backward.cpp" | grep -q "^// Given, not graded" \
   || fail "the handout of rope_forward does not give rope_backward as written"
 # A folder with files in it is never overwritten.

@@ -1,5 +1,5 @@
 // The fast path's AdamW (adamw_step_vectorized, src/fast/adamw_vectorized.cpp) against the
-// readable one (AdamW::step, src/nn/adamw_step.cpp) over several updates, on every
+// readable one (AdamW::step, src/nn/adamw.cpp) over several updates, on every
 // instruction set of the kernels this CPU runs: weights and both moments to float rounding,
 // decay only where flagged, parameters without a gradient untouched; and the execution plan
 // choosing between them (model.fused).

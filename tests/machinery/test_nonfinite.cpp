@@ -2,7 +2,7 @@
 // (src/model/finite_values.hpp), config numbers the library would hold as 0 or inf in float32
 // (src/config/validate.cpp), and the fast AdamW agreeing with the readable one on a row with
 // no gradient when ε is below float32's range (src/fast/adamw_vectorized.cpp vs
-// src/nn/adamw_step.cpp). The end-to-end cases, one per command: cli_nonfinite.sh.
+// src/nn/adamw.cpp). The end-to-end cases, one per command: cli_nonfinite.sh.
 // The float32 limits are IEEE 754's (C's FLT_MIN / FLT_MAX), not numbers from this code.
 #include <doctest/doctest.h>
 
