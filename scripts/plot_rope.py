@@ -15,7 +15,7 @@
 
 Legend: D head size, r = D rotary dims, pair i = dims (2i, 2i+1) (interleaved),
 θ_i = base^(−2i/D), R_m the rotation of every pair i by m·θ_i (docs/rope.md §2–§5;
-src/position/rope.cpp builds θ_i, src/position/rope.cpp turns the pairs).
+src/position/rope.cpp builds θ_i and turns the pairs).
 
 Files go to DIR (default docs/img) as rope_<figure>.png. A file there that this script did
 not draw (no Software text chunk SOFTWARE) is never replaced; each picture is written to a

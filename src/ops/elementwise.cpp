@@ -242,7 +242,6 @@ Tensor gelu(const Tensor& x) {
     const Real* in = x.data();
     Real* out = y.data();
     Real* phi = cdf->empty() ? nullptr : cdf->data();
-#pragma omp parallel for schedule(static) if (n > 32768)
     for (size_t i = 0; i < n; ++i) {
         const Real c = Real(0.5) * std::erfc(-inv_sqrt2 * in[i]);
         out[i] = in[i] * c;
@@ -258,7 +257,6 @@ Tensor gelu(const Tensor& x) {
         const Real* c = cdf->data();
         const Real* dout = out.grad.data();
         Real* dx = g->data();
-#pragma omp parallel for schedule(static) if (n > 32768)
         for (size_t i = 0; i < n; ++i)
             dx[i] += dout[i] * (c[i] + inv_sqrt_2pi * v[i] * std::exp(Real(-0.5) * v[i] * v[i]));
     });

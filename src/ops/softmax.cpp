@@ -6,8 +6,8 @@
 //          T  tokens (causal_softmax: scores [..., T, T], row i is query position i)
 //
 // Every row is shifted by its maximum before exponentiating, so exp never overflows
-// (softmax([1000, 1001]) is as exact as softmax([0, 1])). Rows are independent, so the row
-// loops run under OpenMP with no cross-thread sums. Sums are accumulated in double.
+// (softmax([1000, 1001]) is as exact as softmax([0, 1])). One thread, row after row (the fast
+// path's fused twins are the ones that thread). Sums are accumulated in double.
 // softmax and causal_softmax share one row kernel, forward and backward: causal row i is a
 // softmax of its first i + 1 entries.
 #include <algorithm>
@@ -70,7 +70,6 @@ Tensor softmax(const Tensor& x) {
     Array y = Array::from_shape(x.value().shape());
     const Real* X = x.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) softmax_row(X + size_t(r) * C, Y + size_t(r) * C, C);
     return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
         // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
@@ -79,7 +78,6 @@ Tensor softmax(const Tensor& x) {
         const Real* Y = o.data.data();  // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
         for (long r = 0; r < long(R); ++r) {
             const size_t off = size_t(r) * C;
             softmax_row_backward(Y + off, dY + off, dX + off, C);
@@ -98,7 +96,6 @@ Tensor causal_softmax(const Tensor& scores) {
     Array y = Array::from_shape(scores.value().shape());
     const Real* X = scores.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static) if (R * T > 16384)
     for (long r = 0; r < long(R); ++r) {
         const size_t i = size_t(r) % T, off = size_t(r) * T;  // row r is query position i
         softmax_row(X + off, Y + off, i + 1);
@@ -113,7 +110,6 @@ Tensor causal_softmax(const Tensor& scores) {
                            const Real* Y = o.data.data();  // the saved output
                            const Real* dY = o.grad.data();
                            Real* dX = g->data();
-#pragma omp parallel for schedule(static) if (R * T > 16384)
                            for (long r = 0; r < long(R); ++r) {
                                const size_t i = size_t(r) % T, off = size_t(r) * T;
                                softmax_row_backward(Y + off, dY + off, dX + off, i + 1);
@@ -129,7 +125,6 @@ Tensor log_softmax(const Tensor& x) {
     Array y = Array::from_shape(x.value().shape());
     const Real* X = x.data();
     Real* Y = y.data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
     for (long r = 0; r < long(R); ++r) {
         const size_t off = size_t(r) * C;
         const double lse = row_logsumexp(X + off, C);
@@ -142,7 +137,6 @@ Tensor log_softmax(const Tensor& x) {
         const Real* Y = o.data.data();  // the saved output
         const Real* dY = o.grad.data();
         Real* dX = gx->data();
-#pragma omp parallel for schedule(static) if (R * C > 16384)
         for (long r = 0; r < long(R); ++r) {
             const size_t off = size_t(r) * C;
             double total = 0.0;
@@ -186,7 +180,6 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
     // Per-row log-sum-exp, kept for backward; per-row losses summed in row order afterwards.
     const Real* X = logits.data();
     std::vector<double> lse(N, 0.0), row_loss(N, 0.0);
-#pragma omp parallel for schedule(static) if (N * V > 16384)
     for (long i = 0; i < long(N); ++i) {
         if (targets[size_t(i)] == ignore_index) continue;
         const size_t off = size_t(i) * V;
@@ -209,7 +202,6 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
                            const Real scale = Real(double(o.grad()) / double(count));
                            const Real* X = logits.data();
                            Real* dX = g->data();
-#pragma omp parallel for schedule(static) if (N * V > 16384)
                            for (long i = 0; i < long(N); ++i) {
                                const int t = targets[size_t(i)];
                                if (t == ignore_index) continue;
