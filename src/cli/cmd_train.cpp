@@ -21,6 +21,7 @@
 #include "train/trainer.hpp"
 
 #ifdef RF_COVERAGE
+#include "cli/call_edges.hpp"
 extern "C" {
 #include <gcov.h>  // __gcov_reset, __gcov_dump (a C header without extern "C")
 }
@@ -101,9 +102,13 @@ void run_train(const TrainCommandOptions& o) {
     options.stop = [stop = options.stop](double work_seconds) {
         const int signal = stop(work_seconds);
         static int asked = 0;
-        if (++asked == 1) __gcov_reset();
+        if (++asked == 1) {
+            __gcov_reset();
+            rf::start_call_edges();
+        }
         if (asked == 2) {
             __gcov_dump();  // (and not again at exit)
+            rf::write_call_edges();
             std::cerr << "coverage: the counters of step 2 written\n";
         }
         return signal;

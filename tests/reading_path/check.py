@@ -127,7 +127,7 @@ def run_step(roformer, build, source, work):
              "--stop-after", "2", "--out", os.path.join(work, "run")]
     gdb = shutil.which("gdb")
     frames_out = os.path.join(work, "frames.json")
-    env = dict(os.environ)
+    env = dict(os.environ, RF_CALL_EDGES_OUT=os.path.join(work, "calls.txt"))
     if gdb:
         path, line = kernel_line(source)
         env.update(RF_FRAMES_OUT=frames_out, RF_STEP_FUNCTION=STEP_FUNCTION,
@@ -219,6 +219,48 @@ def compress(lines):
     return ", ".join(out)
 
 
+def call_jumps(roformer, source, work, listing):
+    """The calls between our functions in the counted turn (src/cli/call_edges.cpp wrote them:
+    function and call site, offsets into the program), resolved by addr2line: prints how many
+    distinct caller → callee pairs there were, and how many of them leave one file of src/ for
+    another — the jumps a reader makes following the step. Returns that count, or None."""
+    path = os.path.join(work, "calls.txt")
+    if not os.path.exists(path) or not shutil.which("addr2line"):
+        print("jumps between files: not measured (no call file, or no addr2line)")
+        return None
+    pairs = [line.split() for line in open(path, encoding="utf-8") if line.strip()]
+    functions = sorted({f for f, _ in pairs})
+    sites = sorted({hex(int(s, 16) - 1) for _, s in pairs})  # the call instruction, not the return
+    def resolve(addresses):
+        out = subprocess.run(["addr2line", "-f", "-C", "-e", roformer] + addresses,
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        src = os.path.realpath(os.path.join(source, "src")) + os.sep
+        named = {}
+        for address, name, where in zip(addresses, out[0::2], out[1::2]):
+            file = os.path.realpath(where.rsplit(":", 1)[0])
+            named[address] = (name, os.path.relpath(file, source) if file.startswith(src) else None)
+        return named
+    callee, caller = resolve(functions), resolve(sites)
+    edges = set()
+    for f, s in pairs:
+        (to_name, to_file), (from_name, from_file) = callee[f], caller[hex(int(s, 16) - 1)]
+        if to_file and from_file:
+            edges.add((from_file, from_name, to_file, to_name))
+    across = [e for e in edges if e[0] != e[2]]
+    file_pairs = {(e[0], e[2]) for e in across}
+    engine = sum(1 for e in across if e[2].startswith("src/tensor/tensor."))
+    print(f"calls: {len(edges)} distinct caller → callee pairs among the functions of src/ in the "
+          f"turn; jumps between files: {len(across)} of them leave one file for another "
+          f"({len(file_pairs)} pairs of files; {engine} of the jumps are calls of the Tensor "
+          f"class, src/tensor/tensor.{{hpp,cpp}}, {len(across) - engine} the others)")
+    if listing:
+        print("the jumps, per pair of files (caller's file → callee's file: callees):")
+        for a, b in sorted(file_pairs):
+            names = sorted({e[3] for e in across if (e[0], e[2]) == (a, b)})
+            print(f"  {a} → {b}: {len(names)}: {', '.join(n.split('(')[0] for n in names)[:200]}")
+    return len(across)
+
+
 def report_frames(frames):
     """Prints the frames from train_step to the kernel; returns (frames, virtual calls) or
     None when they could not be measured."""
@@ -266,6 +308,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         frames = run_step(a.roformer, a.build, a.source, work)
         ran = lines_that_ran(a.build, a.source, work)
+        jumps = call_jumps(os.path.abspath(a.roformer), a.source, work, a.suggest)
 
     plumbing_lines = sum(count_listed(s) for s in plumbing.values())
     if plumbing_lines > PLUMBING_MAX:
