@@ -195,10 +195,10 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
     // logits = z·word_embᵀ + bias and their mean cross-entropy (one op on the fast path)
     const Tensor z = head_transform(rows);
-    out.loss = ops_ ? ops_->decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel,
-                                         &out.logits)
-                    : decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel,
-                                   &out.logits);
+    out.loss =
+        ops_ ? ops_->decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel,
+                                  &out.logits)
+             : decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel, &out.logits);
     return out;
 }
 

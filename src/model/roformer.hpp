@@ -118,7 +118,7 @@ private:
     ModelConfig config_;
     PositionConfig position_config_;
     std::shared_ptr<const SwappableOps> ops_;  // none: the composed ops, called directly
-    size_t embedding_width_;   // E (model_config.hpp, embedding_width)
+    size_t embedding_width_;                   // E (model_config.hpp, embedding_width)
     Tensor word_embeddings;        // [V, E]
     Tensor token_type_embeddings;  // [types, E]: segment a (0) and b (1) of a sentence pair, …
     LayerNorm embedding_norm;
