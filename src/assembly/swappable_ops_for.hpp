@@ -13,7 +13,8 @@
 namespace rf {
 
 // The swappable ops of a model with this config, on the path `fast` names (linear attention
-// draws its fixed tensors from init_seed and reads the position config).
+// draws its fixed tensors from init_seed and reads the position config); none for a softmax
+// model on the composed path, which then calls the composed ops itself.
 std::shared_ptr<const SwappableOps> swappable_ops_for(const ModelConfig& config,
                                                       const PositionConfig& position,
                                                       uint64_t init_seed,

@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/batch_seed.hpp"
 #include "data/corpus.hpp"
 #include "data/tokenizer.hpp"
 #include "tensor/random.hpp"

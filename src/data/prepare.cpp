@@ -95,20 +95,6 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
     return out;
 }
 
-TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
-                                 std::vector<int> train_ids, size_t vocab_size, uint64_t seed) {
-    // The sampler takes the ids; held by a shared pointer, the returned function (copied into
-    // std::function and on) never copies them again.
-    if (objective == data::Objective::clm) {
-        const auto sampler =
-            std::make_shared<const data::ClmSampler>(std::move(train_ids), config.seq_len, seed);
-        return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
-    }
-    const auto sampler = std::make_shared<const data::MlmSampler>(
-        std::move(train_ids), config.seq_len, vocab_size, seed, data::masking_options(config));
-    return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
-}
-
 std::vector<Batch> length_eval_batches(const DataConfig& config, data::Objective objective,
                                                 const std::vector<int>& validation_ids,
                                                 size_t length, size_t batch_size, size_t vocab_size,

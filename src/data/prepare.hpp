@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,13 +41,6 @@ struct PreparedData {
 // validation set has no token to score (data.mask_prob too small).
 PreparedData prepare_data(const DataConfig& config, size_t batch_size,
                           std::unique_ptr<data::Tokenizer>& tokenizer, data::Objective objective);
-
-// Training batch `step` of `batch_size` windows of data.seq_len tokens.
-using TrainingBatches = std::function<Batch(uint64_t step, size_t batch_size)>;
-// The objective's sampler over the training ids, seeded with train.seed. It keeps the ids:
-// pass std::move(prepared.train_ids) so that the corpus's ids are held once, not twice.
-TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
-                                 std::vector<int> train_ids, size_t vocab_size, uint64_t seed);
 
 // Evaluation at another window length L (roformer eval --seq-len, roformer extrapolate): the
 // first max_text_tokens validation tokens (0 = all) cut into windows of L, so that every L

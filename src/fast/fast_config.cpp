@@ -11,7 +11,7 @@
 namespace rf {
 
 std::shared_ptr<const SwappableOps> path_ops(const FastConfig& fast) {
-    return fast.fused ? fast_kernels() : std::make_shared<const SwappableOps>();
+    return fast.fused ? fast_kernels() : nullptr;
 }
 
 bool products_in_onednn(const FastConfig& fast) {

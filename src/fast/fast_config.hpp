@@ -62,8 +62,8 @@ struct FastConfig {
 };
 
 // ---- what each key changes ------------------------------------------------------------------
-// The ops a softmax model runs: the composed ones (model/swappable_ops.hpp) for fused = false,
-// the fast path's twins (fast_kernels.hpp) otherwise.
+// The ops a softmax model is handed: none for fused = false (the model then calls the composed
+// ops itself, model/swappable_ops.hpp), the fast path's twins (fast_kernels.hpp) otherwise.
 std::shared_ptr<const SwappableOps> path_ops(const FastConfig& fast);
 // Whether the fast path's products run in oneDNN: products = onednn, or auto in a build that
 // has it. The composed path always multiplies with OpenBLAS.

@@ -184,7 +184,7 @@ private:
         out.loss.backward();
         out = ClassifierOutput{};
         if (fc_.grad_clip > 0) optimizer_.clip_grad_norm(fc_.grad_clip);
-        model_.encoder().swappable_ops().optimizer_step(optimizer_, lr);
+        model_.encoder().optimizer_step(optimizer_, lr);
         return loss;
     }
 

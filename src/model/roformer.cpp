@@ -12,14 +12,15 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
                    std::shared_ptr<const SwappableOps> ops)
     : config_(config),
       position_config_(position),
-      ops_(ops ? std::move(ops) : std::make_shared<const SwappableOps>()),
+      ops_(std::move(ops)),
+      embedding_width_(embedding_width(config)),
       dropout_rng_(init_seed ^ 0x9E3779B97F4A7C15ULL) {
     if (config.vocab_size == 0) throw std::invalid_argument("model.vocab_size must be > 0");
     // The position config was validated at load (config/validate.cpp); only asserted here.
     assert(config.num_heads > 0 && config.hidden % config.num_heads == 0);
     validate_model_options(config, position);
     const size_t C = config.hidden, V = config.vocab_size, F = config.ffn;
-    const size_t E = embedding_width(config);  // the embedding tables' width (C unless set)
+    const size_t E = embedding_width_;  // the embedding tables' width (C unless set)
     const double std = config.init_std, eps = config.layer_norm_eps;
     Rng rng(init_seed);
 
@@ -45,7 +46,7 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     // (The ops handed in draw any fixed tensors of their own, the linear kernels' FAVOR
     // projections, from generators of their own, so every weight is the same draw whatever the
     // ops.) Linear attention has no composed form: refused without its kernels.
-    if (config.attention == AttentionKind::linear && !ops_->is_linear_attention())
+    if (config.attention == AttentionKind::linear && !(ops_ && ops_->is_linear_attention()))
         throw std::invalid_argument(
             "model.attention = linear needs the linear-attention kernels handed to the model "
             "(swappable_ops_for, src/assembly/swappable_ops_for.hpp)");
@@ -81,17 +82,48 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     parameters_.emplace_back(decoder_bias);
 }
 
+void RoFormer::optimizer_step(AdamW& optimizer, double lr) const {
+    if (ops_)
+        ops_->optimizer_step(optimizer, lr);
+    else
+        optimizer.step(lr);
+}
+
+Rng& RoFormer::dropout_rng() { return dropout_rng_; }
+
+// ---- the composed answers of the swappable ops (swappable_ops.hpp) ------------------------
+// LN(h + r)
+Tensor residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) {
+    return norm(add(h, r));
+}
+
+// logits = z·Eᵀ + bias
+Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias) {
+    return add(matmul(z, embeddings, false, true), bias);
+}
+
+Tensor decoder_loss(const Tensor& z, const Tensor& embeddings, const Tensor& bias,
+                    const std::vector<int>& targets, int ignore_index, Tensor* logits) {
+    *logits = tied_decoder(z, embeddings, bias);
+    return cross_entropy(*logits, targets, ignore_index);
+}
+
 // ---- one encoder block (post-LN) ---------------------------------------------------------
+// At each of the swappable places: the ops handed in, or (none) the composed op itself.
 Tensor EncoderLayer::attention_block(const Tensor& h, PositionScheme& position, bool training,
                                      Real dropout_p, Rng& rng) const {
-    Tensor a = ops->self_attention(attention, h, position, training, rng);
-    return ops->residual_norm(attention_norm, h, dropout(a, dropout_p, training, rng));
+    Tensor a = ops ? ops->self_attention(attention, h, position, training, rng)
+                   : attention(h, position, training, rng);
+    const Tensor r = dropout(a, dropout_p, training, rng);
+    return ops ? ops->residual_norm(attention_norm, h, r) : residual_norm(attention_norm, h, r);
 }
 
 Tensor EncoderLayer::feed_forward_block(const Tensor& h, bool training, Real dropout_p,
                                         Rng& rng) const {
-    Tensor f = output(ops->gelu(intermediate(h)));
-    return ops->residual_norm(output_norm, h, dropout(f, dropout_p, training, rng));
+    const Tensor u = intermediate(h);
+    Tensor f = output(ops ? ops->gelu(u) : gelu(u));
+    const Tensor r = dropout(f, dropout_p, training, rng);
+    return ops ? ops->residual_norm(output_norm, h, r) : residual_norm(output_norm, h, r);
 }
 
 Tensor EncoderLayer::forward(const Tensor& h, PositionScheme& position, bool training,
@@ -124,7 +156,7 @@ Tensor RoFormer::embed(const std::vector<int>& ids, size_t batch, size_t seq_len
         h = add(h, embedding(token_type_embeddings, token_types, {batch, seq_len}));
     h = position_->embed(h);  // + absolute pos
     h = dropout(embedding_norm(h), static_cast<Real>(config_.dropout), training, dropout_rng_);
-    return embedding_width(config_) == config_.hidden ? h : embeddings_project(h);  // E → C
+    return embedding_width_ == config_.hidden ? h : embeddings_project(h);  // E → C
 }
 
 // ids:[B,T] → hidden:[B·T, C]
@@ -141,7 +173,8 @@ Tensor RoFormer::encode(const std::vector<int>& ids, size_t batch, size_t seq_le
 
 // z = LN(gelu(x·Wtᵀ + bt))   x:[M,C] → z:[M,E]
 Tensor RoFormer::head_transform(const Tensor& hidden_rows) {
-    return transform_norm(ops_->gelu(transform(hidden_rows)));
+    const Tensor u = transform(hidden_rows);
+    return transform_norm(ops_ ? ops_->gelu(u) : gelu(u));
 }
 
 ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int>& labels,
@@ -161,8 +194,11 @@ ModelOutput RoFormer::forward(const std::vector<int>& ids, const std::vector<int
     // backward), then run the head on those M rows only.
     Tensor rows = embedding(hidden, out.rows, {out.rows.size()});
     // logits = z·word_embᵀ + bias and their mean cross-entropy (one op on the fast path)
-    out.loss = ops_->decoder_loss(head_transform(rows), word_embeddings, decoder_bias,
-                                      targets, kIgnoreLabel, &out.logits);
+    const Tensor z = head_transform(rows);
+    out.loss =
+        ops_ ? ops_->decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel,
+                                  &out.logits)
+             : decoder_loss(z, word_embeddings, decoder_bias, targets, kIgnoreLabel, &out.logits);
     return out;
 }
 
@@ -179,7 +215,14 @@ size_t RoFormer::num_parameters() const {
     return n;
 }
 
-std::vector<Tensor> RoFormer::buffers() const { return ops_->buffers(); }
+const SwappableOps& RoFormer::swappable_ops() const {
+    static const SwappableOps composed{};
+    return ops_ ? *ops_ : composed;
+}
+
+std::vector<Tensor> RoFormer::buffers() const {
+    return ops_ ? ops_->buffers() : std::vector<Tensor>{};
+}
 
 // Per token and layer (2 FLOPs per multiply-add), H heads of size D, C = H·D:
 //   softmax: q·kᵀ and probs·v, T·D each per head                 2·2·T·C
@@ -190,7 +233,7 @@ std::vector<Tensor> RoFormer::buffers() const { return ops_->buffers(); }
 double RoFormer::forward_flops_per_token(size_t seq_len, double head_fraction) const {
     const double C = double(config_.hidden), F = double(config_.ffn);
     const double V = double(config_.vocab_size), T = double(seq_len);
-    const double H = double(config_.num_heads), E = double(embedding_width(config_));
+    const double H = double(config_.num_heads), E = double(embedding_width_);
     double attention = 2.0 * 2.0 * T * C;  // q·kᵀ and probs·v
     if (config_.attention == AttentionKind::linear) {
         const double features = double(attention_feature_size(config_));

@@ -36,7 +36,8 @@ struct EncoderLayer {
     Linear intermediate;       // intermediate.dense  [F, C]
     Linear output;             // output.dense        [C, F]
     LayerNorm output_norm;     // output.LayerNorm
-    const SwappableOps* ops = nullptr;  // the model's swappable ops (swappable_ops.hpp)
+    // the model's swappable ops (swappable_ops.hpp); none: the composed ops, called directly
+    const SwappableOps* ops = nullptr;
 
     // h:[B,T,C] → LN(h + dropout(SelfAttention(h)))
     Tensor attention_block(const Tensor& h, PositionScheme& position, bool training,
@@ -85,8 +86,12 @@ public:
 
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
-    // The swappable ops its layers and head run (swappable_ops.hpp), handed in at construction.
-    const SwappableOps& swappable_ops() const { return *ops_; }
+    // The swappable ops its layers and head run (swappable_ops.hpp), handed in at construction;
+    // the base class, the composed ops, when none were.
+    const SwappableOps& swappable_ops() const;
+    // One update of `optimizer` at learning rate lr, as its ops run it: AdamW::step when it was
+    // handed none (the vectorised twin on the fast path).
+    void optimizer_step(AdamW& optimizer, double lr) const;
     PositionScheme& position() { return *position_; }
     // The scheme layer i attends with: position() or, where position.layer_schemes says
     // `none`, a scheme that adds nothing (layer_schemes.hpp).
@@ -105,14 +110,15 @@ public:
     // (2 per multiply-add; attention's T-dependent terms included). Training ≈ 3× this.
     double forward_flops_per_token(size_t seq_len, double head_fraction) const;
     // Dropout randomness (re-seeded by the trainer for bit-identical resumes).
-    Rng& dropout_rng() { return dropout_rng_; }
+    Rng& dropout_rng();
 
 private:
     Tensor head_transform(const Tensor& hidden_rows);  // [M,C] → z:[M,E], before the decoder
 
     ModelConfig config_;
     PositionConfig position_config_;
-    std::shared_ptr<const SwappableOps> ops_;
+    std::shared_ptr<const SwappableOps> ops_;  // none: the composed ops, called directly
+    size_t embedding_width_;                   // E (model_config.hpp, embedding_width)
     Tensor word_embeddings;        // [V, E]
     Tensor token_type_embeddings;  // [types, E]: segment a (0) and b (1) of a sentence pair, …
     LayerNorm embedding_norm;

@@ -1,5 +1,6 @@
-// Stage 5 — model: the composed answers of the swappable ops (see swappable_ops.hpp), the tied
-// decoder among them.
+// Stage 5 — model: the base class of the swappable ops answers with the composed ops (see
+// swappable_ops.hpp; residual_norm and decoder_loss are written in roformer.cpp, which calls
+// them itself when the model is handed no ops).
 #include "model/swappable_ops.hpp"
 
 #include "model/attention.hpp"
@@ -14,18 +15,13 @@ Tensor SwappableOps::self_attention(const SelfAttention& attention, const Tensor
 Tensor SwappableOps::gelu(const Tensor& x) const { return rf::gelu(x); }
 
 Tensor SwappableOps::residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r) const {
-    return norm(add(h, r));
-}
-
-Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias) {
-    return add(matmul(z, embeddings, false, true), bias);
+    return rf::residual_norm(norm, h, r);
 }
 
 Tensor SwappableOps::decoder_loss(const Tensor& z, const Tensor& embeddings, const Tensor& bias,
                              const std::vector<int>& targets, int ignore_index,
                              Tensor* logits) const {
-    *logits = tied_decoder(z, embeddings, bias);
-    return cross_entropy(*logits, targets, ignore_index);
+    return rf::decoder_loss(z, embeddings, bias, targets, ignore_index, logits);
 }
 
 void SwappableOps::optimizer_step(AdamW& optimizer, double lr) const { optimizer.step(lr); }

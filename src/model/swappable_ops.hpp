@@ -2,10 +2,11 @@
 // the composed ops (a table of virtual functions, one object per model).
 //
 // The model a student reads runs composed ops (split_heads, rope, matmul, softmax, gelu, add,
-// layer_norm, …). At five places it asks its SwappableOps instead of calling them directly; the
-// base class here answers with exactly those composed ops (swappable_ops.cpp):
+// layer_norm, …). At five places a model handed SwappableOps asks them instead of calling those
+// ops directly; the base class here answers with exactly those composed ops, the functions the
+// model calls itself when it is handed none (the composed path: no virtual call on the way):
 //
-//   place                          composed (swappable_ops.cpp)      model.fused = true (src/fast/)
+//   place                          composed                          model.fused = true (src/fast/)
 //   a layer's self-attention       SelfAttention::operator()         fused_attention, per tile,
 //                                                                    q, k, v as one product
 //   the FFN's and head's GELU      gelu                              gelu_vectorized
@@ -14,7 +15,7 @@
 //   AdamW's update                 AdamW::step                       adamw_step_vectorized
 //
 // A model is handed its ops once, when it is built (src/assembly/swappable_ops_for.hpp builds
-// them from the config; none handed: these composed ones); nothing is threaded
+// them from the config; none handed: the composed ops, called directly); nothing is threaded
 // through the forward's signatures. The fast twins are held to these composed ops, values and
 // gradients, by tests/machinery/test_fused_*.cpp and test_adamw_vectorized.cpp.
 // They may also replace what a place computes: model.attention = linear wraps either set in
@@ -59,8 +60,17 @@ struct SwappableOps {
     virtual std::vector<Tensor> buffers() const { return {}; }
 };
 
+// ---- the composed answers, written once (roformer.cpp): the base class answers with them, and
+// the model calls them itself when it is handed no ops. (Self-attention's is SelfAttention's
+// call, gelu's rf::gelu, the optimizer's AdamW::step.)
+// The post-LN residual step LN(h + r)   h, r:[..., C] → [..., C]
+Tensor residual_norm(const LayerNorm& norm, const Tensor& h, const Tensor& r);
 // The tied decoder, logits = z·Eᵀ + bias, the word embeddings E reused as the output matrix.
 //   z:[M,C] E:[V,C] bias:[V] → [M,V]
 Tensor tied_decoder(const Tensor& z, const Tensor& embeddings, const Tensor& bias);
+// The tied decoder's logits (into *logits) and their mean cross-entropy over the rows whose
+// target is not ignore_index.   z:[M,C] E:[V,C] bias:[V] targets:[M] → scalar
+Tensor decoder_loss(const Tensor& z, const Tensor& embeddings, const Tensor& bias,
+                    const std::vector<int>& targets, int ignore_index, Tensor* logits);
 
 }  // namespace rf

@@ -47,7 +47,7 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
     r.grad_norm = clip_gradients(optimizer, grad_clip);
     // AdamW's update, as the model's ops run it: AdamW::step on the composed path, its
     // vectorised twin on the fast path (model/swappable_ops.hpp)
-    model.swappable_ops().optimizer_step(optimizer, lr);
+    model.optimizer_step(optimizer, lr);
     return r;
 }
 

@@ -51,4 +51,16 @@ private:
     double spare_ = 0.0;
 };
 
+// The seed of training batch `index`: splitmix64 of seed and index, which spreads them over
+// all 64 bits, so batch k's generator is unrelated to batch k+1's and to another seed's.
+// Every sampler (MlmSampler in data/mlm.hpp, ClmSampler in data/clm.hpp) seeds batch k's Rng
+// with it, so batch k is the same whatever came before it (a resumed run draws the same
+// batches).
+inline uint64_t batch_seed(uint64_t seed, uint64_t index) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 }  // namespace rf

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "data/batch_seed.hpp"
 #include "io/fnv1a.hpp"
+#include "tensor/random.hpp"
 
 namespace rf {
 
@@ -109,7 +109,7 @@ ShardedBatch shard(const Communicator& comm, const Batch& global) {
 }
 
 uint64_t dropout_seed(const Communicator& comm, uint64_t seed) {
-    return comm.rank() == 0 ? seed : data::batch_seed(seed, 0xD50C0000ull + comm.rank());
+    return comm.rank() == 0 ? seed : batch_seed(seed, 0xD50C0000ull + comm.rank());
 }
 
 void check_batch_rows(const Communicator& comm, size_t batch_size) {
@@ -262,7 +262,7 @@ StepFunction data_parallel_step(Communicator& comm, double* allreduce_seconds) {
         }
         const ObservedScope phase("optimizer: clip + step", true);
         r.grad_norm = clip_gradients(optimizer, grad_clip);
-        model.swappable_ops().optimizer_step(optimizer, lr);
+        model.optimizer_step(optimizer, lr);
         return r;
     };
 }

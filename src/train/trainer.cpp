@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -10,6 +12,8 @@
 #include <variant>
 
 #include "assembly/swappable_ops_for.hpp"
+#include "data/clm.hpp"
+#include "data/mlm.hpp"
 #include "model/finite_values.hpp"
 #include "nn/adamw.hpp"
 #include "fast/blas_core.hpp"
@@ -32,6 +36,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Training batch `step` of `batch_size` windows of data.seq_len tokens.
+using TrainingBatches = std::function<Batch(uint64_t step, size_t batch_size)>;
+// The objective's sampler over the training ids, seeded with train.seed. It takes the ids
+// (pass std::move(data.train_ids): the corpus's ids are held once, not twice); held by a shared
+// pointer, the returned function (copied into std::function and on) never copies them again.
+TrainingBatches training_batches(const DataConfig& config, data::Objective objective,
+                                 std::vector<int> train_ids, size_t vocab_size, uint64_t seed) {
+    if (objective == data::Objective::clm) {
+        const auto sampler =
+            std::make_shared<const data::ClmSampler>(std::move(train_ids), config.seq_len, seed);
+        return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
+    }
+    const auto sampler = std::make_shared<const data::MlmSampler>(
+        std::move(train_ids), config.seq_len, vocab_size, seed, data::masking_options(config));
+    return [sampler](uint64_t step, size_t rows) { return sampler->batch_at(step, rows); };
 }
 
 // The step-0 row of metrics.csv, before any update: the untrained model's validation loss

@@ -107,15 +107,20 @@ TEST_CASE("adamw_vectorized: same ISA, same inputs → the same bits") {
 TEST_CASE("the model's swappable ops run the vectorised AdamW with model.fused, the readable one without") {
     FastConfig fused, composed;
     composed.fused = false;
-    // Each kernel table's update is bit-identical to calling its AdamW step directly.
+    // The composed path hands the model no ops: it calls AdamW::step itself.
+    CHECK(swappable_ops_for(ModelConfig{}, PositionConfig{}, 0, composed) == nullptr);
+    ModelConfig config;
+    config.vocab_size = 8;
+    // Each model's update is bit-identical to calling its AdamW step directly.
     for (const bool vectorized : {false, true}) {
         CAPTURE(vectorized);
         std::vector<NamedParameter> via_kernels = make_params(5), direct = make_params(5);
         AdamW opt_kernels(via_kernels, {}), opt_direct(direct, {});
         set_grads(via_kernels, 1);
         set_grads(direct, 1);
-        swappable_ops_for(ModelConfig{}, PositionConfig{}, 0, vectorized ? fused : composed)
-            ->optimizer_step(opt_kernels, 1e-2);
+        const RoFormer model =
+            assembled_model(config, PositionConfig{}, 0, vectorized ? fused : composed);
+        model.optimizer_step(opt_kernels, 1e-2);
         if (vectorized)
             adamw_step_vectorized(opt_direct, 1e-2);
         else
