@@ -107,14 +107,17 @@ Tensor attention_tiles(Operands in, size_t B, size_t T, size_t C, size_t H, Rope
         if (rot->pairing == RopePairing::interleaved) {
             rot->cos.resize(T * 2 * half);
             rot->sin.resize(T * 2 * half);
-            for (size_t t = 0; t < T; ++t)
+            for (size_t t = 0; t < T; ++t) {
+                const Real* cos_t = table->cos_row(t);
+                const Real* sin_t = table->sin_row(t);
                 for (size_t i = 0; i < half; ++i) {
-                    const Real c = table->cos_row(t)[i], sn = table->sin_row(t)[i];
+                    const Real c = cos_t[i], sn = sin_t[i];
                     const size_t at = t * 2 * half + 2 * i;
                     rot->cos[at] = rot->cos[at + 1] = c;
                     rot->sin[at] = -sn;
                     rot->sin[at + 1] = sn;
                 }
+            }
         } else {
             rot->cos.assign(table->cos_row(0), table->cos_row(0) + T * half);
             rot->sin.assign(table->sin_row(0), table->sin_row(0) + T * half);

@@ -31,6 +31,14 @@ RopeTable::RopeTable(RopeOptions options, size_t length) : options_(options), le
     freq_ = rope_frequencies(options_, length_);
 }
 
+const RopeOptions& RopeTable::options() const { return options_; }
+size_t RopeTable::half() const { return options_.rotary_dims / 2; }
+RopeTable& RopeTable::for_length(size_t length) {
+    return options_.scaling == RopeScaling::dynamic_ntk ? dynamic_ntk_table(length) : *this;
+}
+const Real* RopeTable::cos_row(size_t m) const { return cos_.data() + m * half(); }
+const Real* RopeTable::sin_row(size_t m) const { return sin_.data() + m * half(); }
+
 void RopeTable::reserve(size_t length) {
     if (length <= capacity_) return;
     const size_t h = half();

@@ -51,19 +51,17 @@ class RopeTable {
 public:
     explicit RopeTable(RopeOptions options, size_t length = 0);  // options checked at load
 
-    const RopeOptions& options() const { return options_; }
+    const RopeOptions& options() const;
     const std::vector<double>& frequencies() const { return freq_.theta; }
     size_t capacity() const { return capacity_; }  // rows computed = longest length seen
-    size_t half() const { return options_.rotary_dims / 2; }
+    size_t half() const;  // r/2 pairs
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
     // The table for a sequence of `length` positions: this one, except under dynamic NTK past
     // L₀, where it is a table with the base grown for that length (rope_scaling.cpp).
-    RopeTable& for_length(size_t length) {
-        return options_.scaling == RopeScaling::dynamic_ntk ? dynamic_ntk_table(length) : *this;
-    }
-    const Real* cos_row(size_t m) const { return cos_.data() + m * half(); }  // [r/2]
-    const Real* sin_row(size_t m) const { return sin_.data() + m * half(); }  // [r/2]
+    RopeTable& for_length(size_t length);
+    const Real* cos_row(size_t m) const;  // [r/2]: cos mθ_i of position m
+    const Real* sin_row(size_t m) const;  // [r/2]: sin mθ_i of position m
 
 private:
     RopeTable& dynamic_ntk_table(size_t length);

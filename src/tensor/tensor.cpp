@@ -16,6 +16,10 @@ std::string shape_str(const Shape& shape) {
 }
 
 // ---- construction -----------------------------------------------------------------------
+Tensor::Tensor() = default;
+bool Tensor::defined() const { return impl_ != nullptr; }
+TensorImpl* Tensor::impl() const { return impl_.get(); }
+
 Tensor::Tensor(Array data, bool requires_grad) : impl_(std::make_shared<TensorImpl>()) {
     impl_->data = std::move(data);
     impl_->requires_grad = requires_grad;

@@ -47,7 +47,7 @@ struct TensorImpl {
 
 class Tensor {
 public:
-    Tensor() = default;
+    Tensor();  // undefined: no value yet
     explicit Tensor(Array data, bool requires_grad = false);
     explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
@@ -55,7 +55,7 @@ public:
     static Tensor full(const Shape& shape, Real value, bool requires_grad = false);
     static Tensor scalar(Real value, bool requires_grad = false);
 
-    bool defined() const { return impl_ != nullptr; }
+    bool defined() const;
     Shape shape() const;
     size_t dim() const;
     size_t size(int axis) const;  // negative axis counts from the end
@@ -83,7 +83,7 @@ public:
 
     Tensor detach() const;  // same values (copied), no history, no grad
     const std::shared_ptr<Node>& node() const;
-    TensorImpl* impl() const { return impl_.get(); }
+    TensorImpl* impl() const;
 
 private:
     std::shared_ptr<TensorImpl> impl_;

@@ -23,8 +23,8 @@ compares them with the table of docs/reading-path.md (or --table):
   - RoPE's own files (src/position/rope*) list at most MAX_ROPE_LINES lines;
   - the figures, printed: the files and lines that ran, the lines listed over those files and in
     the whole table, the frames from train_step to the kernel and the virtual calls among them,
-    and the budget (BUDGET), met or not. The budget fails the check only once ENFORCE_BUDGET is
-    set (when the code meets it).
+    the calls between our functions that leave one file for another (the jumps between files),
+    and the budget (BUDGET), met or not; a figure of ENFORCED over its budget fails the check.
 
 --suggest prints, per file that ran, the line ranges that ran: what the table's rows must cover.
 --report writes the per-file figures as CSV.
@@ -48,7 +48,9 @@ MAX_ROPE_LINES = 200  # the listed lines of RoPE's own files (src/position/rope*
 # The budget of one composed step: listed lines (the whole table), files that run,
 # frames from train_step to the line that turns a pair, virtual calls among those frames.
 BUDGET = {"listed lines": 2000, "files that ran": 20, "frames": 8, "virtual calls": 1}
-ENFORCE_BUDGET = False  # set once the code meets BUDGET: then a figure over it fails the check
+# The figures the code meets, held: one over its budget fails the check. ("files that ran" is
+# not met yet: 23, docs/reading-path.md says which run and why.)
+ENFORCED = ("listed lines", "frames", "virtual calls")
 # The line that turns a pair: the first line of this file containing this text (not a comment).
 KERNEL = ("src/position/rope.cpp", "y_lo =")
 STEP_FUNCTION = "rf::train_step"
@@ -378,8 +380,9 @@ def main():
     over = [name for name in figures if figures[name] > BUDGET[name]]
     print("budget: " + ", ".join(parts) + (" (met)" if not over and len(figures) == len(BUDGET)
                                           else f" (not met: {', '.join(over) or 'unmeasured'})"))
-    if ENFORCE_BUDGET and over:
-        failures.append("over the budget: " + ", ".join(over))
+    held = [name for name in over if name in ENFORCED]
+    if held:
+        failures.append("over the budget: " + ", ".join(f"{n} {figures[n]} > {BUDGET[n]}" for n in held))
 
     for f in failures:
         print("FAIL: " + f)
