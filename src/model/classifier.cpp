@@ -10,9 +10,10 @@ ClassificationHead::ClassificationHead(size_t hidden, size_t num_labels, double 
       out_proj(hidden, num_labels, init_std, rng, "classifier.out_proj") {}
 
 // x:[B,C] → out_proj(dropout(gelu(dense(dropout(x))))):[B,K]
-Tensor ClassificationHead::operator()(const Tensor& x, const SwappableOps& kernels, bool training,
+Tensor ClassificationHead::operator()(const Tensor& x, const SwappableOps* kernels, bool training,
                                       Real p, Rng& rng) const {
-    Tensor z = kernels.gelu(dense(dropout(x, p, training, rng)));
+    const Tensor u = dense(dropout(x, p, training, rng));
+    Tensor z = kernels ? kernels->gelu(u) : gelu(u);
     return out_proj(dropout(z, p, training, rng));
 }
 

@@ -31,7 +31,8 @@ struct ClassificationHead {
     Linear out_proj;  // classifier.out_proj  [K, C]
     ClassificationHead() = default;
     ClassificationHead(size_t hidden, size_t num_labels, double init_std, Rng& rng);
-    Tensor operator()(const Tensor& first_tokens, const SwappableOps& kernels, bool training,
+    // kernels: the encoder's swappable ops, or none (the composed gelu).
+    Tensor operator()(const Tensor& first_tokens, const SwappableOps* kernels, bool training,
                       Real dropout_p, Rng& rng) const;
     void collect(std::vector<NamedParameter>& params) const;
 };

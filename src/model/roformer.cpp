@@ -215,10 +215,7 @@ size_t RoFormer::num_parameters() const {
     return n;
 }
 
-const SwappableOps& RoFormer::swappable_ops() const {
-    static const SwappableOps composed{};
-    return ops_ ? *ops_ : composed;
-}
+const SwappableOps* RoFormer::swappable_ops() const { return ops_.get(); }
 
 std::vector<Tensor> RoFormer::buffers() const {
     return ops_ ? ops_->buffers() : std::vector<Tensor>{};

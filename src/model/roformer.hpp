@@ -87,8 +87,8 @@ public:
     const ModelConfig& config() const { return config_; }
     const PositionConfig& position_config() const { return position_config_; }
     // The swappable ops its layers and head run (swappable_ops.hpp), handed in at construction;
-    // the base class, the composed ops, when none were.
-    const SwappableOps& swappable_ops() const;
+    // none (nullptr): the composed ops, called directly.
+    const SwappableOps* swappable_ops() const;
     // One update of `optimizer` at learning rate lr, as its ops run it: AdamW::step when it was
     // handed none (the vectorised twin on the fast path).
     void optimizer_step(AdamW& optimizer, double lr) const;
