@@ -96,20 +96,21 @@ void run_train(const TrainCommandOptions& o) {
     }
 #ifdef RF_COVERAGE
     // A coverage build (CMakeLists.txt, RF_COVERAGE): the counters written hold one whole turn
-    // of the loop alone — from the stop question after step 1 to the one after step 2: the
-    // schedule, the sampler, the step, the bookkeeping — what docs/reading-path.md lists
+    // of the loop alone — from the stop question after step 1 to the one after step 2, both
+    // left out (what answers them, the signal guard above, is plugged in here, not the loop's):
+    // the schedule, the sampler, the step, the bookkeeping — what docs/reading-path.md lists
     // (scripts/reading_path.sh measures it).
     options.stop = [stop = options.stop](double work_seconds) {
-        const int signal = stop(work_seconds);
         static int asked = 0;
-        if (++asked == 1) {
-            __gcov_reset();
-            rf::start_call_edges();
-        }
-        if (asked == 2) {
+        if (++asked == 2) {
             __gcov_dump();  // (and not again at exit)
             rf::write_call_edges();
             std::cerr << "coverage: the counters of step 2 written\n";
+        }
+        const int signal = stop(work_seconds);
+        if (asked == 1) {
+            __gcov_reset();
+            rf::start_call_edges();
         }
         return signal;
     };

@@ -140,5 +140,7 @@ void RopePosition::rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset) {
     k = rope(k, table_, offset);
     if (rotate_values_) v = rope(v, value_table(), offset);
 }
+Tensor RopePosition::embed(const Tensor& x, size_t) { return x; }
+Tensor RopePosition::bias_scores(const Tensor& scores) { return scores; }
 
 }  // namespace rf

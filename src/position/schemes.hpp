@@ -75,6 +75,9 @@ public:
     }
     // q, k (and v if rotate_values) ← rope(·, table, offset)
     void rotate(Tensor& q, Tensor& k, Tensor& v, size_t offset = 0) override;
+    // RoPE adds nothing to the embeddings and no bias to the scores: both pass through.
+    Tensor embed(const Tensor& x, size_t offset = 0) override;
+    Tensor bias_scores(const Tensor& scores) override;
     RopeTable& table() { return table_; }
     // The fused kernel rotates q and k with table(); rotated values it leaves to the ops, and
     // dynamic_ntk, whose table depends on the length the kernel is not told.

@@ -10,6 +10,7 @@
 // Dropout draws from Rng(dropout_seed): a run resumed at this step draws the same masks.
 #include "step/train_step.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,12 @@
 namespace rf {
 
 namespace {
+
+// Whether any position of the batch carries a label (kIgnoreLabel: none asked there).
+bool has_labels(const Batch& batch) {
+    return std::any_of(batch.labels.begin(), batch.labels.end(),
+                       [](int label) { return label != kIgnoreLabel; });
+}
 
 // The batch's loss from the forward's output, after its backward (d loss / d every parameter,
 // into .grad); NonFiniteLoss, naming the step, when it is not finite.
@@ -39,7 +46,7 @@ StepResult train_step(RoFormer& model, AdamW& optimizer, const Batch& batch,
     model.dropout_rng() = Rng(dropout_seed);
     optimizer.zero_grad();
     // A batch with no labelled position has no mean loss: no forward, every gradient stays 0.
-    if (batch.n_selected() > 0) {
+    if (has_labels(batch)) {
         ModelOutput out =
             model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
         r.loss = backward_from(out, step);
@@ -58,7 +65,7 @@ double compute_gradients(RoFormer& model, AdamW& optimizer, const Batch& batch,
     optimizer.zero_grad();
     // (A training window always has a labelled position; a data-parallel rank's shard may
     // have none: its gradients are 0 in the sum, data_parallel.cpp.)
-    if (batch.n_selected() == 0) return 0.0;
+    if (!has_labels(batch)) return 0.0;
     ModelOutput out = model.forward(batch.input_ids, batch.labels, batch.batch, batch.seq_len, true);
     return backward_from(out, step);
 }
