@@ -237,7 +237,7 @@ def draw_decay(np, plt, args):
         worst = float(np.abs(ours - bound).max())
         if worst > 1e-5 * max(1.0, float(bound.max())):  # the CSV prints six decimals
             raise Refusal(f"roformer rope-decay --dim {dim} differs from the numpy sum by {worst:g}"
-                          " (src/position/rope_decay.cpp vs decay_bound here); one of them is wrong")
+                          " (src/ropelab/rope_decay.cpp vs decay_bound here); one of them is wrong")
         ax.plot(distance, bound, color=colour, lw=1.4, label=f"D = {dim}")
     ax.set_xlabel("relative distance |m − n|")
     ax.set_ylabel("relative upper bound  (1/(D/2)) Σ_j |S_j|")

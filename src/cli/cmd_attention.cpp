@@ -36,8 +36,8 @@
 #include "io/output_file.hpp"
 #include "model/attention_maps.hpp"
 #include "model/finite_values.hpp"
-#include "position/layer_schemes.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/layer_schemes.hpp"
+#include "ropelab/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -136,7 +136,7 @@ std::string run_name(std::string dir) {
 // What each layer of the run applies to its attention: "rope" where RoPE turns at least one
 // pair, "alibi" where ALiBi biases the scores, "none" where a layer sees no positions (marked
 // `none` in position.layer_schemes, or position.rope_p = 0), and the scheme's name for one that
-// adds its table at the embedding (learned, sinusoidal). position/rotating_layers.hpp decides.
+// adds its table at the embedding (learned, sinusoidal). ropelab/rotating_layers.hpp decides.
 std::vector<std::string> layer_positions(const rf::Config& c) {
     const rf::PositionConfig& p = c.position;
     const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);

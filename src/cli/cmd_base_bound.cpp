@@ -19,7 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/long_work.hpp"
 #include "io/output_file.hpp"
-#include "position/rope_base_bound.hpp"
+#include "ropelab/rope_base_bound.hpp"
 
 namespace {
 

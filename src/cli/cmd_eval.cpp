@@ -101,7 +101,7 @@ void refuse_trained_text_as_validation(const std::string& run_dir, const rf::Con
 
 // The position scaling the model was evaluated with, for the header: "none", or each knob that
 // rescales RoPE's angles ("yarn ×4 from 64", "interpolation ×2"). validate() refuses every
-// one of them on a model where no layer rotates (position/rotating_layers.hpp: a scheme
+// one of them on a model where no layer rotates (ropelab/rotating_layers.hpp: a scheme
 // without RoPE, every layer `none`, position.rope_p = 0), so there it is always "none".
 std::string position_scaling(const rf::PositionConfig& p) {
     std::string text;

@@ -7,7 +7,7 @@
 // rotating layer, head and pair i: θ_i, mean |q_i|·|k_i| and its share of the head's sum; per
 // head the most-attended relative offset δ = n − m, its mass, and whether δ ∈ {−1, 0, +1}.
 // A layer marked `none` in position.layer_schemes turns nothing and is left out; a run where
-// no layer rotates is refused (position/rotating_layers.hpp).
+// no layer rotates is refused (ropelab/rotating_layers.hpp).
 //   CSV (stdout, or --out FILE.csv): "layer,head,pair,theta,mean_norm_product,share,
 //       top_offset,top_offset_mass,top_offset_local", one row per (rotating layer, head,
 //       pair); the head's columns repeat on each of its rows. --out replaces only a file this
@@ -30,7 +30,7 @@
 #include "io/output_file.hpp"
 #include "model/frequency_usage.hpp"
 #include "position/rope.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 
@@ -110,7 +110,7 @@ void run_frequencies(const FrequenciesOptions& o) {
     rf::LoadedRun run = rf::load_run(o.run_dir);
     rf::state_unfinished(state, o.run_dir);
     const rf::Config& c = run.config;
-    // Only the layers that rotate have frequencies to describe (position/rotating_layers.hpp).
+    // Only the layers that rotate have frequencies to describe (ropelab/rotating_layers.hpp).
     const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);
     if (const std::string why = rf::why_no_layer_rotates(c.position, c.model.num_layers, D);
         !why.empty())

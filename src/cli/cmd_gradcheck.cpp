@@ -21,7 +21,7 @@
 // divided by h) and the error is reported as |analytic − numeric| / max(1, |numeric|).
 // The rigorous double-precision checks live in tests/gradcheck/; this command is for watching
 // one run live (notebooks/02_autograd_and_gradcheck.ipynb).
-// --break-sin-sign (rope only) checks rf::rope_with_broken_backward (position/rope_variants.hpp): the
+// --break-sin-sign (rope only) checks rf::rope_with_broken_backward (ropelab/rope_variants.hpp): the
 // same kernel called with sin_sign = +1 instead of −1 in the backward — the classic RoPE
 // backward bug — to show what a failure looks like.
 #include <algorithm>
@@ -40,7 +40,7 @@
 #include "config/memory_estimate.hpp"
 #include "ops/ops.hpp"
 #include "position/rope.hpp"
-#include "position/rope_variants.hpp"
+#include "ropelab/rope_variants.hpp"
 #include "tensor/format.hpp"
 #include "tensor/random.hpp"
 

@@ -24,7 +24,7 @@
 #include "inspect/graph_dot.hpp"
 #include "io/output_file.hpp"
 #include "model/roformer.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "tensor/format.hpp"
 
@@ -68,7 +68,7 @@ void run_graph(const GraphOptions& o) {
     x.set_name("x (layer input)");
     rf::PositionScheme& position = model.layer_position(o.layer);
     rf::Tensor h = layer.attention_block(x, position, false, 0, rng);
-    // The title names RoPE only where it turns a pair (position/rotating_layers.hpp): under
+    // The title names RoPE only where it turns a pair (ropelab/rotating_layers.hpp): under
     // position.rope_p = 0 the layer's rope ops turn by angle 0, and the title says so.
     const size_t D = rf::attention_head_size(C, config.model.num_heads);
     const bool stopped =

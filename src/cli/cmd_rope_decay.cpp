@@ -2,7 +2,7 @@
 //
 //   roformer rope-decay --dim 64 --base 10000 --max-distance 256 [--step 1]
 // prints `distance,bound` for distance = 0, step, 2·step, … ≤ max-distance, where bound is
-// rope_decay_bound (src/position/rope_decay.hpp). Plot it to redraw the paper's Fig. 2.
+// rope_decay_bound (src/ropelab/rope_decay.hpp). Plot it to redraw the paper's Fig. 2.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,7 +12,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
-#include "position/rope_decay.hpp"
+#include "ropelab/rope_decay.hpp"
 #include "tensor/format.hpp"
 
 namespace {

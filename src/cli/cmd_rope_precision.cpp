@@ -33,7 +33,7 @@
 #include "data/prepare.hpp"
 #include "experiments/rope_precision.hpp"
 #include "io/output_file.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 #include "run/checkpoint.hpp"
 #include "run/threads.hpp"
 

@@ -26,6 +26,7 @@
 #include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
 #include "run/threads.hpp"
+#include "ropelab/ropelab.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/data_parallel.hpp"
 
@@ -201,6 +202,8 @@ int main(int argc, char** argv) {
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.
     std::signal(SIGXFSZ, SIG_IGN);
+    // The RoPE lab (src/ropelab/): scalings, p-RoPE, xPos, learned frequencies, per-layer schemes.
+    rf::plug_in_rope_lab(&rf::rope_lab_room());
     // mpirun / srun: MPI first (src/dist/mpi_communicator.hpp); a build without it refuses P > 1.
     if (const std::string refusal = rf::dist::start(&argc, &argv); !refusal.empty()) {
         std::cerr << "error: " << refusal << "\n";

@@ -9,7 +9,7 @@
 // table marks as always acting. A run's own config.toml, read again, meets the rule only for
 // what a command's --set changes (IdleKeysGiven below): the run was accepted when it started.
 // The keys only RoPE reads are also idle wherever no layer rotates; that part of the rule is
-// position/rotating_layers.hpp's (validate() calls it first), and the rows say only that they
+// ropelab/rotating_layers.hpp's (validate() calls it first), and the rows say only that they
 // are RoPE's.
 #pragma once
 

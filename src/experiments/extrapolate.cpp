@@ -20,7 +20,7 @@
 #include "experiments/compare_stats.hpp"
 #include "experiments/report.hpp"
 #include "io/read_file.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 #include "tensor/format.hpp"
 #include "run/checkpoint.hpp"
 #include "run/run_config.hpp"

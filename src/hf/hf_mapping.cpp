@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "position/layer_schemes.hpp"
+#include "ropelab/layer_schemes.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
 #include "tensor/format.hpp"

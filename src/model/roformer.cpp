@@ -4,8 +4,6 @@
 #include <cassert>
 #include <stdexcept>
 
-#include "position/layer_schemes.hpp"
-
 namespace rf {
 
 RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, uint64_t init_seed,
@@ -37,7 +35,7 @@ RoFormer::RoFormer(const ModelConfig& config, const PositionConfig& position, ui
     Rng position_rng(init_seed ^ 0xA5A5A5A5DEADBEEFULL);
     position_ = make_position_scheme(position, C, config.num_heads, position_rng);
     // position.layer_schemes: the layers marked `none` attend without positions
-    // (layer_schemes.hpp); every other layer uses the one scheme above.
+    // (position.hpp); every other layer uses the one scheme above.
     PositionConfig no_position = position;
     no_position.scheme = PositionKind::none;
     no_position_ = make_position_scheme(no_position, C, config.num_heads, position_rng);

@@ -94,7 +94,7 @@ public:
     void optimizer_step(AdamW& optimizer, double lr) const;
     PositionScheme& position() { return *position_; }
     // The scheme layer i attends with: position() or, where position.layer_schemes says
-    // `none`, a scheme that adds nothing (layer_schemes.hpp).
+    // `none`, a scheme that adds nothing (layers_with_position, position.hpp).
     PositionScheme& layer_position(size_t i) { return *layer_positions_.at(i); }
     // The encoder layers, in order (attention_maps.hpp reads their attention).
     const std::vector<EncoderLayer>& layers() const { return layers_; }

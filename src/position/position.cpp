@@ -8,10 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "position/layer_schemes.hpp"
-#include "position/rope_scaling.hpp"
-#include "position/rope_variants.hpp"
-#include "position/rotating_layers.hpp"
+#include "position/rope_lab_socket.hpp"
 #include "position/schemes.hpp"
 #include "tensor/format.hpp"
 
@@ -47,48 +44,6 @@ static void validate_rope_geometry(const PositionConfig& c, size_t D) {
              std::to_string(std::llround(pairs)) + " pairs)");
 }
 
-// p-RoPE (position.rope_p) on a RoPE scheme: the whole head's ladder, fixed θ_i, and a
-// whole number of rotated pairs. It composes with the scaling keys (they rescale the pairs
-// that still turn) and with rotate_values (v turns by the same table).
-static void validate_rope_p(const PositionConfig& c) {
-    if (c.rope_p == 1.0) return;
-    const std::string p = "position.rope_p = " + format_shortest(c.rope_p);
-    if (c.rotary_fraction != 1.0)
-        fail(p + " keeps the whole head's ladder base^(-2i/D), but position.rotary_fraction = " +
-             format_printf("%g", c.rotary_fraction) +
-             " re-spaces it over fewer dims; use one of the two (docs/rope.md §8)");
-    if (c.learned_frequencies || c.xpos)
-        fail(p + " fixes the slow pairs at theta = 0, which position." +
-             (c.xpos ? "xpos would still decay" : "learned_frequencies would train away") +
-             "; set position." + (c.xpos ? "xpos" : "learned_frequencies") +
-             " = false or position.rope_p = 1");
-}
-
-// xpos and learned_frequencies on a RoPE scheme: not with each other, nor where they cannot
-// mean anything. On a model where no layer rotates every RoPE key is refused before this, by
-// refuse_rope_keys_without_rotation (rotating_layers.hpp); the scaling's own knobs are checked
-// in validate_rope_scaling.
-static void validate_rope_variants(const PositionConfig& c) {
-    validate_rope_p(c);
-    if (c.xpos && c.learned_frequencies)
-        fail("position.xpos and position.learned_frequencies are both true; choose one");
-    if ((c.xpos || c.learned_frequencies) && c.rotate_values)
-        fail(std::string(c.xpos ? "position.xpos" : "position.learned_frequencies") +
-             " = true does not rotate values; set position.rotate_values = false");
-    if (c.learned_frequencies &&
-        (c.scaling != RopeScaling::none || c.interpolation_factor != 1.0 || c.ntk_factor != 1.0))
-        fail(
-            "position.learned_frequencies = true has no fixed table to rescale; set "
-            "position.scaling = none, position.interpolation_factor = 1 and "
-            "position.ntk_factor = 1");
-    if (c.xpos && !(c.xpos_gamma > 0.0))
-        fail("position.xpos_gamma = " + format_printf("%g", c.xpos_gamma) +
-             " must be > 0 (the paper's 0.4)");
-    if (c.xpos && !(c.xpos_scale_base > 0.0))
-        fail("position.xpos_scale_base = " + format_printf("%g", c.xpos_scale_base) +
-             " must be > 0 (the paper's 512)");
-}
-
 // The checks that need the config itself; everything a RoPE table needs is checked by
 // validate_rope_knobs / validate_rope_options (rope_options.cpp). Called once, at config load.
 // Numbers are shown in their shortest round-trip form: a value refused for not being 0.5 must
@@ -109,11 +64,10 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
         fail("position.max_positions = 0 must be at least the longest sequence (e.g. 512)");
     const size_t D = attention_head_size(hidden, num_heads);
     if (c.scheme == PositionKind::rope) validate_rope_geometry(c, D);
-    layers_with_position(c, num_layers);  // position.layer_schemes, read once here
-    // The one rule for RoPE's keys, on the resolved model (rotating_layers.hpp).
-    refuse_rope_keys_without_rotation(c, num_layers, D);
+    // The RoPE lab's rules (position.layer_schemes, RoPE's keys on a model where no layer
+    // rotates, p-RoPE, xPos, learned frequencies), or, without the lab, a key that needs it.
+    if (const RopeLab* lab = rope_lab(position_lab_key(c))) lab->validate(c, num_layers, D);
     if (c.scheme != PositionKind::rope) return;
-    validate_rope_variants(c);
     validate_rope_options(rope_options_from_config(c, D));
 }
 
@@ -131,13 +85,9 @@ std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& confi
         case PositionKind::alibi:
             return std::make_unique<AlibiPosition>(num_heads);
         case PositionKind::rope:
-            if (config.xpos)
-                return std::make_unique<XposPosition>(
-                    rope_options_from_config(config, hidden / num_heads), config.xpos_gamma,
-                    config.xpos_scale_base);
-            if (config.learned_frequencies)
-                return std::make_unique<LearnedFrequencyRope>(
-                    rope_options_from_config(config, hidden / num_heads));
+            if (config.xpos || config.learned_frequencies)  // the RoPE lab's variants
+                return rope_lab(config.xpos ? "position.xpos" : "position.learned_frequencies")
+                    ->make_variant(config, hidden / num_heads);
             return std::make_unique<RopePosition>(
                 rope_options_from_config(config, hidden / num_heads), config.rotate_values);
         case PositionKind::none:
@@ -150,13 +100,48 @@ RopePosition::RopePosition(const RopeOptions& options, bool rotate_values)
     : table_(options), rotate_values_(rotate_values) {}
 
 RopeTable& RopePosition::value_table() {
-    if (rope_attention_factor(table_.options()) == 1.0) return table_;
+    if (table_.amplitude() == 1.0) return table_;
     if (!value_table_) {
         RopeOptions o = table_.options();
         o.yarn_attention_factor = 1.0;
         value_table_.emplace(o);
     }
     return *value_table_;
+}
+
+std::vector<bool> layers_with_position(const PositionConfig& config, size_t num_layers) {
+    if (config.layer_schemes.empty()) return std::vector<bool>(num_layers, true);
+    return rope_lab("position.layer_schemes")->parse_layer_schemes(config, num_layers);
+}
+
+// ---- the RoPE lab's socket (rope_lab_socket.hpp) ----------------------------------------
+static const RopeLab* g_rope_lab = nullptr;
+
+void plug_in_rope_lab(const RopeLab* lab) { g_rope_lab = lab; }
+
+const char* rope_table_lab_key(const RopeConfig& c) {
+    if (c.scaling != RopeScaling::none) return "position.scaling";
+    if (c.scaling_factor != 1.0) return "position.scaling_factor";
+    if (c.interpolation_factor != 1.0) return "position.interpolation_factor";
+    if (c.ntk_factor != 1.0) return "position.ntk_factor";
+    if (c.rope_p != 1.0) return "position.rope_p";
+    return nullptr;
+}
+
+const char* position_lab_key(const PositionConfig& c) {
+    if (const char* key = rope_table_lab_key(c)) return key;
+    if (c.xpos) return "position.xpos";
+    if (c.learned_frequencies) return "position.learned_frequencies";
+    if (!c.layer_schemes.empty()) return "position.layer_schemes";
+    return nullptr;
+}
+
+const RopeLab* rope_lab(const char* key) {
+    if (key && !g_rope_lab)
+        fail(std::string(key) +
+             " needs the RoPE lab (src/ropelab/), which this program does not plug in "
+             "(plug_in_rope_lab); leave it at its default for the paper's RoPE");
+    return g_rope_lab;
 }
 
 }  // namespace rf

@@ -190,6 +190,11 @@ public:
 // longer than a scheme's max_length().
 std::string sequence_too_long_message(size_t length, size_t max_length);
 
+// For each of `num_layers` layers: true where it uses position.scheme, false where
+// position.layer_schemes marks it `none`; every layer when the key is empty (the default).
+// A value is read by the RoPE lab (src/ropelab/layer_schemes.hpp), which throws naming the key.
+std::vector<bool> layers_with_position(const PositionConfig& config, size_t num_layers);
+
 // Builds the scheme; draws any initial weights (normal(0, 0.02²)) from `init_rng`.
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,
                                                      size_t num_heads, Rng& init_rng);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "position/rope_scaling.hpp"
+#include "position/rope_lab_socket.hpp"
 #include "position/schemes.hpp"  // RopePosition
 
 namespace rf {
@@ -20,7 +20,8 @@ RopeFrequencies rope_frequencies(const RopeOptions& o, size_t length) {
     f.theta.resize(o.rotary_dims / 2);
     for (size_t i = 0; i < f.theta.size(); ++i)
         f.theta[i] = std::pow(f.base, -2.0 * static_cast<double>(i) / r);  // θ_i = base^(−2i/r)
-    adjust_rope_frequencies(o, length, f);  // scalings, p-RoPE (none here: rope_scaling.cpp)
+    if (const char* key = rope_table_lab_key(o))  // a scaling, p-RoPE: the RoPE lab's
+        rope_lab(key)->adjust_frequencies(o, length, f);
     return f;
 }
 
@@ -28,13 +29,19 @@ RopeTable::RopeTable(RopeOptions options, size_t length) : options_(options), le
     const size_t D = options_.head_dim, r = options_.rotary_dims;
     if (D % 2 != 0 || r < 2 || r % 2 != 0 || r > D)  // validate_rope_options ran at config load
         throw std::logic_error("internal: RopeTable options not validated (validate_rope_options)");
+    if (const char* key = rope_table_lab_key(options_)) lab_ = rope_lab(key);
     freq_ = rope_frequencies(options_, length_);
 }
 
 const RopeOptions& RopeTable::options() const { return options_; }
 size_t RopeTable::half() const { return options_.rotary_dims / 2; }
+// Under a length-dependent scaling of the lab's (dynamic NTK past L₀), a table per length,
+// kept until a different length is asked for; a table made for a length is never grown again.
 RopeTable& RopeTable::for_length(size_t length) {
-    return options_.scaling == RopeScaling::dynamic_ntk ? dynamic_ntk_table(length) : *this;
+    if (!lab_ || length_ != 0 || !lab_->table_for_length(options_, length)) return *this;
+    if (!for_length_ || for_length_->length_ != length)
+        for_length_ = std::make_shared<RopeTable>(options_, length);
+    return *for_length_;
 }
 const Real* RopeTable::cos_row(size_t m) const { return cos_.data() + m * half(); }
 const Real* RopeTable::sin_row(size_t m) const { return sin_.data() + m * half(); }

@@ -12,8 +12,9 @@
 //   half         pair i = (i, i + r/2)     GPT-NeoX rotate_half, HF LLaMA, ggml NEOX
 // The two are the same rotation up to a fixed permutation of the head dims.
 // The call from attention: RopePosition::rotate → rope() → rope_kernel(). Scaling a trained
-// model (rope_scaling.hpp) and the variants xPos, learned frequencies and 2-D RoPE
-// (rope_variants.hpp) plug in beside it; none of them is needed to read this file.
+// model, p-RoPE and the variants xPos, learned frequencies and 2-D RoPE are the RoPE lab's
+// (src/ropelab/), plugged in beside it (rope_lab_socket.hpp); none of them is needed to read
+// this file.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,8 @@
 #include "tensor/tensor.hpp"
 
 namespace rf {
+
+class RopeLab;
 
 // One table's options: RoPE's [position] knobs (RopeConfig: pairing, base, scaling, …) and
 // the geometry of one head. Checked once, by validate_rope_options at config load.
@@ -40,8 +43,8 @@ struct RopeFrequencies {
     double amplitude = 1.0;         // a: YaRN's attention factor (q·k gains a²)
 };
 // The one place θ_i are made: θ_i = base^(−2i/r), divisor 1, a = 1 — the paper's RoPE — then
-// adjusted by a scaling, interpolation or p-RoPE when one is set (rope_scaling.cpp). length:
-// the sequence length (dynamic NTK only).
+// adjusted by a scaling, interpolation or p-RoPE when one is set (the RoPE lab's,
+// src/ropelab/rope_scaling.cpp). length: the sequence length (dynamic NTK only).
 RopeFrequencies rope_frequencies(const RopeOptions& options, size_t length = 0);
 
 // The angle table. Angles in double, only cos/sin rounded to Real (a float m·θ_i loses ~1e-3
@@ -53,24 +56,25 @@ public:
 
     const RopeOptions& options() const;
     const std::vector<double>& frequencies() const { return freq_.theta; }
+    double amplitude() const { return freq_.amplitude; }  // a (YaRN's; 1 for the paper's)
     size_t capacity() const { return capacity_; }  // rows computed = longest length seen
     size_t half() const;  // r/2 pairs
 
     void reserve(size_t length);  // ensure rows 0 … length−1 exist
     // The table for a sequence of `length` positions: this one, except under dynamic NTK past
-    // L₀, where it is a table with the base grown for that length (rope_scaling.cpp).
+    // L₀, where it is a table with the base grown for that length (the lab's).
     RopeTable& for_length(size_t length);
     const Real* cos_row(size_t m) const;  // [r/2]: cos mθ_i of position m
     const Real* sin_row(size_t m) const;  // [r/2]: sin mθ_i of position m
 
 private:
-    RopeTable& dynamic_ntk_table(size_t length);
     RopeOptions options_;
+    const RopeLab* lab_ = nullptr;  // the RoPE lab, when the options ask for it (a scaling)
     size_t length_;                // the length given (dynamic NTK), 0 for a trained table
     RopeFrequencies freq_;
     std::vector<Real> cos_, sin_;  // [capacity, r/2]
     size_t capacity_ = 0;
-    std::shared_ptr<RopeTable> dynamic_;  // dynamic_ntk: the table of the last length > L₀
+    std::shared_ptr<RopeTable> for_length_;  // dynamic_ntk: the table of the last length > L₀
 };
 
 // The kernel: for every row (n, t), y = R_m x (sin_sign = +1, the forward) or y = R_{−m} x

@@ -9,7 +9,7 @@
 
 #include "position/position.hpp"
 #include "position/rope.hpp"
-#include "position/rope_scaling.hpp"
+#include "position/rope_lab_socket.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -66,7 +66,8 @@ void validate_rope_options(const RopeOptions& o) {
                                     " needs at least 4 rotary dims (base·factor^(r/(r-2)) is "
                                     "undefined for r = 2); raise position.rotary_fraction or set "
                                     "position.ntk_factor = 1");
-    validate_rope_scaling(o);
+    // position.scaling's rules are the RoPE lab's (without it, a scaling key is refused)
+    if (const RopeLab* lab = rope_lab(rope_table_lab_key(o))) lab->validate_scaling(o);
 }
 
 }  // namespace rf

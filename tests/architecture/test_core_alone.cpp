@@ -1,13 +1,17 @@
 // The core links alone: this program is linked to the six core libraries only (tensor, ops,
 // nn, position, model, step; tests/CMakeLists.txt) — no fast path, linear attention, assembly,
 // inspect, files, config, runs, MPI or command line — and trains two composed steps with it.
+// The RoPE lab (src/ropelab/) is not plugged in either: its keys are refused, each by name.
 // A call from the core into a room would leave a symbol undefined here: the link would fail.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/roformer.hpp"
+#include "position/rope_lab_socket.hpp"
 #include "nn/adamw.hpp"
 #include "step/batch.hpp"
 #include "step/train_step.hpp"
@@ -53,4 +57,42 @@ TEST_CASE("core alone: two composed training steps, every parameter updated, the
         changed += !std::equal(before[i].begin(), before[i].end(), t.data());
     }
     CHECK(changed == before.size());
+}
+
+TEST_CASE("core alone: a key of the RoPE lab, refused by name; the paper's RoPE needs no lab") {
+    // Nothing plugs the lab in here (src/ropelab/ is not linked): position/rope_lab_socket.hpp.
+    CHECK(rope_lab() == nullptr);
+    PositionConfig plain = testing::tiny_position_config("rope");
+    plain.base = 500.0;
+    plain.pairing = RopePairing::half;
+    CHECK(position_lab_key(plain) == nullptr);
+    CHECK_NOTHROW(validate_position_config(plain, 16, 2));
+    const auto refused = [](PositionConfig c, const std::string& key) {
+        REQUIRE(position_lab_key(c) != nullptr);
+        CHECK(std::string(position_lab_key(c)) == key);
+        try {
+            validate_position_config(c, 16, 2, 2);
+            FAIL("accepted " << key << " without the RoPE lab");
+        } catch (const std::invalid_argument& e) {
+            const std::string message = e.what();
+            CHECK(message.rfind(key + " needs the RoPE lab", 0) == 0);
+        }
+    };
+    PositionConfig c = plain;
+    c.scaling = RopeScaling::yarn;
+    refused(c, "position.scaling");
+    c = plain;
+    c.rope_p = 0.5;
+    refused(c, "position.rope_p");
+    c = plain;
+    c.xpos = true;
+    refused(c, "position.xpos");
+    c = plain;
+    c.layer_schemes = "rope,none";
+    refused(c, "position.layer_schemes");
+    // A table asked for directly is refused the same way.
+    RopeOptions o = rope_options_from_config(plain, 8);
+    o.ntk_factor = 2.0;
+    CHECK_THROWS_WITH_AS(RopeTable{o}, doctest::Contains("position.ntk_factor needs the RoPE lab"),
+                         std::invalid_argument);
 }

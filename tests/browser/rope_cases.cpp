@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "position/rope.hpp"
-#include "position/rope_decay.hpp"
+#include "ropelab/rope_decay.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "gradcheck/gradcheck.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
-#include "position/rope_variants.hpp"
+#include "ropelab/rope_variants.hpp"
 #include "rope_options.hpp"
 
 using rf::Tensor;

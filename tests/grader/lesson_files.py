@@ -5,7 +5,7 @@ tests (docs/graded-tasks.md, "The handout"): the files of src/ and tests/ a hand
     tests/grader/lesson_files.py SOURCE_DIR BUILD_DIR
 
 From BUILD_DIR (the Release build of CMakeLists.txt, test programs built): the tasks' test
-objects (field 4 of students/tasks.txt) are linked once more against the core's, data's and
+objects (field 4 of students/tasks.txt) are linked once more against the core's, the RoPE lab's, data's and
 io's archives (float32) or the double-precision core (the f64 tasks) with a linker map, which
 names every archive member the link pulls in; their sources, and every header of src/ and
 tests/ that the compiler's dependency files list for those objects and the test objects, are
@@ -49,8 +49,8 @@ def depfile_paths(obj):
 
 
 members = {}  # archive member name → its object file (the sources are under CMakeFiles/<lib>.dir/)
-CORE = ["roformer_" + s for s in ("assembly", "linear", "fast", "inspect", "step", "model",
-                                  "position", "nn", "ops", "tensor")]  # (what uses first)
+CORE = ["roformer_" + s for s in ("assembly", "linear", "fast", "inspect", "ropelab", "step",
+                                  "model", "position", "nn", "ops", "tensor")]  # (what uses first)
 for lib in CORE + [c + "_f64" for c in CORE] + ["roformer_data", "roformer_io"]:
     for obj in glob.glob(os.path.join(build, f"CMakeFiles/{lib}.dir/src/**/*.o"), recursive=True):
         members.setdefault((lib, os.path.basename(obj)), obj)
@@ -58,7 +58,9 @@ for lib in CORE + [c + "_f64" for c in CORE] + ["roformer_data", "roformer_io"]:
 needed = set()
 for program, libs in (("f32", ["roformer_data", "roformer_io"] + CORE), ("f64", [c + "_f64" for c in CORE])):
     tests = [t for row in rows if row[2] == program for t in row[3].split(",")]
-    objects = [object_of("tests/main.cpp")] + [object_of(t) for t in tests]
+    # (the test programs' own main and the RoPE lab's plug, tests/with_rope_lab.cpp)
+    objects = [object_of("tests/main.cpp"), object_of("tests/with_rope_lab.cpp")] + [
+        object_of(t) for t in tests]
     with tempfile.TemporaryDirectory() as tmp:
         link = ["g++", "-o", os.path.join(tmp, "a.out"), *objects,
                 *[os.path.join(build, f"lib{lib}.a") for lib in libs],

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "position/rope.hpp"
-#include "position/rope_scaling.hpp"
+#include "ropelab/rope_scaling.hpp"
 #include "rope_options.hpp"
 #include "tensor/random.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "position/rope.hpp"
-#include "position/rope_variants.hpp"
+#include "ropelab/rope_variants.hpp"
 #include "rope_naive.hpp"
 #include "rope_options.hpp"
 #include "tensor/random.hpp"

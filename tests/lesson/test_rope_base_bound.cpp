@@ -1,4 +1,4 @@
-// Stage 4 tests — the RoPE base bound (src/position/rope_base_bound.hpp; Men et al., "Base of
+// Stage 4 tests — the RoPE base bound (src/ropelab/rope_base_bound.hpp; Men et al., "Base of
 // RoPE Bounds Context Length", NeurIPS 2024, arXiv:2405.14591).
 //
 // Legend: D head size, L context length, B(m) = Σ_i cos(m·base^(−2i/D)).
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "position/rope_base_bound.hpp"
+#include "ropelab/rope_base_bound.hpp"
 
 using namespace rf;
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "position/rope_decay.hpp"
+#include "ropelab/rope_decay.hpp"
 
 using rf::rope_decay_bound;
 

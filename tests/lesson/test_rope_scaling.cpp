@@ -1,4 +1,4 @@
-// Stage 4 tests — scaling a trained RoPE model (src/position/rope_scaling.*): dynamic NTK,
+// RoPE lab tests — scaling a trained RoPE model (src/ropelab/rope_scaling.*): dynamic NTK,
 // YaRN and Llama 3 against numbers worked by hand from the published formulas (the working is
 // in each comment), the old keys unchanged, and every refusal naming its key.
 //
@@ -13,7 +13,7 @@
 #include "model/model_config.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
-#include "position/rope_scaling.hpp"
+#include "ropelab/rope_scaling.hpp"
 #include "rope_options.hpp"
 
 using namespace rf;

@@ -1,4 +1,4 @@
-// Stage 4 tests — xPos, learned frequencies and 2-D axial RoPE (src/position/rope_variants.*):
+// RoPE lab tests — xPos, learned frequencies and 2-D axial RoPE (src/ropelab/rope_variants.*):
 // the forward against an independent computation, the relative property each promises, and
 // the schemes' wiring (fused path opted out, θ a named parameter saved with the model).
 // Gradients: tests/gradcheck/test_rope_variants_grad.cpp.
@@ -15,8 +15,8 @@
 #include "model/swappable_ops.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
-#include "position/rope_scaling.hpp"
-#include "position/rope_variants.hpp"
+#include "ropelab/rope_scaling.hpp"
+#include "ropelab/rope_variants.hpp"
 #include "position/schemes.hpp"
 #include "rope_options.hpp"
 #include "tensor/random.hpp"

@@ -1,4 +1,4 @@
-// Long computations a caller can watch and stop (position/rope_base_bound.hpp's watch, used by
+// Long computations a caller can watch and stop (ropelab/rope_base_bound.hpp's watch, used by
 // `roformer base-bound`'s progress line and Ctrl-C), and the fortunes files' text check
 // (finetune/fortunes.hpp, require_fortune_text), and the bound on every stop: the watchdog of
 // the first stop signal (run/interrupt.hpp), which waits out a checkpoint commit's hold.
@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "finetune/fortunes.hpp"
-#include "position/rope_base_bound.hpp"
+#include "ropelab/rope_base_bound.hpp"
 #include "run/interrupt.hpp"
 
 using namespace rf;

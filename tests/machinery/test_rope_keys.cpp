@@ -1,4 +1,4 @@
-// Tests for the one rule for RoPE's keys (src/position/rotating_layers.hpp): decided on the
+// Tests for the one rule for RoPE's keys (src/ropelab/rotating_layers.hpp): decided on the
 // resolved model — the scheme of each layer and the pairs that turn — a RoPE key away from its
 // default is refused when no layer rotates, for every scheme alike, at load and for every
 // --set; where one layer rotates the same keys are accepted. And refusals whose numbers read
@@ -13,7 +13,7 @@
 #include "config/config.hpp"
 #include "error_of.hpp"
 #include "hf/hf_mapping.hpp"
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 
 namespace {
 

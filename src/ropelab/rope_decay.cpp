@@ -1,7 +1,7 @@
-// Stage 4 — position: the long-range decay bound, one running complex sum.
+// Room — ropelab: the long-range decay bound, one running complex sum.
 //
 // Legend: d head size, h = d/2 pairs, Δ distance, S_j the partial sum of the first j terms.
-#include "position/rope_decay.hpp"
+#include "ropelab/rope_decay.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Stage 4 — position: the long-range decay bound of RoPE (RoFormer §3.4.3, Fig. 2).
+// Room — ropelab: the long-range decay bound of RoPE (RoFormer §3.4.3, Fig. 2).
 //
 // Legend: d head size (even), θ_i = base^(−2i/d) for i = 0 … d/2−1, Δ = m − n a distance.
 // With S_j = Σ_{i=0}^{j−1} e^{i·Δ·θ_i} (the first j pairs), the paper bounds

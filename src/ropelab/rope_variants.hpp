@@ -1,4 +1,4 @@
-// Stage 4 — position: RoPE variants that sit in the graph — xPos, learned frequencies, 2-D.
+// Room — ropelab: RoPE variants that sit in the graph — xPos, learned frequencies, 2-D.
 //
 // Legend: B batch, H heads, T length, D head size, r rotary dims, h = r/2 pairs, m, n
 //         positions of a query and a key, θ_i = base^(−2i/r).

@@ -1,4 +1,4 @@
-// Stage 4 — position: which layers of the resolved model RoPE turns, and the one rule for the
+// Room — ropelab: which layers of the resolved model RoPE turns, and the one rule for the
 // keys that only RoPE reads.
 //
 // Legend: D head size, r rotary dims (r/2 pairs).

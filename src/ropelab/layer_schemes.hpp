@@ -1,4 +1,4 @@
-// Stage 4 — position: a scheme per layer (position.layer_schemes), for RoPE/NoPE hybrids.
+// Room — ropelab: a scheme per layer (position.layer_schemes), for RoPE/NoPE hybrids.
 //
 // Some models leave position encoding out of some layers: Llama 4's iRoPE has every fourth
 // layer without it, and Yang et al. ("Rope to Nope and Back Again", arXiv:2501.18795) find
@@ -20,7 +20,8 @@ namespace rf {
 
 // For each of `num_layers` layers: true where it uses position.scheme, false where `none`.
 // Throws std::invalid_argument naming position.layer_schemes (a wrong count, an unknown or
-// foreign name, a scheme that does not act per layer) — the one place the key is read.
-std::vector<bool> layers_with_position(const PositionConfig& config, size_t num_layers);
+// foreign name, a scheme that does not act per layer) — the one place the key is read. The
+// core's layers_with_position (position.hpp) asks it through the lab's socket.
+std::vector<bool> parse_layer_schemes(const PositionConfig& config, size_t num_layers);
 
 }  // namespace rf

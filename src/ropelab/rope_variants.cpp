@@ -1,10 +1,10 @@
-// Stage 4 — position: xPos, learned frequencies and 2-D axial RoPE (see rope_variants.hpp).
+// Room — ropelab: xPos, learned frequencies and 2-D axial RoPE (see rope_variants.hpp).
 //
 // Legend: N rows of heads (B·H), T length, D head size, r rotary dims, h = r/2 pairs,
 //         m a position, B the xPos scale base.
 // xPos and 2-D RoPE only change which cos/sin rows each token gets, so they share one rotary
 // op (rotate_by_angles, below, on RoPE's kernel); learned frequencies need dθ and have their own.
-#include "position/rope_variants.hpp"
+#include "ropelab/rope_variants.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-// Stage 4 — position: the layers RoPE turns, and the rule for RoPE's keys (see
+// Room — ropelab: the layers RoPE turns, and the rule for RoPE's keys (see
 // rotating_layers.hpp).
-#include "position/rotating_layers.hpp"
+#include "ropelab/rotating_layers.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "position/layer_schemes.hpp"
+#include "ropelab/layer_schemes.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {

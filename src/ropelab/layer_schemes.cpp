@@ -1,12 +1,12 @@
-// Stage 4 — position: position.layer_schemes, read and checked (see layer_schemes.hpp).
-#include "position/layer_schemes.hpp"
+// Room — ropelab: position.layer_schemes, read and checked (see layer_schemes.hpp).
+#include "ropelab/layer_schemes.hpp"
 
 #include <stdexcept>
 #include <string>
 
 namespace rf {
 
-std::vector<bool> layers_with_position(const PositionConfig& config, size_t num_layers) {
+std::vector<bool> parse_layer_schemes(const PositionConfig& config, size_t num_layers) {
     const std::string& text = config.layer_schemes;
     if (text.empty()) return std::vector<bool>(num_layers, true);
     const std::string scheme = enum_name(config.scheme);

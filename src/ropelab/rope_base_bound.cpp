@@ -1,8 +1,8 @@
-// Stage 4 — position: the RoPE base bound of Men et al. 2024 (the search: rope_base_bound.hpp).
+// Room — ropelab: the RoPE base bound of Men et al. 2024 (the search: rope_base_bound.hpp).
 //
 // Legend: D head size, h = D/2 pairs, θ_i = base^(−2i/D), L context length, m a distance,
 //         B(m) = Σ_i cos(m·θ_i), k a scan point, Δ the scan step in ln(base).
-#include "position/rope_base_bound.hpp"
+#include "ropelab/rope_base_bound.hpp"
 
 #include <algorithm>
 #include <atomic>

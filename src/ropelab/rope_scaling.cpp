@@ -1,8 +1,8 @@
-// Stage 4 — position: dynamic NTK, YaRN and Llama 3 scaling (formulas in rope_scaling.hpp).
+// Room — ropelab: dynamic NTK, YaRN and Llama 3 scaling (formulas in rope_scaling.hpp).
 //
 // Legend: r rotary dims, h = r/2 pairs, θ_i trained frequencies, λ_i = 2π/θ_i, L₀ trained
 //         length, L current length, s scaling factor.
-#include "position/rope_scaling.hpp"
+#include "ropelab/rope_scaling.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -168,14 +168,9 @@ void adjust_rope_frequencies(const RopeOptions& o, size_t length, RopeFrequencie
         f.theta[i] = 0.0;
 }
 
-// dynamic_ntk (RopeTable::for_length): a table per length past L₀, its base grown for that
-// length (kept until a different length is asked for). A grown table (length_ != 0) is never
-// grown again.
-RopeTable& RopeTable::dynamic_ntk_table(size_t length) {
-    if (length_ != 0 || length <= options_.original_max_positions) return *this;
-    if (!dynamic_ || dynamic_->length_ != length)
-        dynamic_ = std::make_shared<RopeTable>(options_, length);
-    return *dynamic_;
+// dynamic_ntk (RopeTable::for_length): a table of its own for a length past L₀.
+bool dynamic_ntk_grows(const RopeOptions& o, size_t length) {
+    return o.scaling == RopeScaling::dynamic_ntk && length > o.original_max_positions;
 }
 
 }  // namespace rf

@@ -1,4 +1,4 @@
-// Stage 4 — position: the smallest RoPE base that lets a head tell a similar token far away
+// Room — ropelab: the smallest RoPE base that lets a head tell a similar token far away
 // from a random one near (Men et al., "Base of RoPE Bounds Context Length", NeurIPS 2024,
 // arXiv:2405.14591, §4: the bound of their Table / Fig. 1). `roformer base-bound` prints it.
 //

@@ -1,4 +1,4 @@
-// Stage 4 — position: stretching a trained RoPE model's angles past its training length.
+// Room — ropelab: stretching a trained RoPE model's angles past its training length.
 //
 // Legend: r rotary dims, h = r/2 pairs, θ_i = base^(−2i/r) the trained frequencies
 //         (i = 0 … h−1), λ_i = 2π/θ_i a pair's wavelength in positions, L₀ the trained length
@@ -55,5 +55,7 @@ void rescale_rope_frequencies(const RopeOptions& options, RopeFrequencies& frequ
 // again from it when it differs), rescale_rope_frequencies, and p-RoPE's pairs that stop
 // turning (θ_i = 0 for i ≥ round(p·r/2)). Changes nothing for the paper's RoPE.
 void adjust_rope_frequencies(const RopeOptions& options, size_t length, RopeFrequencies& f);
+// Whether a sequence of `length` positions needs a table of its own: dynamic_ntk past L₀.
+bool dynamic_ntk_grows(const RopeOptions& options, size_t length);
 
 }  // namespace rf
