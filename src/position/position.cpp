@@ -1,5 +1,5 @@
-// Stage 4 — position: config validation (run once, at config load), the factory, and the RoPE
-// scheme.
+// Stage 4 — position: config validation (run once, at config load), the factory, the RoPE
+// scheme, and the socket the RoPE lab plugs into (rope_lab_socket.hpp).
 //
 // Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
 #include "position/position.hpp"
