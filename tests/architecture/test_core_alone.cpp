@@ -59,7 +59,7 @@ TEST_CASE("core alone: two composed training steps, every parameter updated, the
     CHECK(changed == before.size());
 }
 
-TEST_CASE("core alone: a key of the RoPE lab, refused by name; the paper's RoPE needs no lab") {
+TEST_CASE("core alone: the paper's RoPE needs no lab, and a key of the lab is refused by name") {
     // Nothing plugs the lab in here (src/ropelab/ is not linked): position/rope_lab_socket.hpp.
     CHECK(rope_lab() == nullptr);
     PositionConfig plain = testing::tiny_position_config("rope");
