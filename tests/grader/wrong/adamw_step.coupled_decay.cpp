@@ -1,7 +1,7 @@
 // A WRONG solution of graded task adamw_step: L2 decay added to the gradient (Adam, not AdamW).
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: decay is decoupled
+// expected hint: adamw_step.decay
 #include <cmath>
 
 #include "nn/adamw.hpp"

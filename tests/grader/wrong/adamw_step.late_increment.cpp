@@ -1,7 +1,7 @@
 // A WRONG solution of graded task adamw_step: step_ incremented after the update (t = 0 first).
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: NaN weights
+// expected hint: adamw_step.nan
 #include <cmath>
 
 #include "nn/adamw.hpp"

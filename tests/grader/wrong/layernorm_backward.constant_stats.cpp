@@ -1,7 +1,7 @@
 // A WRONG solution of graded task layernorm_backward: mean and rstd treated as constants.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: mean and rstd depend on every x
+// expected hint: layernorm_backward.analytic
 #include "ops/backward_kernels.hpp"
 
 namespace rf {

@@ -1,7 +1,7 @@
 // A WRONG solution of graded task layernorm_backward: dX = … instead of dX +=.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: add into dX (+=)
+// expected hint: layernorm_backward.overwrites
 #include "ops/backward_kernels.hpp"
 
 namespace rf {

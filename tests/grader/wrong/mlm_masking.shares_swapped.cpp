@@ -1,7 +1,7 @@
 // A WRONG solution of graded task mlm_masking: [MASK] with the random share and vice versa.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: a share is off
+// expected hint: mlm_masking.shares
 #include "data/mlm.hpp"
 #include "data/tokenizer.hpp"
 

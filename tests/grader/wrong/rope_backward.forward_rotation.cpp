@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_backward: R dy instead of R^T dy.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: the transpose of a rotation
+// expected hint: rope_backward.analytic
 #include "position/rope.hpp"
 
 namespace rf {

@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_backward: dx = R^T dy instead of dx +=.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: add into dx (+=)
+// expected hint: rope_backward.overwrites
 #include "position/rope.hpp"
 
 namespace rf {

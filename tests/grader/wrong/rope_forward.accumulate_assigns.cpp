@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: accumulate ignored: out = y even when asked to add.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: accumulate must add: out += y for every dim
+// expected hint: rope_forward.accumulate
 #include "position/rope.hpp"
 
 namespace rf {

@@ -2,7 +2,7 @@
 // grader stops the tests at GRADE_TIMEOUT and names the test case that was running.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: never finished
+// expected hint: any.endless
 // grade timeout: 10
 #include "position/rope.hpp"
 

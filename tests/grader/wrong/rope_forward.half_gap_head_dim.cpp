@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: half pairs i with i + D/2 (D, not r).
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: the kernel's r, not D
+// expected hint: rope_forward.half
 #include "position/rope.hpp"
 
 namespace rf {

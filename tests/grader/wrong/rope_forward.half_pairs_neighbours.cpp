@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: half pairs i with i + 1.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: half pairs dim i with i + r/2
+// expected hint: rope_forward.half
 #include "position/rope.hpp"
 
 namespace rf {

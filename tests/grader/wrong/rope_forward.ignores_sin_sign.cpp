@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: sin_sign ignored: the backward rotates by +m.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: sin_sign = −1 must rotate by −mθ (R_mᵀ), so multiply sin by sin_sign
+// expected hint: rope_forward.sin_sign
 #include "position/rope.hpp"
 
 namespace rf {

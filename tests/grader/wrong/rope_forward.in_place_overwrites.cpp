@@ -2,7 +2,7 @@
 // element, then reads it back as x_lo for the second.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: read x_lo and x_hi into locals before writing either
+// expected hint: rope_forward.in_place
 #include "position/rope.hpp"
 
 namespace rf {

@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: dims d >= r left unwritten.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: copy the dims d ≥ r
+// expected hint: rope_forward.partial
 #include "position/rope.hpp"
 
 namespace rf {

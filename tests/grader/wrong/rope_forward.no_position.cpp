@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: the angle of position 0 for every row.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: every row t must use its own angles
+// expected hint: rope_forward.scores
 #include "position/rope.hpp"
 
 namespace rf {

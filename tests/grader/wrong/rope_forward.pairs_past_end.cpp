@@ -2,7 +2,7 @@
 // reading and writing past the end of the buffers: the grader names the crash and the line.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: past the end of a buffer
+// expected hint: rope_forward.past_end
 #include "position/rope.hpp"
 
 namespace rf {

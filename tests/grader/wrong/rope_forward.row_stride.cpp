@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: the tables' rows read with stride r instead of r/2.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: a row of the tables is r/2 wide
+// expected hint: rope_forward.norm
 #include "position/rope.hpp"
 
 namespace rf {

@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: sin's sign flipped: rotates by -m theta.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: did you rotate by −mθ
+// expected hint: rope_forward.direction
 #include "position/rope.hpp"
 
 namespace rf {

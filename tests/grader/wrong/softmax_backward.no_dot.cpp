@@ -1,7 +1,7 @@
 // A WRONG solution of graded task softmax_backward: the i != j terms forgotten.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: did you forget the dot product
+// expected hint: softmax_backward.analytic
 #include "ops/backward_kernels.hpp"
 
 namespace rf {

@@ -1,7 +1,7 @@
 // A WRONG solution of graded task softmax_backward: dx = … instead of dx +=.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: add into dx (+=)
+// expected hint: softmax_backward.overwrites
 #include "ops/backward_kernels.hpp"
 
 namespace rf {
