@@ -95,7 +95,7 @@ handout() {
   # every file of src/, tests/, scripts/ and students/ but the student's own.
   local grader_bin
   grader_bin=$(realpath "$GRADER")
-  ( cd "$dir" && find src tests scripts students -type f ! -path 'students/tasks/*' | LC_ALL=C sort \
+  ( cd "$dir" && find src tests scripts students -type f ! -path 'students/tasks/*' ! -name 'pristine.txt*' | LC_ALL=C sort \
       | xargs "$grader_bin" --fingerprint > students/pristine.txt.new && mv students/pristine.txt.new students/pristine.txt )
   git -C "$dir" -c init.defaultBranch=main init -q
   git -C "$dir" add -A

@@ -321,7 +321,7 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
     if (!o.started) fail(o.error);
     std::vector<std::string> graded = {file};
     for (const Task& t : all_tasks) graded.push_back(t.host);
-    r = grader::read_run(record, output, o, time_limit, graded, absolute(".") + "/");
+    r = grader::read_run(record, output, o, time_limit, graded, fs::current_path().generic_string() + "/");
     if (!changed.empty()) {
         r.status = "tampered";
         r.passed = r.failed = -1;

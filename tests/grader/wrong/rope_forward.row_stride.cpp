@@ -1,7 +1,7 @@
 // A WRONG solution of graded task rope_forward: the tables' rows read with stride r instead of r/2.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: rope_forward.norm
+// expected hint: rope_forward.past_end
 #include "position/rope.hpp"
 
 namespace rf {

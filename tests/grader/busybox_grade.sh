@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The handout graded on a laptop with no bash and no GNU tool (a Mac has bash 3.2 and BSD tools;
+# a minimal container has busybox): a PATH of nothing but busybox's applets, CMake, make and
+# the compiler with its binutils, and the grader run by busybox's sh.
+#
+#   tests/grader/busybox_grade.sh WORKDIR gcc|libcxx
+#
+# gcc: GNU's compiler and library; libcxx: clang with LLVM's libc++, the nearest this machine
+# comes to a Mac's toolchain. In a fresh handout whose task files hold the course's own
+# implementation, `scripts/grade.sh all` scores every task and writes students/grades.csv; a
+# planted bug (a wrong solution of tests/grader/wrong/) scores 0 and gets its hint; a task's
+# grade exits 0 exactly when it passes.
+set -u
+W=$(realpath -m "$1")
+KIND=${2:-gcc}
+rm -rf "$W" && mkdir -p "$W/bin" || exit 1
+cd "$(dirname "$0")/../.." || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+H="$W/handout"
+
+case "$KIND" in
+  gcc) ARGS="-DCMAKE_CXX_COMPILER=g++"; TOOLS="g++ gcc c++ cc" ;;
+  libcxx) ARGS="-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-stdlib=libc++ -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ -DRF_OPENMP=OFF"
+          TOOLS="clang++ clang" ;;
+  *) echo "busybox_grade: the second argument is gcc or libcxx" >&2; exit 2 ;;
+esac
+for t in busybox cmake make $TOOLS; do
+  command -v "$t" > /dev/null || { echo "SKIP: $t is not installed (scripts/setup.sh --all installs it)"; echo PASS; exit 0; }
+done
+
+scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log"; fail "grade.sh --handout failed"; }
+# The student's files hold the course's implementation (each task's marked region).
+tasks=$(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' students/tasks.txt)
+for task in $tasks; do
+  host=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
+  cmake -DMODE=ours -DTASK="$task" -DIN="$host" -DOUT="$H/students/tasks/$task.cpp" -P students/graded_region.cmake > /dev/null \
+    || fail "$task: no region in $host"
+done
+
+# The PATH: busybox's applets, then CMake, make, the compiler and binutils over them.
+busybox --install -s "$W/bin" || fail "busybox --install failed"
+rm -f "$W/bin/bash"
+for t in cmake make $TOOLS as ld ld.bfd ld.gold x86_64-linux-gnu-as x86_64-linux-gnu-ld x86_64-linux-gnu-ld.bfd; do
+  p=$(command -v "$t") && ln -sf "$p" "$W/bin/$t"
+done
+run() {  # run LOG ARGS…: the grader in the handout, under busybox's sh and that PATH alone
+  ( cd "$H" && env -i PATH="$W/bin" HOME="$W" GRADE_CMAKE_ARGS="$ARGS" JOBS="${JOBS:-2}" "$W/bin/sh" scripts/grade.sh "$@" ) > "$W/$LOG" 2>&1
+}
+LOG=all.log run all; rc=$?
+cat "$W/all.log"
+[ "$rc" = 0 ] || fail "the course's implementation, graded in the handout, exits $rc"
+grep -q "^score: 6 of 6 tasks pass" "$W/all.log" || fail "the course's implementation does not score 6 of 6"
+[ "$(grep -c ',1,.*,pass,' "$H/students/grades.csv" 2>/dev/null)" = 6 ] || fail "students/grades.csv does not hold 6 passing grades"
+grep -q "^time_utc,task,score,passed,failed,status,failing_test,hint_id,hint_level,compiler,os$" "$H/students/grades.csv" \
+  || fail "students/grades.csv has no header line"
+
+# A planted bug: half pairs neighbours; rope_forward scores 0 and gets its hint.
+cp tests/grader/wrong/rope_forward.half_pairs_neighbours.cpp "$H/students/tasks/rope_forward.cpp"
+LOG=bug.log run rope_forward; rc=$?
+cat "$W/bug.log"
+[ "$rc" = 1 ] || fail "the planted bug's grade exits $rc, not 1"
+grep -q "^rope_forward .*0/1" "$W/bug.log" || fail "the planted bug does not score 0"
+hint=$(awk -F' [|] ' '$2 == "rope_forward.half" { print $4 }' students/hints.txt)
+grep -qF "hint: $hint" "$W/bug.log" || fail "the planted bug's console shows no hint '$hint'"
+tail -n 1 "$H/students/grades.csv" | grep -q ',rope_forward,0,.*,fail,.*,rope_forward.half,1,' \
+  || fail "the planted bug's line in grades.csv: $(tail -n 1 "$H/students/grades.csv")"
+[ "$fails" = 0 ] && echo "PASS: busybox's sh and applets, CMake, make and $KIND grade the handout (reference 6 of 6, a planted bug named)"
+exit "$fails"
