@@ -22,6 +22,11 @@
 #                                     every wrong solution of tests/grader/wrong/ fails with the
 #                                     hint it names (a crash and an endless loop among them);
 #                                     our implementation passes (run by scripts/test.sh)
+#   scripts/grade.sh --class OUT DIR... [--no-regrade] [--force]
+#                                     the instructor's class table (scripts/class_table.py) of
+#                                     the students' repositories DIR (their students/grades.csv):
+#                                     OUT/class.csv and OUT/class.html, every task file graded
+#                                     again with our tests; refused in a handout
 #
 # Builds in GRADE_BUILD_DIR (default build-student) from students/CMakeLists.txt: the lesson's
 # code once, then per task one test program, with each graded function an object of its own
@@ -454,6 +459,11 @@ case "${1:-list}" in
     [ "$bad" = 0 ] && echo "grade --check: PASS (the handout holds no answer; ${#all[@]} stubs compile, fail" \
       "and name their failing tests; ${#wrong[@]} wrong solutions fail with their hints; the reference passes)"
     exit "$bad" ;;
+  --class)
+    refuse_in_handout --class; shift
+    # DIR and OUT are named from where the user stood before the cd to the root above
+    root=$PWD; cd "$OLDPWD"
+    exec python3 "$root/scripts/class_table.py" "$@" ;;
   *)
     mode=student
     [ "$1" = --reference ] && { refuse_in_handout --reference; mode=reference; shift; }
