@@ -393,6 +393,9 @@ def render_csv(tasks, students, rows):
 
 
 def main(argv):
+    if argv[1:] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
     force = "--force" in argv[1:]
     no_regrade = "--no-regrade" in argv[1:]
     args = [a for a in argv[1:] if a not in ("--force", "--no-regrade")]

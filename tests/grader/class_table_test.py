@@ -214,7 +214,8 @@ if BROWSER:
 
 # ---- the table ------------------------------------------------------------------------------------
 rc, out, err = run([GRADE, "--class", "out", *ROOM], ENV)
-check(rc == 0, f"grade.sh --class exited {rc}: {err[-400:]}")
+if not check(rc == 0, f"grade.sh --class exited {rc}: {err[-400:]}"):
+    sys.exit(1)
 t = read_table(os.path.join(WORK, "out"))
 check(len(t) == len(TASKS) * 5, f"class.csv has {len(t)} rows, not {len(TASKS) * 5}")
 
@@ -265,7 +266,8 @@ for word in ("ada", "bo", "cy", "dee", RELATIVE, "adamw: several steps, &quot;b1
 
 # Again into the same OUT: its own files are replaced. --no-regrade: nothing is regraded.
 rc, _, err = run([GRADE, "--class", "out", "--no-regrade", *ROOM], ENV)
-check(rc == 0, f"a second --class --no-regrade exited {rc}: {err[-300:]}")
+if not check(rc == 0, f"a second --class --no-regrade exited {rc}: {err[-300:]}"):
+    sys.exit(1)
 t = read_table(os.path.join(WORK, "out"))
 expect(("cy", "rope_forward"), regrade="not regraded", mismatch="")
 expect(("dee", "rope_forward"), regrade="not submitted")
@@ -313,6 +315,8 @@ shutil.copy(os.path.join(WORK, "x.csv"), os.path.join(WORK, "twice", "ada", "stu
 refused("two students of one name", [GRADE, "--class", "bad", "room/ada", "twice/ada"],
         ["'ada'", "twice/ada"], ENV)
 refused("no DIR", [GRADE, "--class", "bad"], ["usage"])
+rc, out, _ = run([GRADE, "--class", "--help"])
+check(rc == 0 and "OUT/class.html" in out, f"grade.sh --class --help: exit {rc}: {out[:200]}")
 refused("a regrade command that does not exist", [GRADE, "--class", "bad", "room/ada"],
         ["RF_CLASS_REGRADE", "no-such-command"], {"RF_CLASS_REGRADE": "no-such-command --x"})
 os.makedirs(os.path.join(WORK, "mine"))
