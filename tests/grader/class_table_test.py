@@ -26,6 +26,8 @@ import zlib
 ROOT, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BROWSER = "--browser" in sys.argv[3:]
 GRADE = os.path.join(ROOT, "scripts", "grade.sh")
+# The script itself, for the cases that need not go through grade.sh --class.
+TABLE = [sys.executable, os.path.join(ROOT, "scripts", "class_table.py")]
 HEADER = ("time_utc,task,score,passed,failed,status,failing_test,hint_id,hint_level,compiler,"
           "os")
 TASKS = ["rope_forward", "rope_backward", "softmax_backward", "layernorm_backward",
@@ -34,7 +36,7 @@ START = datetime.datetime(2026, 12, 7, 9, 0, 0)
 RELATIVE = "rope: relative property"
 NORMS = 'rope: norms, "kept"'  # a comma and quotes: the CSV must quote it
 STEPS = 'adamw: several steps, "b1" & "b2"'  # and the page escape it
-failures = []
+failures, REFUSALS = [], []
 
 
 def check(ok, what):
@@ -46,7 +48,7 @@ def check(ok, what):
 
 def grade(minute, task, status, test="", hint="", level=0, counts=None):
     """One line of a grades.csv as a list of fields."""
-    score = "1" if status == "pass" else ("" if status == "hint" else "0")
+    score = "1" if status == "pass" else "0"
     passed, failed = counts if counts else (("12", "0") if status == "pass" else ("11", "1"))
     if status in ("hint", "crash"):
         passed = failed = ""
@@ -101,6 +103,7 @@ def run(args, env=None, cwd=WORK):
 
 def refused(name, args, must_name, env=None, cwd=WORK):
     """ARGS exit 2 with one line on stderr that holds every string of MUST_NAME."""
+    REFUSALS.append(name)
     rc, _, err = run(args, env, cwd)
     lines = err.strip().splitlines()
     if check(rc == 2 and len(lines) == 1 and "Traceback" not in err,
@@ -135,7 +138,8 @@ bo = [grade(0, "rope_forward", "fail", RELATIVE, "rope_forward.relative"),
 student("bo", bo, {"rope_forward": "fail"})
 cy = [grade(0, "rope_forward", "fail", RELATIVE, "rope_forward.relative"),
       grade(10, "rope_forward", "fail", RELATIVE, "rope_forward.relative"),
-      grade(12, "rope_forward", "hint", "", "rope_forward.relative", 1),
+      grade(12, "rope_forward", "hint", "", "rope_forward.relative", 1)[:2] + [""] +
+      grade(12, "rope_forward", "hint", "", "rope_forward.relative", 1)[3:],  # no score
       grade(20, "rope_forward", "fail", NORMS, "rope_forward.norms", 1),
       grade(30, "rope_forward", "pass", level=1),
       grade(40, "softmax_backward", "pass"),
@@ -213,6 +217,7 @@ if BROWSER:
     sys.exit(1 if failures else 0)
 
 # ---- the table ------------------------------------------------------------------------------------
+# Through grade.sh, with OUT and the DIRs named from where the instructor stands (WORK).
 rc, out, err = run([GRADE, "--class", "out", *ROOM], ENV)
 if not check(rc == 0, f"grade.sh --class exited {rc}: {err[-400:]}"):
     sys.exit(1)
@@ -265,7 +270,7 @@ for word in ("ada", "bo", "cy", "dee", RELATIVE, "adamw: several steps, &quot;b1
     check(word in page, f"class.html does not show '{word}'")
 
 # Again into the same OUT: its own files are replaced. --no-regrade: nothing is regraded.
-rc, _, err = run([GRADE, "--class", "out", "--no-regrade", *ROOM], ENV)
+rc, _, err = run(TABLE + ["out", "--no-regrade", *ROOM], ENV)
 if not check(rc == 0, f"a second --class --no-regrade exited {rc}: {err[-300:]}"):
     sys.exit(1)
 t = read_table(os.path.join(WORK, "out"))
@@ -275,27 +280,27 @@ expect(("class", "rope_forward"), solved=3, mismatch="")
 check(len(open(CALLS).read().splitlines()) == 10, "--no-regrade ran the regrade")
 
 # A regrade that writes no line: the table is written, one line names it, exit 1.
-rc, _, err = run([GRADE, "--class", "broken", "room/bo"], {"RF_CLASS_REGRADE": "true"})
+rc, _, err = run(TABLE + ["broken", "room/bo"], {"RF_CLASS_REGRADE": "true"})
 check(rc == 1 and "bo's rope_forward" in err and "wrote no report" in err,
       f"a regrade that writes nothing: exit {rc}: {err[-300:]}")
 check(os.path.isfile(os.path.join(WORK, "broken", "class.csv")), "no class.csv after a broken regrade")
 
 # ---- refusals: one line naming the file (and line), exit 2 ---------------------------------------
 os.makedirs(os.path.join(WORK, "nobody"))
-refused("a DIR without grades.csv", [GRADE, "--class", "bad", "room/ada", "nobody"],
+refused("a DIR without grades.csv", TABLE + ["bad", "room/ada", "nobody"],
         ["nobody", "students/grades.csv"], ENV)
 lines = [grade(0, "rope_forward", "fail", "rope: a name\nover two lines"),
          grade(5, "rope_forward", "pass")]
 lines[1][2] = "2"
 write_grades(os.path.join(WORK, "malformed", "students", "grades.csv"), lines)
 refused("a score of 2 after a name over two lines",
-        [GRADE, "--class", "bad", "--no-regrade", "malformed"],
+        TABLE + ["bad", "--no-regrade", "malformed"],
         ["malformed/students/grades.csv:4:", "score '2'"])
 shutil.copy(os.path.join(WORK, "room", "ada", "students", "grades.csv"), os.path.join(WORK, "x.csv"))
 os.makedirs(os.path.join(WORK, "short"))
 with open(os.path.join(WORK, "short", "grades.csv"), "w") as f:
     f.write(HEADER + "\n" + ",".join(grade(0, "rope_forward", "pass")[:10]) + "\n")
-refused("a line of 10 fields", [GRADE, "--class", "bad", "--no-regrade", "short/grades.csv"],
+refused("a line of 10 fields", TABLE + ["bad", "--no-regrade", "short/grades.csv"],
         ["short/grades.csv:2:", "10 fields"])
 for name, text, where in (
         ("no header", ",".join(grade(0, "rope_forward", "pass")) + "\n", ":1:"),
@@ -309,20 +314,20 @@ for name, text, where in (
     os.makedirs(os.path.join(folder, "students"))
     with open(os.path.join(folder, "students", "grades.csv"), "w") as f:
         f.write(text)
-    refused(name, [GRADE, "--class", "bad", "--no-regrade", folder], [folder, where])
+    refused(name, TABLE + ["bad", "--no-regrade", folder], [folder, where])
 os.makedirs(os.path.join(WORK, "twice", "ada", "students"))
 shutil.copy(os.path.join(WORK, "x.csv"), os.path.join(WORK, "twice", "ada", "students", "grades.csv"))
-refused("two students of one name", [GRADE, "--class", "bad", "room/ada", "twice/ada"],
+refused("two students of one name", TABLE + ["bad", "room/ada", "twice/ada"],
         ["'ada'", "twice/ada"], ENV)
-refused("no DIR", [GRADE, "--class", "bad"], ["usage"])
+refused("no DIR", TABLE + ["bad"], ["usage"])
 rc, out, _ = run([GRADE, "--class", "--help"])
 check(rc == 0 and "OUT/class.html" in out, f"grade.sh --class --help: exit {rc}: {out[:200]}")
-refused("a regrade command that does not exist", [GRADE, "--class", "bad", "room/ada"],
+refused("a regrade command that does not exist", TABLE + ["bad", "room/ada"],
         ["RF_CLASS_REGRADE", "no-such-command"], {"RF_CLASS_REGRADE": "no-such-command --x"})
 os.makedirs(os.path.join(WORK, "mine"))
 with open(os.path.join(WORK, "mine", "class.html"), "w") as f:
     f.write("my own notes\n")
-refused("a user's class.html at OUT", [GRADE, "--class", "mine", "room/ada"],
+refused("a user's class.html at OUT", TABLE + ["mine", "room/ada"],
         ["mine/class.html", "move it away"], ENV)
 check(open(os.path.join(WORK, "mine", "class.html")).read() == "my own notes\n",
       "the user's class.html was changed")
@@ -342,5 +347,5 @@ check(not os.path.exists(os.path.join(WORK, "bad")), "a refused --class left an 
 
 if not failures:
     print("class_table: PASS (solved counts, medians, the most common failing test and hint, "
-          "the regrade's mismatch flags, --no-regrade, a broken regrade and 12 refusals)")
+          f"the regrade's mismatch flags, --no-regrade, a broken regrade and {len(REFUSALS)} refusals)")
 sys.exit(1 if failures else 0)
