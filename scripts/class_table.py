@@ -30,10 +30,11 @@ import subprocess
 import sys
 import tempfile
 
-from script_outputs import Refusal, check_text_replaceable, write_text  # one rule for outputs
+from script_outputs import Refusal, check_text_replaceable, write_text  # the outputs' rule
 
 OWNER = "roformer-cpp scripts/class_table.py"  # the name in OUT/<file>.written-by
-USAGE = "usage: scripts/grade.sh --class OUT DIR... [--no-regrade] [--force] (see scripts/class_table.py)"
+USAGE = ("usage: scripts/grade.sh --class OUT DIR... [--no-regrade] [--force] "
+         "(see scripts/class_table.py)")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS_FILE = os.path.join(ROOT, "students", "tasks.txt")
 HEADER = ["time_utc", "task", "score", "passed", "failed", "status", "failing_test", "hint_id",
@@ -46,6 +47,7 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 COLUMNS = ["row", "task", "student", "tried", "solved", "attempts", "attempts_to_pass",
            "minutes_to_pass", "top_failing_test", "top_failing_test_lines", "top_hint_id",
            "top_hint_id_lines", "deepest_hint", "last_report", "regrade", "mismatch"]
+DEFAULT_REGRADE = "scripts/grade.sh --grade-file"  # TASK FILE --report CSV, from ROOT
 DAMAGED = "fix or delete that line (each line: " + ",".join(HEADER) + ")"
 
 
@@ -163,8 +165,9 @@ def find_students(dirs):
         if os.path.isdir(path):
             grades = os.path.join(path, "students", "grades.csv")
             if not os.path.lexists(grades):
-                raise Refusal(f"{d} holds no students/grades.csv; give a student's repository "
-                              "(with the grades.csv that scripts/grade.sh writes) or the file itself")
+                raise Refusal(f"{d} holds no students/grades.csv; give a student's "
+                              "repository (with the grades.csv that scripts/grade.sh writes) "
+                              "or the file itself")
             repo = path
         elif not os.path.lexists(path):
             raise Refusal(f"{d} does not exist; give a student's repository or a grades.csv")
@@ -210,20 +213,20 @@ def regrade(student, task, tasks, command, scratch):
         done = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT)
     except OSError as e:
-        raise Refusal(f"RF_CLASS_REGRADE: cannot run {shlex.join(command)} ({e.strerror}); set "
-                      "it to the regrade command (default: scripts/grade.sh --grade-file)") from None
+        raise Refusal(f"RF_CLASS_REGRADE: cannot run {shlex.join(command)} ({e.strerror}); "
+                      f"set it to the regrade command (default: {DEFAULT_REGRADE})") from None
     said = done.stdout.decode("utf-8", "replace").strip().splitlines()
     said = f": {short(said[-1], 120)}" if said else ""
     problem = f"regrading {student.name}'s {task} ({shlex.join(argv)})"
+    ended = f"exit {done.returncode}"
     if not os.path.isfile(report):
-        return Regrade(word="error", problem=f"{problem} wrote no report (exit {done.returncode}){said}")
+        return Regrade(word="error", problem=f"{problem} wrote no report ({ended}){said}")
     try:
         lines = read_grades(report, tasks, header_needed=False)
     except Refusal as e:
         return Regrade(word="error", problem=f"{problem} wrote a damaged report: {e}")
     if not lines or lines[-1].task != task:
-        return Regrade(word="error", problem=f"{problem} wrote no line for {task} (exit "
-                                             f"{done.returncode}){said}")
+        return Regrade(word="error", problem=f"{problem} wrote no line for {task} ({ended}){said}")
     return Regrade(line=lines[-1])
 
 
@@ -266,7 +269,7 @@ def cell(student, task):
            "deepest_hint": max((l.level for l in mine), default=0),
            "last_report": last.status if last else "none",
            "regrade": again.text() if again else "", "mismatch": mismatch}
-    extra = {"failing": failing, "lines": mine, "last": last, "regrade": again}
+    extra = {"failing": failing, "lines": mine}
     if first_pass is not None:
         extra["to_pass"] = first_pass + 1
         extra["minutes"] = (attempts[first_pass].time - attempts[0].time).total_seconds() / 60
@@ -281,11 +284,11 @@ def class_row(task, cells):
     failing = [l for _, x in cells for l in x["failing"]]
     test, test_lines = most_common(l.failing_test for l in failing)
     hint, hint_lines = most_common(l.hint_id for l in failing)
+    median = (lambda key: number(statistics.median(x[key] for x in solvers)) if solvers else "")
     return {"row": "class", "task": task, "student": "",
             "tried": sum(r["tried"] for r, _ in cells), "solved": len(solvers),
             "attempts": sum(r["attempts"] for r, _ in cells),
-            "attempts_to_pass": number(statistics.median(x["to_pass"] for x in solvers)) if solvers else "",
-            "minutes_to_pass": number(statistics.median(x["minutes"] for x in solvers)) if solvers else "",
+            "attempts_to_pass": median("to_pass"), "minutes_to_pass": median("minutes"),
             "top_failing_test": test, "top_failing_test_lines": test_lines or "",
             "top_hint_id": hint, "top_hint_id_lines": hint_lines or "",
             "deepest_hint": max((l.level for _, x in cells for l in x["lines"]), default=0),
@@ -294,7 +297,7 @@ def class_row(task, cells):
             if any(r["mismatch"] for r, _ in cells) else ""}
 
 
-# ---- the page -------------------------------------------------------------------------------------
+# ---- the page ---------------------------------------------------------------------------------
 STYLE = """
 body { font-family: "DejaVu Sans", Arial, sans-serif; font-size: 18px; margin: 16px;
        color: #111; background: #fff; }
@@ -338,10 +341,12 @@ def render_html(tasks, students, rows, made, regraded):
         out.append(f"<tr><td>{esc(task)}</td><td class=n>{r['solved']} / {r['tried']}</td>"
                    f"<td class=n>{r['attempts_to_pass'] or '—'}</td>"
                    f"<td class=n>{r['minutes_to_pass'] or '—'}</td>"
-                   f"<td class=test>{counted(r['top_failing_test'], r['top_failing_test_lines'])}</td>"
+                   f"<td class=test>{counted(r['top_failing_test'], r['top_failing_test_lines'])}"
+                   "</td>"
                    f"<td>{counted(r['top_hint_id'], r['top_hint_id_lines'])}</td>"
                    f"<td class=n>{r['deepest_hint'] or '—'}</td>"
-                   f"<td class=\"n{' mismatch' if r['mismatch'] else ''}\">{r['mismatch']}</td></tr>")
+                   f"<td class=\"n{' mismatch' if r['mismatch'] else ''}\">{r['mismatch']}"
+                   "</td></tr>")
     out.append("</table>")
     head = "".join(f"<th>{esc(t).replace('_', '_<wbr>')}</th>" for t in tasks)
     out.append("<h2>Students: ✓ solved · attempts · deepest hint</h2>"
@@ -420,10 +425,10 @@ def main(argv):
                 check_text_replaceable(path, OWNER, force)
         command = None
         if not no_regrade:
-            command = shlex.split(os.environ.get("RF_CLASS_REGRADE", "scripts/grade.sh --grade-file"))
+            command = shlex.split(os.environ.get("RF_CLASS_REGRADE", DEFAULT_REGRADE))
             if not command:
-                raise Refusal("RF_CLASS_REGRADE is empty; unset it (scripts/grade.sh "
-                              "--grade-file) or pass --no-regrade")
+                raise Refusal(f"RF_CLASS_REGRADE is empty; unset it ({DEFAULT_REGRADE}) or "
+                              "pass --no-regrade")
         tasks = course_tasks()
         students = find_students(dirs)
         for s in students:

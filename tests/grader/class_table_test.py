@@ -96,8 +96,12 @@ with open(report, "a") as f:
 
 
 def run(args, env=None, cwd=WORK):
-    done = subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})},
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(args, cwd=cwd, env={**os.environ, **(env or {})},
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=120)
+    except subprocess.TimeoutExpired:
+        return None, "", f"{args[0]} still ran after 120 s"
     return done.returncode, done.stdout, done.stderr
 
 
@@ -110,6 +114,46 @@ def refused(name, args, must_name, env=None, cwd=WORK):
              f"{name}: exit {rc} and {len(lines)} line(s) on stderr (want 2 and one): {err[:300]}"):
         for word in must_name:
             check(word in lines[0], f"{name}: the line does not name '{word}': {lines[0]}")
+
+
+def png_colours(path):
+    """(width, height, the set of its (r, g, b) colours) of the 8-bit RGB or RGBA PNG at PATH:
+    its IDAT chunks inflated with zlib, each row's filter undone."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("no PNG signature")
+    width, height, depth, kind = struct.unpack(">IIBB", data[16:26])
+    if depth != 8 or kind not in (2, 6):
+        raise ValueError(f"depth {depth}, colour type {kind} (want 8-bit RGB or RGBA)")
+    idat, at = b"", 8
+    while at < len(data):
+        length, name = struct.unpack(">I4s", data[at:at + 8])
+        if name == b"IDAT":
+            idat += data[at + 8:at + 8 + length]
+        at += 12 + length
+    raw = zlib.decompress(idat)
+    bpp = 3 if kind == 2 else 4
+    stride, colours, previous = width * bpp, set(), bytearray(width * bpp)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind_of_filter, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0  # left, up, up-left
+            b, c = previous[i], previous[i - bpp] if i >= bpp else 0
+            if kind_of_filter == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind_of_filter == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind_of_filter == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind_of_filter == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
+        previous = line
+    return width, height, colours
 
 
 def read_table(out):
@@ -169,54 +213,28 @@ if BROWSER:
     rc, _, err = run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
                       "--hide-scrollbars", f"--user-data-dir={os.path.join(WORK, 'profile')}",
                       f"--screenshot={shot}", "--window-size=1200,900", f"file://{page}"])
-    if check(rc == 0 and os.path.isfile(shot), f"chromium exited {rc}, no {shot}: {err[-400:]}"):
-        with open(shot, "rb") as f:
-            data = f.read()
-        check(data[:8] == b"\x89PNG\r\n\x1a\n", f"{shot} is not a PNG")
-        width, height, depth, kind = struct.unpack(">IIBB", data[16:26])
-        check((width, height) == (1200, 900), f"the screenshot is {width}×{height}, not 1200×900")
-        # The pixels: the IDAT chunks inflated, each row's filter undone (8-bit RGB or RGBA).
-        idat, at = b"", 8
-        while at < len(data):
-            length, name = struct.unpack(">I4s", data[at:at + 8])
-            if name == b"IDAT":
-                idat += data[at + 8:at + 8 + length]
-            at += 12 + length
-        raw = zlib.decompress(idat)
-        check(depth == 8 and kind in (2, 6), f"a PNG of depth {depth}, colour type {kind}")
-        bpp = 3 if kind == 2 else 4
-        stride, rows, previous = width * bpp, [], bytearray(width * bpp)
-        for y in range(height):
-            f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-            for i in range(stride):
-                a = line[i - bpp] if i >= bpp else 0
-                b, c = previous[i], previous[i - bpp] if i >= bpp else 0
-                if f == 1:
-                    line[i] = (line[i] + a) & 255
-                elif f == 2:
-                    line[i] = (line[i] + b) & 255
-                elif f == 3:
-                    line[i] = (line[i] + (a + b) // 2) & 255
-                elif f == 4:
-                    p = a + b - c
-                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                    line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-            rows.append(bytes(line))
-            previous = line
-        colours = {row[i:i + 3] for row in rows for i in range(0, stride, bpp)}
-        check(len(colours) > 1, "the screenshot is blank (one colour)")
-        # The page's own colours: solved cells (#b9e4bd) and the flagged regrade (#f4a6a6).
-        for name, rgb in (("a solved cell's green", (0xb9, 0xe4, 0xbd)),
-                          ("the mismatch red", (0xf4, 0xa6, 0xa6))):
-            check(any(all(abs(x - y) <= 3 for x, y in zip(col, rgb)) for col in colours),
-                  f"the screenshot shows no pixel of {name} #{bytes(rgb).hex()} "
-                  f"({len(colours)} colours)")
+    if not check(rc == 0 and os.path.isfile(shot),
+                 f"chromium exited {rc}, no {shot}: {err[-400:]}"):
+        sys.exit(1)
+    try:
+        width, height, colours = png_colours(shot)
+    except (ValueError, zlib.error, struct.error) as e:
+        check(False, f"{shot} cannot be read as a PNG: {e}")
+        sys.exit(1)
+    check((width, height) == (1200, 900), f"the screenshot is {width}×{height}, not 1200×900")
+    check(len(colours) > 1, "the screenshot is blank (one colour)")
+    # The page's own colours: solved cells (#b9e4bd) and the flagged regrade (#f4a6a6).
+    for name, rgb in (("a solved cell's green", (0xb9, 0xe4, 0xbd)),
+                      ("the mismatch red", (0xf4, 0xa6, 0xa6))):
+        check(any(all(abs(x - y) <= 3 for x, y in zip(col, rgb)) for col in colours),
+              f"the screenshot shows no pixel of {name} #{bytes(rgb).hex()} "
+              f"({len(colours)} colours)")
     if not failures:
         print(f"class_table_browser: PASS (a 1200×900 screenshot of {len(colours)} colours, the "
               "table's green and red among them)")
     sys.exit(1 if failures else 0)
 
-# ---- the table ------------------------------------------------------------------------------------
+# ---- the table ---------------------------------------------------------------------------------
 # Through grade.sh, with OUT and the DIRs named from where the instructor stands (WORK).
 rc, out, err = run([GRADE, "--class", "out", *ROOM], ENV)
 if not check(rc == 0, f"grade.sh --class exited {rc}: {err[-400:]}"):
@@ -258,7 +276,8 @@ expect(("dee", "rope_forward"), solved=1, attempts=7, attempts_to_pass=7, minute
        regrade="not submitted", mismatch="")
 calls = open(CALLS).read().splitlines()
 check(len(calls) == 10, f"the regrade ran {len(calls)} times, not 10 (ada 6, bo 1, cy 3)")
-want = f"rope_forward {os.path.join(WORK, 'room', 'cy', 'students', 'tasks', 'rope_forward.cpp')} --report {ROOT}"
+cy_file = os.path.join(WORK, "room", "cy", "students", "tasks", "rope_forward.cpp")
+want = f"rope_forward {cy_file} --report {ROOT}"
 check(want in calls, f"no regrade call '{want}' (TASK, the file's full path, --report, in the "
       f"course's root): {calls[:2]}")
 check("rope_forward" in out and "1 regrade(s) disagree" in out, f"the summary: {out}")
@@ -266,7 +285,8 @@ check("rope_forward" in out and "1 regrade(s) disagree" in out, f"the summary: {
 page = open(os.path.join(WORK, "out", "class.html"), encoding="utf-8").read()
 for bad in ("<script", "http://", "https://", "src=", "<link", "@import"):
     check(bad not in page.lower(), f"class.html is not self-contained: it holds '{bad}'")
-for word in ("ada", "bo", "cy", "dee", RELATIVE, "adamw: several steps, &quot;b1&quot; &amp; &quot;b2&quot;", "⚠", "made "):
+for word in ("ada", "bo", "cy", "dee", RELATIVE, "⚠", "made ",
+             "adamw: several steps, &quot;b1&quot; &amp; &quot;b2&quot;"):
     check(word in page, f"class.html does not show '{word}'")
 
 # Again into the same OUT: its own files are replaced. --no-regrade: nothing is regraded.
@@ -283,7 +303,8 @@ check(len(open(CALLS).read().splitlines()) == 10, "--no-regrade ran the regrade"
 rc, _, err = run(TABLE + ["broken", "room/bo"], {"RF_CLASS_REGRADE": "true"})
 check(rc == 1 and "bo's rope_forward" in err and "wrote no report" in err,
       f"a regrade that writes nothing: exit {rc}: {err[-300:]}")
-check(os.path.isfile(os.path.join(WORK, "broken", "class.csv")), "no class.csv after a broken regrade")
+check(os.path.isfile(os.path.join(WORK, "broken", "class.csv")),
+      "no class.csv after a broken regrade")
 
 # ---- refusals: one line naming the file (and line), exit 2 ---------------------------------------
 os.makedirs(os.path.join(WORK, "nobody"))
@@ -296,7 +317,6 @@ write_grades(os.path.join(WORK, "malformed", "students", "grades.csv"), lines)
 refused("a score of 2 after a name over two lines",
         TABLE + ["bad", "--no-regrade", "malformed"],
         ["malformed/students/grades.csv:4:", "score '2'"])
-shutil.copy(os.path.join(WORK, "room", "ada", "students", "grades.csv"), os.path.join(WORK, "x.csv"))
 os.makedirs(os.path.join(WORK, "short"))
 with open(os.path.join(WORK, "short", "grades.csv"), "w") as f:
     f.write(HEADER + "\n" + ",".join(grade(0, "rope_forward", "pass")[:10]) + "\n")
@@ -306,9 +326,12 @@ for name, text, where in (
         ("no header", ",".join(grade(0, "rope_forward", "pass")) + "\n", ":1:"),
         ("an unknown task", HEADER + "\n" + ",".join(grade(0, "rope_fwd", "pass")) + "\n",
          "rope_fwd"),
-        ("a bad time", HEADER + "\n" + ",".join(["2026-12-07 20:30"] + grade(0, "rope_forward", "pass")[1:]) + "\n",
+        ("a bad time",
+         HEADER + "\n" + ",".join(["2026-12-07 20:30"] + grade(0, "rope_forward", "pass")[1:])
+         + "\n",
          "time_utc"),
-        ("an unclosed quote", HEADER + "\n" + ",".join(grade(0, "rope_forward", "pass")) + '\n"x,\n', ":3:"),
+        ("an unclosed quote",
+         HEADER + "\n" + ",".join(grade(0, "rope_forward", "pass")) + '\n"x,\n', ":3:"),
         ("a conflict marker", HEADER + "\n<<<<<<< HEAD\n", ":2:")):
     folder = os.path.join(WORK, "bad_" + name.replace(" ", "_"))
     os.makedirs(os.path.join(folder, "students"))
@@ -316,7 +339,8 @@ for name, text, where in (
         f.write(text)
     refused(name, TABLE + ["bad", "--no-regrade", folder], [folder, where])
 os.makedirs(os.path.join(WORK, "twice", "ada", "students"))
-shutil.copy(os.path.join(WORK, "x.csv"), os.path.join(WORK, "twice", "ada", "students", "grades.csv"))
+shutil.copy(os.path.join(WORK, "room", "ada", "students", "grades.csv"),
+            os.path.join(WORK, "twice", "ada", "students"))
 refused("two students of one name", TABLE + ["bad", "room/ada", "twice/ada"],
         ["'ada'", "twice/ada"], ENV)
 refused("no DIR", TABLE + ["bad"], ["usage"])
@@ -342,10 +366,12 @@ shutil.copy(os.path.join(ROOT, "students", "tasks.txt"), os.path.join(handout, "
 with open(os.path.join(handout, "students", "handout.txt"), "w") as f:
     f.write("rope_forward\n")
 refused("--class in a handout", [os.path.join(handout, "scripts", "grade.sh"), "--class", "bad",
-                                  os.path.join(WORK, "room", "ada")], ["this is a handout", "--class"])
+                                  os.path.join(WORK, "room", "ada")],
+        ["this is a handout", "--class"])
 check(not os.path.exists(os.path.join(WORK, "bad")), "a refused --class left an OUT folder")
 
 if not failures:
     print("class_table: PASS (solved counts, medians, the most common failing test and hint, "
-          f"the regrade's mismatch flags, --no-regrade, a broken regrade and {len(REFUSALS)} refusals)")
+          f"the regrade's mismatch flags, --no-regrade, a broken regrade and {len(REFUSALS)} "
+          "refusals)")
 sys.exit(1 if failures else 0)
