@@ -103,7 +103,8 @@ def parse_line(path, number, row, tasks):
             raise Refusal(f"{where}: {name} '{short(value)}' is not a count of test cases; "
                           f"{DAMAGED}")
     if not (level.isdigit() and len(level) <= 2):
-        raise Refusal(f"{where}: hint_level '{short(level)}' is not 0, 1, 2 or 3; {DAMAGED}")
+        raise Refusal(f"{where}: hint_level '{short(level)}' is not a level (0: no hint, 1, 2, "
+                      f"…); {DAMAGED}")
     return Line(number, row)
 
 
