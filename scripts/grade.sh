@@ -17,19 +17,32 @@
 #   scripts/grade.sh --check          CI: the handout holds no answer; every stub fails; every
 #                                     wrong solution of tests/grader/wrong/ scores 0 with its hint;
 #                                     the course's implementation passes
-#   scripts/grade.sh --class OUT DIR...   the instructor's class table from students' repositories
+#   scripts/grade.sh --class OUT DIR... [--no-regrade] [--force]
+#                                     the instructor's class table (scripts/class_table.py) of
+#                                     the students' repositories DIR (their students/grades.csv):
+#                                     OUT/class.csv and OUT/class.html, every task file graded
+#                                     again with the course's tests
 #
 # Builds in GRADE_BUILD_DIR (default build-student). JOBS: parallel build jobs (default: every
 # core); GRADE_CMAKE_ARGS: extra configure flags (e.g. -DCMAKE_CXX_COMPILER_LAUNCHER=ccache);
 # GRADE_TIMEOUT: seconds a task's tests may run (default 60); GRADE_MAX_OUTPUT: bytes they may
 # print (default 1000000). Exit status: 0 when every graded task passes all its tests.
 set -eu
-cd "$(dirname "$0")/.."
+here=$(dirname "$0")
+case "${1:-}" in
+  --class)  # OUT and DIR are named from where the instructor stands: no cd first
+    if [ -f "$here/../students/handout.txt" ] || [ ! -f "$here/class_table.py" ]; then
+      echo "grade: this is a handout: --class needs the course repository" >&2; exit 2
+    fi
+    shift
+    exec python3 "$here/class_table.py" "$@" ;;
+esac
+cd "$here/.."
 BUILD="${GRADE_BUILD_DIR:-build-student}"
 export GRADE_BUILD_DIR="$BUILD"
 
 case "${1:-}" in
-  --handout|--check|--class)
+  --handout|--check)
     if [ -f students/handout.txt ] || [ ! -f scripts/grade_course.sh ]; then
       echo "grade: this is a handout: $1 needs the course repository" >&2; exit 2
     fi

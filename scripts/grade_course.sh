@@ -14,8 +14,6 @@
 #                     (--check-grading): every stub fails and names its failing test, every
 #                     wrong solution of tests/grader/wrong/ scores 0 with the hint it names, the
 #                     course's implementation passes (run by scripts/test.sh)
-#   scripts/grade.sh --class OUT DIR...
-#                     the instructor's class table (scripts/class_table.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLE=students/tasks.txt
@@ -130,8 +128,5 @@ case "$1" in
     "$GRADER" --check-grading || bad=1
     [ "$bad" = 0 ] && echo "grade --check: PASS (the handout holds no answer; the grader's checks pass)"
     exit "$bad" ;;
-  --class)
-    shift
-    exec python3 scripts/class_table.py "$@" ;;
   *) echo "grade_course: unknown mode '$1' (scripts/grade.sh --help)" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 """The one rule for every file the Python scripts in scripts/ write: what they may replace, and
 how they write it. Pictures: plot_rope.py, plot_run.py, plot_curves.py, plot_confusion.py; text:
-finetune_table.py's table.md and finetune_results.csv. The C++ commands' rule is
-src/io/output_file.hpp; docs/training.md, "What every script guarantees", states both for users.
+finetune_table.py's table.md and finetune_results.csv, class_table.py's class.csv and
+class.html. The C++ commands' rule is src/io/output_file.hpp; docs/training.md, "What every
+script guarantees", states both for users.
 
 Provenance, not format: an existing file is the script's own only when it carries a mark the
 script controls, never because it merely looks like the kind of file the script writes.
