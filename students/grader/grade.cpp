@@ -23,6 +23,7 @@
 // back and the grade is 0 ("tampered"). In a handout each grade appends a line to
 // students/grades.csv (commit it with your work): the instructor's class table reads it.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -55,6 +56,9 @@ std::string build_dir = "build-student";
 std::string jobs = "2";
 double time_limit = 60;
 long long max_output = 1000000;
+// GRADE_BUILD=0: run the test programs as they are built (a cross build graded on the machine
+// it targets, such as MinGW's under Wine), without CMake.
+bool prebuilt = false;
 
 [[noreturn]] void fail(const std::string& message) {
     std::cerr << "grade: " << message << "\n";
@@ -95,6 +99,7 @@ std::string absolute(const std::string& path) { return fs::absolute(path).generi
 // ---- the tasks (students/tasks.txt) and the hints (students/hints.txt) ----------------------
 struct Task {
     std::string name, host, program, tests, cases, what;
+    std::vector<std::string> calls;  // the other graded tasks its tests run
 };
 std::vector<Task> all_tasks;
 
@@ -117,8 +122,9 @@ void read_tables() {
     for (const std::string& line : lines_of(kTasks)) {
         if (!std::regex_match(line, row)) continue;
         const std::vector<std::string> f = split(line, " | ");
-        if (f.size() != 6) fail(kTasks + ": a task line has 6 fields: " + line);
-        all_tasks.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+        if (f.size() != 6 && f.size() != 7) fail(kTasks + ": a task line has 6 or 7 fields: " + line);
+        all_tasks.push_back({f[0], f[1], f[2], f[3], f[4], f[5], {}});
+        if (f.size() == 7) all_tasks.back().calls = split(f[6], ",");
     }
     if (all_tasks.empty()) fail(kTasks + " lists no task: is this the course or a handout's top folder?");
     for (const std::string& line : lines_of(kHints)) {
@@ -299,9 +305,13 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
         r.why = file + " does not exist (scripts/grade.sh lists the tasks)";
         return r;
     }
-    for (const Task& t : all_tasks) choose(t.name, t.name == task.name ? file : ours(t));
     const std::string log = build_dir + "/" + task.name + "." + mode + ".log";
-    if (!cmake_build("test_" + task.name, log)) {
+    if (prebuilt) {
+        std::ofstream(log, std::ios::binary) << "GRADE_BUILD=0: the test program as it was built\n";
+    } else {
+        for (const Task& t : all_tasks) choose(t.name, t.name == task.name ? file : ours(t));
+    }
+    if (!prebuilt && !cmake_build("test_" + task.name, log)) {
         r.status = "compile";
         r.why = "does not compile; the errors are above (the whole output: " + log + ")";
         return r;
@@ -322,6 +332,9 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
     std::vector<std::string> graded = {file};
     for (const Task& t : all_tasks) graded.push_back(t.host);
     r = grader::read_run(record, output, o, time_limit, graded, fs::current_path().generic_string() + "/");
+    if (o.left_running > 0)
+        r.why += std::string(r.why.empty() ? "" : "; ") + "its tests left " +
+                 std::to_string(o.left_running) + " process(es) running after they ended, ended by the grader";
     if (!changed.empty()) {
         r.status = "tampered";
         r.passed = r.failed = -1;
@@ -333,6 +346,21 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
                                             ", a file of the tests or the code they build"});
     }
     std::ofstream(log, std::ios::app) << read_file(output);
+    // In a handout the tasks it calls are the student's too: one that fails its own tests is
+    // named as the bug first.
+    if (!r.passes() && mode == "student" && in_handout()) {
+        const std::vector<std::string> out = handed_out();
+        for (const std::string& called : task.calls) {
+            if (std::find(out.begin(), out.end(), called) == out.end()) continue;
+            const TaskResult c = grade(task_named(called), "student", "");
+            if (c.passes()) continue;
+            r.failures.insert(r.failures.begin(),
+                              {"(the task it calls)", "grader: ERROR: " + task.name + "'s tests run your " +
+                                                          called + ", which fails its own tests"});
+        }
+        if (!prebuilt)
+            for (const Task& t : all_tasks) choose(t.name, t.name == task.name ? file : ours(t));
+    }
     return r;
 }
 
@@ -532,7 +560,9 @@ int check_grading() {
         const std::string expected = header_value(file, "// expected hint: ");
         const std::string status = header_value(file, "// expected status: ");
         const std::string limit = header_value(file, "// grade timeout: ");
+        const std::string within = header_value(file, "// grade within: ");
         const double saved = time_limit;
+        const auto t0 = std::chrono::steady_clock::now();
         if (!limit.empty()) time_limit = std::atof(limit.c_str());
         std::ostringstream console;
         std::streambuf* old = std::cout.rdbuf(console.rdbuf());
@@ -542,12 +572,16 @@ int check_grading() {
         std::cout.rdbuf(old);
         std::cerr.rdbuf(old_err);
         time_limit = saved;
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const std::string hint = shown.first ? shown.first->id : "(none)";
         if (r.passes()) {
             std::cout << "FAIL: " << file << " is not caught (" << r.passed << " passed)\n";
             bad = 1;
         } else if (!status.empty() && r.status != status) {
             std::cout << "FAIL: " << file << " is graded '" << r.status << "', not '" << status << "'; the console:\n" << console.str();
+            bad = 1;
+        } else if (!within.empty() && took > std::atof(within.c_str())) {
+            std::cout << "FAIL: grading " << file << " took " << took << " s, more than " << within << " s\n";
             bad = 1;
         } else if (hint != expected) {
             std::cout << "FAIL: grading " << file << " shows the hint " << hint << ", not " << expected << "; the console:\n" << console.str();
@@ -583,6 +617,7 @@ int main(int argc, char** argv) {
         max_output = std::atoll(m);
         if (max_output < 1) fail(std::string("GRADE_MAX_OUTPUT must be a number of bytes ≥ 1, got '") + m + "'");
     }
+    if (const char* b = std::getenv("GRADE_BUILD")) prebuilt = std::string(b) == "0";
     read_tables();
     read_hint_state();
     const std::string first = args.empty() ? "list" : args[0];

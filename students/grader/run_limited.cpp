@@ -144,8 +144,10 @@ std::string signal_name(int code) {
 namespace {
 #ifdef __linux__
 // The grader's adopted descendants (parent = us, not one we are waiting for): killed and
-// reaped, round after round, as their own children are handed to us in turn.
-void end_adopted() {
+// reaped, round after round, as their own children are handed to us in turn. Returns how many
+// were still running.
+int end_adopted() {
+    int ended = 0;
     for (int round = 0; round < 50; ++round) {
         bool found = false;
         if (DIR* proc = opendir("/proc")) {
@@ -162,16 +164,18 @@ void end_adopted() {
                     continue;
                 if (parent != getpid()) continue;
                 found = true;
+                if (state != 'Z') ++ended;  // a zombie has ended already: only reaped
                 kill(p, SIGKILL);
                 waitpid(p, nullptr, 0);
             }
             closedir(proc);
         }
-        if (!found) return;
+        if (!found) return ended;
     }
+    return ended;
 }
 #else
-void end_adopted() {}
+int end_adopted() { return 0; }
 #endif
 }  // namespace
 
@@ -234,7 +238,8 @@ Outcome run_limited(const std::vector<std::string>& argv,
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    kill(-pid, SIGKILL);  // whatever it started and left behind in its group
+    o.left_running = end_adopted();  // what it started and left behind, handed to us
+    kill(-pid, SIGKILL);              // and what is left of its group
     end_adopted();
     if (!o.timed_out && !o.too_much_output && o.error.empty()) {
         if (WIFEXITED(status)) {

@@ -23,6 +23,7 @@ struct Outcome {
     int exit_code = 0;
     int signal = 0;                 // POSIX: the signal that ended it (not one of ours)
     bool crash_code = false;        // Windows: an exception code (0xC0000005 …) as exit status
+    int left_running = 0;           // processes it started that outlived it, ended by us
     std::string error;
 };
 

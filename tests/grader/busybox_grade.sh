@@ -9,7 +9,8 @@
 # comes to a Mac's toolchain. In a fresh handout whose task files hold the course's own
 # implementation, `scripts/grade.sh all` scores every task and writes students/grades.csv; a
 # planted bug (a wrong solution of tests/grader/wrong/) scores 0 and gets its hint; a task's
-# grade exits 0 exactly when it passes.
+# grade exits 0 exactly when it passes; a task whose tests run another, wrong task names that
+# one as the bug.
 set -u
 W=$(realpath -m "$1")
 KIND=${2:-gcc}
@@ -29,7 +30,7 @@ for t in busybox cmake make $TOOLS; do
   command -v "$t" > /dev/null || { echo "SKIP: $t is not installed (scripts/setup.sh --all installs it)"; echo PASS; exit 0; }
 done
 
-scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log"; fail "grade.sh --handout failed"; }
+GRADE_BUILD_DIR="$W/course-build" scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log"; fail "grade.sh --handout failed"; }
 # The student's files hold the course's implementation (each task's marked region).
 tasks=$(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' students/tasks.txt)
 for task in $tasks; do
@@ -38,10 +39,11 @@ for task in $tasks; do
     || fail "$task: no region in $host"
 done
 
-# The PATH: busybox's applets, then CMake, make, the compiler and binutils over them.
+# The PATH: busybox's applets, then CMake, make, the compiler and binutils (as, ld, ar, ranlib:
+# busybox's own ar only extracts) over them.
 busybox --install -s "$W/bin" || fail "busybox --install failed"
 rm -f "$W/bin/bash"
-for t in cmake make $TOOLS as ld ld.bfd ld.gold x86_64-linux-gnu-as x86_64-linux-gnu-ld x86_64-linux-gnu-ld.bfd; do
+for t in cmake make $TOOLS as ld ld.bfd ld.gold ar ranlib nm objdump strip x86_64-linux-gnu-as x86_64-linux-gnu-ld x86_64-linux-gnu-ld.bfd x86_64-linux-gnu-ar x86_64-linux-gnu-ranlib; do
   p=$(command -v "$t") && ln -sf "$p" "$W/bin/$t"
 done
 run() {  # run LOG ARGS…: the grader in the handout, under busybox's sh and that PATH alone
@@ -65,5 +67,18 @@ hint=$(awk -F' [|] ' '$2 == "rope_forward.half" { print $4 }' students/hints.txt
 grep -qF "hint: $hint" "$W/bug.log" || fail "the planted bug's console shows no hint '$hint'"
 tail -n 1 "$H/students/grades.csv" | grep -q ',rope_forward,0,.*,fail,.*,rope_forward.half,1,' \
   || fail "the planted bug's line in grades.csv: $(tail -n 1 "$H/students/grades.csv")"
+# A wrong rope_forward under a right rope_backward: rope_backward's tests run rope_forward, and
+# the grader names rope_forward as the bug instead of blaming rope_backward.
+cp tests/grader/wrong/rope_forward.ignores_sin_sign.cpp "$H/students/tasks/rope_forward.cpp"
+LOG=calls.log run rope_backward; rc=$?
+cat "$W/calls.log"
+hint=$(awk -F' [|] ' '$2 == "any.calls_failing" { print $4 }' students/hints.txt)
+if grep -q "^rope_backward .*1/1" "$W/calls.log"; then
+  echo "note: rope_backward's tests pass with this rope_forward (nothing to name)"
+else
+  grep -qF "hint: $hint" "$W/calls.log" || fail "rope_backward's failure under a wrong rope_forward does not name rope_forward"
+  grep -qF "rope_backward's tests run your rope_forward, which fails its own tests" "$W/calls.log" \
+    || fail "the console does not say that rope_forward fails its own tests"
+fi
 [ "$fails" = 0 ] && echo "PASS: busybox's sh and applets, CMake, make and $KIND grade the handout (reference 6 of 6, a planted bug named)"
 exit "$fails"

@@ -204,3 +204,35 @@ TEST_CASE("validation batches are identical on every call, and masks follow the 
             }
     CHECK(compared > 100);
 }
+
+// The rule itself, one position at a time: the random token is an ordinary one, and the
+// generator is drawn for it alone (a draw for [MASK] or the original would shift every batch
+// after it, which the whole-batch tests above cannot see).
+TEST_CASE("masked_token_for: a random token is never special, and only it draws from the generator") {
+    const MaskingOptions options;  // 80/10/10
+    const size_t vocab = kNumSpecialTokens + 3;  // five special tokens and three ordinary ones
+    rf::Rng rng(11);
+    SUBCASE("the random share shows an ordinary token") {
+        const double action = options.mask_share + options.random_share / 2;
+        int special_token_drawn = -1;
+        for (int i = 0; i < 200 && special_token_drawn < 0; ++i) {
+            const int token = masked_token_for(7, action, vocab, options, rng);
+            REQUIRE(token >= 0);
+            REQUIRE(token < static_cast<int>(vocab));
+            if (Tokenizer::is_special(token)) special_token_drawn = token;
+        }
+        CAPTURE(special_token_drawn);
+        CHECK(special_token_drawn == -1);
+    }
+    SUBCASE("[MASK] and the original draw nothing from the generator") {
+        for (double action : {0.0, options.mask_share / 2, options.mask_share + options.random_share + 0.01,
+                              0.999}) {
+            rf::Rng before = rng;
+            masked_token_for(7, action, vocab, options, rng);
+            const int random_draws = rng.below(1u << 30) == before.below(1u << 30) ? 0 : 1;
+            CAPTURE(action);
+            CAPTURE(random_draws);
+            CHECK(random_draws == 0);
+        }
+    }
+}

@@ -65,6 +65,7 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
             REQUIRE(y.shape() == x.shape());
             double worst = 0.0;
             std::string first_mismatch = "none";  // the first wrong element, for the student
+            std::string first_wrong_rotated = "none";  // the same among the rotated dims d < r
             for (size_t n = 0; n < B * H; ++n)
                 for (size_t t = 0; t < T; ++t) {
                     const auto R = naive_rotation(o, static_cast<double>(offset + t));
@@ -78,10 +79,15 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
                                              std::to_string(d) + ": expected " +
                                              std::to_string(expected[d]) + ", got " +
                                              std::to_string(got);
+                        if (error >= 2e-6 && d < o.rotary_dims && first_wrong_rotated == "none")
+                            first_wrong_rotated = "row n " + std::to_string(n) + ", position " +
+                                                  std::to_string(offset + t) + ", dim " +
+                                                  std::to_string(d);
                         worst = std::max(worst, error);
                     }
                 }
             CAPTURE(first_mismatch);
+            CAPTURE(first_wrong_rotated);
             CHECK(worst < 2e-6);
         }
     }

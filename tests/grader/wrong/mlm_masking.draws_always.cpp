@@ -1,0 +1,19 @@
+// A WRONG solution of graded task mlm_masking: the random token drawn for every selected
+// position, used or not, so the generator runs ahead of the rule.
+// scripts/grade.sh --check grades it and requires the hint below in the console
+// (students/hints.txt). Not an answer; left out of a handout.
+// expected hint: mlm_masking.draws
+#include "data/mlm.hpp"
+#include "data/tokenizer.hpp"
+
+namespace rf::data {
+
+int masked_token_for(int original, double action, size_t vocab_size, const MaskingOptions& options,
+                     Rng& rng) {
+    const int random_token = kNumSpecialTokens + static_cast<int>(rng.below(vocab_size - kNumSpecialTokens));
+    if (action < options.mask_share) return kMaskId;
+    if (action < options.mask_share + options.random_share) return random_token;
+    return original;
+}
+
+}  // namespace rf::data
