@@ -32,7 +32,8 @@ here=$(dirname "$0")
 case "${1:-}" in
   --class)  # OUT and DIR are named from where the instructor stands: no cd first
     if [ -f "$here/../students/handout.txt" ] || [ ! -f "$here/class_table.py" ]; then
-      echo "grade: this is a handout: --class needs the course repository" >&2; exit 2
+      echo "grade: this is a handout: the reference answers are not in it (--class needs the course repository)" >&2
+      exit 2
     fi
     shift
     exec python3 "$here/class_table.py" "$@" ;;
@@ -42,11 +43,12 @@ BUILD="${GRADE_BUILD_DIR:-build-student}"
 export GRADE_BUILD_DIR="$BUILD"
 
 case "${1:-}" in
-  --handout|--check)
+  --handout|--check|--reference|--grade-file|--check-grading)
     if [ -f students/handout.txt ] || [ ! -f scripts/grade_course.sh ]; then
-      echo "grade: this is a handout: $1 needs the course repository" >&2; exit 2
+      echo "grade: this is a handout: the reference answers are not in it ($1 needs the course repository)" >&2
+      exit 2
     fi
-    exec bash scripts/grade_course.sh "$@" ;;
+    case "$1" in --handout|--check) exec bash scripts/grade_course.sh "$@" ;; esac ;;
 esac
 
 # The lesson build (students/CMakeLists.txt), configured once; cmake reconfigures it itself when

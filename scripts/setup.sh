@@ -57,12 +57,17 @@ MAIN_PACKAGES=(cmake g++ make pkg-config
 #   ca-certificates  npm ci below reaches the npm registry over https
 #   chromium         headless, for the explorer page's test (tests/browser/, docs/explorer/)
 #   gdb              the reading path's frame count, train_step to RoPE's kernel (scripts/reading_path.sh)
+#   busybox libc++-dev libc++abi-dev  the handout graded with busybox's sh and applets alone, by
+#                    GCC and by clang with libc++ (tests/grader/busybox_grade.sh)
+#   g++-mingw-w64-x86-64-posix wine64  the handout built for Windows and graded under Wine
+#                    (tests/grader/mingw_wine.sh)
 TEST_PACKAGES=(doctest-dev git time gdb
           libopenmpi-dev openmpi-bin
           python3-torch python3 python3-numpy python3-matplotlib jupyter-nbconvert python3-ipykernel
           fortunes graphviz
           clang libclang-rt-dev libomp-dev
-          ca-certificates chromium)
+          ca-certificates chromium
+          busybox libc++-dev libc++abi-dev g++-mingw-w64-x86-64-posix wine64)
 # What --libcxx adds: clang with LLVM's C++ standard library (the one macOS has), and doctest.
 # It leaves out libdnnl-dev: Debian's oneDNN is built with libstdc++, which a libc++ program
 # must not load beside its own (two standard libraries in one process).

@@ -188,7 +188,7 @@ std::vector<std::string> handed_out() {  // the tasks to list and grade
 }
 void course_only(const std::string& what) {
     if (in_handout())
-        fail("this is a handout: the course's answers are not in it (" + what +
+        fail("this is a handout: the reference answers are not in it (" + what +
              " needs the course repository)");
 }
 
@@ -355,7 +355,7 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
             const TaskResult c = grade(task_named(called), "student", "");
             if (c.passes()) continue;
             r.failures.insert(r.failures.begin(),
-                              {"(the task it calls)", "grader: ERROR: " + task.name + "'s tests run your " +
+                              {"(" + called + ", which its tests run)", "grader: ERROR: " + task.name + "'s tests run your " +
                                                           called + ", which fails its own tests"});
         }
         if (!prebuilt)
@@ -425,7 +425,9 @@ std::string csv_field(const std::string& s) {
 }
 std::string compiler() {
 #if defined(__clang__)
-    return "Clang " __clang_version__;
+    std::string v = "Clang " __clang_version__;
+    while (!v.empty() && v.back() == ' ') v.pop_back();
+    return v;
 #elif defined(__GNUC__)
     return "GNU " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
            std::to_string(__GNUC_PATCHLEVEL__);

@@ -25,7 +25,7 @@ if [ "${1:-}" = --inside ]; then
   # devcontainer ./install.sh; on a laptop the one ./install.sh does both.
   t0=$(date +%s.%N)
   ./install.sh --packages > install.log 2>&1 || { tail -n 30 install.log; fail "./install.sh --packages exited $?"; }
-  grep -qx 'RUN bash /tmp/install.sh --packages && rm /tmp/install.sh' .devcontainer/Dockerfile \
+  grep -q 'sh /tmp/install.sh --packages && rm /tmp/install.sh' .devcontainer/Dockerfile \
     || fail "the container's Dockerfile no longer runs what this stage runs (./install.sh --packages)"
   grep -q '"postCreateCommand": "./install.sh"' .devcontainer/devcontainer.json \
     || fail "the devcontainer no longer runs what this stage runs (./install.sh)"
