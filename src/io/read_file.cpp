@@ -8,6 +8,10 @@
 
 #include <sys/stat.h>
 
+#ifndef S_ISSOCK  // Windows: no file is a socket
+#define S_ISSOCK(mode) false
+#endif
+
 namespace rf {
 
 uint64_t require_regular_file(const std::string& path, const std::string& what,

@@ -37,7 +37,7 @@ public:
         while (u1 <= 0.0) u1 = uniform();
         const double u2 = uniform();
         const double r = std::sqrt(-2.0 * std::log(u1));
-        const double angle = 2.0 * M_PI * u2;
+        const double angle = 2.0 * 3.14159265358979323846 * u2;  // π as M_PI (not standard C++)
         spare_ = r * std::sin(angle);
         has_spare_ = true;
         return r * std::cos(angle);

@@ -38,10 +38,14 @@ for d in xtensor xtl xsimd doctest; do ln -s "/usr/include/$d" "$P/include/$d"; 
 for c in /usr/lib/x86_64-linux-gnu/cmake/xtensor /usr/lib/x86_64-linux-gnu/cmake/xsimd /usr/share/cmake/xtl /usr/lib/cmake/doctest; do
   [ -d "$c" ] && cp -r "$c" "$P/${c#/usr/}"
 done
+# (Debian's doctest names its prefix as /usr outright: the copy names the staging one.)
+find "$P" -name '*.cmake' -exec sed -i.orig "s|set(_IMPORT_PREFIX \"/usr\")|set(_IMPORT_PREFIX \"$P\")|" {} +
 B="$H/build-student"
 cmake -S "$H/students" -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_SYSTEM_NAME=Windows \
   -DCMAKE_CXX_COMPILER="$CXX" -DRF_OPENMP=OFF -DCMAKE_EXE_LINKER_FLAGS="-static" \
   -DCMAKE_FIND_ROOT_PATH="$P" -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY -DCMAKE_PREFIX_PATH=/ \
+  -Dxtl_DIR="$P/share/cmake/xtl" -Dxsimd_DIR="$P/lib/x86_64-linux-gnu/cmake/xsimd" \
+  -Dxtensor_DIR="$P/lib/x86_64-linux-gnu/cmake/xtensor" -Ddoctest_DIR="$P/lib/cmake/doctest" \
   > "$W/configure.log" 2>&1 || { tail -n 30 "$W/configure.log"; fail "the MinGW configure failed"; }
 cmake --build "$B" -j "${JOBS:-2}" > "$W/build.log" 2>&1 || { grep -E "error" "$W/build.log" | head -n 20; fail "the MinGW build failed"; }
 [ -f "$B/grader.exe" ] || fail "no grader.exe"
