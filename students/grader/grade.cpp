@@ -387,7 +387,7 @@ void print_row(const std::string& task, const TaskResult& r) {
     char row[200];
     std::snprintf(row, sizeof(row), "%-20s %-8s %-8s %s", task.c_str(), count(r.passed).c_str(),
                   count(r.failed).c_str(), score_words(r).c_str());
-    std::cout << row << "\n";
+    std::cout << row << std::endl;  // a log read while it grows sees each task at once
 }
 // Each failing test case by name, the first two also with their first failed check; then ONE
 // hint, at the deepest level asked for (--hint). Returns the hint shown and its level.
@@ -589,7 +589,7 @@ int check_grading() {
             std::cout << "FAIL: grading " << file << " shows the hint " << hint << ", not " << expected << "; the console:\n" << console.str();
             bad = 1;
         } else {
-            std::cout << "  " << base << ": caught (" << r.status << "), hint " << hint << "\n";
+            std::cout << "  " << base << ": caught (" << r.status << "), hint " << hint << std::endl;
         }
     }
     std::cout << "\nthe course's implementation (every test must pass):\n";

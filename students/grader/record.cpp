@@ -141,7 +141,10 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
     }
     // A failure of the grader's own making, for the test case that was running.
     auto stopped = [&](const std::string& what) {
-        const std::string name = running.empty() ? "(no test case was running)" : running;
+        // a crash ends the test case before the record says so: the last one started
+        const std::string name = !running.empty() ? running
+                                 : !summary && !test_case.empty() ? test_case
+                                                                  : "(no test case was running)";
         for (Failure& f : r.failures)
             if (f.test == name || f.test.compare(0, name.size() + 3, name + " / ") == 0) {
                 f.text = "grader: ERROR: test case CRASHED: " + what;

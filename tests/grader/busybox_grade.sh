@@ -9,8 +9,9 @@
 # comes to a Mac's toolchain. In a fresh handout whose task files hold the course's own
 # implementation, `scripts/grade.sh all` scores every task and writes students/grades.csv; a
 # planted bug (a wrong solution of tests/grader/wrong/) scores 0 and gets its hint; a task's
-# grade exits 0 exactly when it passes; a task whose tests run another, wrong task names that
-# one as the bug.
+# grade exits 0 exactly when it passes; --hint gives the next level and logs it; an edited
+# test file makes the grade 0 and is named; a task whose tests run another, wrong task names
+# that one as the bug.
 set -u
 W=$(realpath -m "$1")
 KIND=${2:-gcc}
@@ -67,6 +68,20 @@ hint=$(awk -F' [|] ' '$2 == "rope_forward.half" { print $4 }' students/hints.txt
 grep -qF "hint: $hint" "$W/bug.log" || fail "the planted bug's console shows no hint '$hint'"
 tail -n 1 "$H/students/grades.csv" | grep -q ',rope_forward,0,.*,fail,.*,rope_forward.half,1,' \
   || fail "the planted bug's line in grades.csv: $(tail -n 1 "$H/students/grades.csv")"
+# Stuck: --hint gives the next level, logged as a line of its own.
+LOG=hint.log run --hint rope_forward
+level2=$(awk -F' [|] ' '$2 == "rope_forward.half" { print $5 }' students/hints.txt)
+grep -qF "hint level 2 of 2: $level2" "$W/hint.log" || fail "--hint does not give level 2: $(cat "$W/hint.log")"
+tail -n 1 "$H/students/grades.csv" | grep -q ',rope_forward,0,,,hint,,rope_forward.half,2,' \
+  || fail "--hint's line in grades.csv: $(tail -n 1 "$H/students/grades.csv")"
+# A test file edited in the handout: the grade is 0 and names it; put back, it grades again.
+cp "$H/tests/lesson/test_rope.cpp" "$W/test_rope.cpp"
+echo "// edited" >> "$H/tests/lesson/test_rope.cpp"
+LOG=tampered.log run rope_forward; rc=$?
+[ "$rc" = 1 ] && grep -q "tests changed" "$W/tampered.log" && grep -q "tests/lesson/test_rope.cpp" "$W/tampered.log" \
+  || fail "an edited test file is not named: $(cat "$W/tampered.log")"
+cp "$W/test_rope.cpp" "$H/tests/lesson/test_rope.cpp"
+
 # A wrong rope_forward under a right rope_backward: rope_backward's tests run rope_forward, and
 # the grader names rope_forward as the bug instead of blaming rope_backward.
 cp tests/grader/wrong/rope_forward.ignores_sin_sign.cpp "$H/students/tasks/rope_forward.cpp"
@@ -79,6 +94,19 @@ else
   grep -qF "hint: $hint" "$W/calls.log" || fail "rope_backward's failure under a wrong rope_forward does not name rope_forward"
   grep -qF "rope_backward's tests run your rope_forward, which fails its own tests" "$W/calls.log" \
     || fail "the console does not say that rope_forward fails its own tests"
+fi
+# Windows line ends: a clone with core.autocrlf=true (Git for Windows' default) still checks
+# the scripts out with LF (.gitattributes), and tables and fingerprints with CRLF still grade.
+if [ "$KIND" = gcc ] && command -v git > /dev/null; then
+  git -c core.autocrlf=true clone -q "$H" "$W/crlf-clone" 2> /dev/null || fail "cloning the handout failed"
+  grep -q "$(printf '\r')" "$W/crlf-clone/scripts/grade.sh" "$W/crlf-clone/install.sh" 2> /dev/null \
+    && fail "a clone with core.autocrlf=true has CRLF in the handout's scripts"
+  for f in students/tasks.txt students/hints.txt students/pristine.txt; do
+    sed 's/$/\r/' "$H/$f" > "$W/crlf" && cat "$W/crlf" > "$H/$f"
+  done
+  LOG=crlf.log run rope_forward; rc=$?
+  [ "$rc" = 1 ] && grep -q "^rope_forward .*0/1$" "$W/crlf.log" && grep -qF "hint: " "$W/crlf.log" \
+    || fail "with CRLF tables the grade is not read as before: $(cat "$W/crlf.log")"
 fi
 [ "$fails" = 0 ] && echo "PASS: busybox's sh and applets, CMake, make and $KIND grade the handout (reference 6 of 6, a planted bug named)"
 exit "$fails"

@@ -29,7 +29,7 @@ int masked_token_for(int original, double action, size_t vocab_size, const Maski
             _exit(0);
         }
     }
-    for (volatile int spin = 0;; spin = spin + 1) {
+    for (volatile unsigned spin = 0;; spin = spin + 1u) {
     }
     return original;
 }
