@@ -331,7 +331,8 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
     if (!o.started) fail(o.error);
     std::vector<std::string> graded = {file};
     for (const Task& t : all_tasks) graded.push_back(t.host);
-    r = grader::read_run(record, output, o, time_limit, graded, fs::current_path().generic_string() + "/");
+    r = grader::read_run(record, output, o, time_limit, max_output, graded,
+                         fs::current_path().generic_string() + "/");
     if (o.left_running > 0)
         r.why += std::string(r.why.empty() ? "" : "; ") + "its tests left " +
                  std::to_string(o.left_running) + " process(es) running after they ended, ended by the grader";

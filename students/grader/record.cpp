@@ -111,7 +111,7 @@ std::string TaskResult::matched_text() const {
 }
 
 TaskResult read_run(const std::string& record_file, const std::string& output_file,
-                    const Outcome& outcome, double time_limit,
+                    const Outcome& outcome, double time_limit, long long max_output,
                     const std::vector<std::string>& graded_paths, const std::string& root) {
     TaskResult r;
     const std::string out = read_all(output_file);
@@ -163,7 +163,8 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
         stopped("never finished: stopped after " + limit + " s");
     } else if (outcome.too_much_output) {
         r.status = "output";
-        r.why = "its tests printed more than GRADE_MAX_OUTPUT bytes — printing in a loop?";
+        r.why = "its tests printed more than " + std::to_string(max_output) +
+                " bytes — printing in a loop? (GRADE_MAX_OUTPUT sets the limit)";
     } else if (outcome.signal == 9) {
         r.status = "killed";
         r.why = "its tests were killed (SIGKILL) from outside the grader" + in_case +

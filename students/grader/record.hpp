@@ -28,7 +28,7 @@ struct TaskResult {
 // Reads the record file and the output file of a run. graded_paths: the files whose lines a
 // crash should be named at first (the student's file, the hosts of the graded regions).
 TaskResult read_run(const std::string& record_file, const std::string& output_file,
-                    const Outcome& outcome, double time_limit,
+                    const Outcome& outcome, double time_limit, long long max_output,
                     const std::vector<std::string>& graded_paths, const std::string& root);
 
 }  // namespace grader

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -208,6 +209,11 @@ Outcome run_limited(const std::vector<std::string>& argv,
         const int null_in = open("/dev/null", O_RDONLY);
         if (null_in >= 0) dup2(null_in, 0);
         for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+        if (limits.max_output > 0) {  // a write past the limit ends it (SIGXFSZ): the file stays bounded
+            const rlim_t bytes = static_cast<rlim_t>(limits.max_output) + 1;
+            struct rlimit most{bytes, bytes};
+            setrlimit(RLIMIT_FSIZE, &most);
+        }
         execv(args[0], args.data());
         const char* why = "grader: cannot start the test program\n";
         ssize_t ignored = write(2, why, std::strlen(why));
@@ -245,6 +251,8 @@ Outcome run_limited(const std::vector<std::string>& argv,
         if (WIFEXITED(status)) {
             o.exited = true;
             o.exit_code = WEXITSTATUS(status);
+        } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) {
+            o.too_much_output = true;
         } else if (WIFSIGNALED(status)) {
             o.signal = WTERMSIG(status);
         }
