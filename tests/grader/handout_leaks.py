@@ -110,6 +110,19 @@ def shape(args):
     return tuple(" ".join(a) if constant(a) else "_" for a in args)
 
 
+def one_flip(got, want):
+    """Whether a call's shape is ours but for one constant turned over: its sign
+    (`Real(1)` for our `Real(-1)`) or a bool (`false` for our `true`). Such a call beside the
+    kernel is our answer with one argument to change (a demo of the classic bug)."""
+    if len(got) != len(want) or [g == "_" for g in got] != [w == "_" for w in want]:
+        return False
+    differ = [(g, w) for g, w in zip(got, want) if g != w]
+    if len(differ) != 1:
+        return False
+    g, w = differ[0]
+    return g.replace("- ", "") == w.replace("- ", "") or {g, w} == {"true", "false"}
+
+
 def region(repo, task, path):
     """Our answer to a task: its marked region of the file that holds it, as
     students/graded_region.cmake (the one reader of the markers) writes it."""
@@ -320,9 +333,15 @@ def scan(handout, task, exact, calls, sentences, runs, stub, ideas=()):
                 for k, t in enumerate(tokens[:-1]):
                     if t == callee and tokens[k + 1] == "(":
                         args, _ = split_args(tokens, k + 1)
-                        if args is not None and shape(args) == want:
+                        if args is None:
+                            continue
+                        got = shape(args)
+                        if got == want:
                             hits.append(f"{rel}:{line_of(text, spans[k][1], cells)}: our call "
                                         f"{callee}({', '.join(want)})")
+                        elif one_flip(got, want):
+                            hits.append(f"{rel}:{line_of(text, spans[k][1], cells)}: our call with "
+                                        f"one argument flipped, {callee}({', '.join(got)})")
             # the constants of our call, named, within one stretch of prose (comment leaders
             # and markdown dropped)
             prose = re.sub(r"(?m)^[ \t]*(//+|#+|\*)", " ", text.replace("`", " "))
