@@ -151,7 +151,7 @@ TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
     for (const RopeOptions& o :
          {rf::testing::rope_options(RopePairing::interleaved, D, 16),
           rf::testing::rope_options(RopePairing::half, D, 16, 500.0),
-          rf::testing::rope_options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
+          rf::testing::rope_options(RopePairing::interleaved, D, 8, 2000.0)}) {
         RopeTable table(o);
         for (int trial = 0; trial < 20; ++trial) {
             Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
@@ -273,7 +273,7 @@ TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplica
 }
 
 TEST_CASE("rope: the angle table grows on demand and a longer table gives identical values") {
-    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 8, 8, 10000.0, 1.5);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 8, 8, 3000.0);
     RopeTable grown(o);
     CHECK(grown.capacity() == 0);
     grown.reserve(8);

@@ -333,5 +333,29 @@ TEST_CASE("rope: interpolation and NTK scaling equal the naive product (both pai
         const Tensor paper = rope(x, plain, offset);
         CHECK(std::abs(paper.data()[0] - y.data()[0]) + std::abs(paper.data()[D] - y.data()[D]) >
               1e-4);
+        // the relative property holds on the scaled table: <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>
+        Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
+        auto score = [&](size_t m, size_t n) {
+            const Tensor a = rope(q, table, m), b = rope(k, table, n);
+            double sum = 0.0;
+            for (size_t d = 0; d < D; ++d) sum += double(a.data()[d]) * double(b.data()[d]);
+            return sum;
+        };
+        for (size_t s : {1, 250, 1999}) {
+            CAPTURE(s);
+            CHECK(std::abs(score(5, 300) - score(5 + s, 300 + s)) <
+                  1e-4 * (1.0 + std::abs(score(5, 300))));
+        }
+        // and a row of the table does not depend on the lengths seen before
+        RopeTable grown(o), fresh(o);
+        grown.reserve(8);
+        grown.reserve(3000);
+        fresh.reserve(3000);
+        bool identical = true;
+        for (size_t m = 0; m < 3000; ++m)
+            for (size_t i = 0; i < o.rotary_dims / 2; ++i)
+                identical = identical && fresh.cos_row(m)[i] == grown.cos_row(m)[i] &&
+                            fresh.sin_row(m)[i] == grown.sin_row(m)[i];
+        CHECK(identical);
     }
 }
