@@ -13,8 +13,9 @@ Run from the full repository (it reads our answers there). For each task, the an
     Each is looked for as written (names kept), and two that follow each other in ours found
     within NEAR lines in that order are a leak. A call with constant arguments is looked for
     by its shape: the callee and the constants, every other argument any expression
-    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), and in
-    words: with two constants or more, each named by the callee's parameter as src/ declares
+    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), also
+    with one constant turned over (`Real(1)` for `Real(-1)`, `false` for `true`: our call
+    less one flip, as a demo of the classic bug writes it), and in words: with two constants or more, each named by the callee's parameter as src/ declares
     it (`NAME = VALUE`), all within SPAN characters, comment leaders and markdown dropped;
   - the passages our files mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
     in any text file of the repository: docs, notebooks, and comments in code; no TASK: any
