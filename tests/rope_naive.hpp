@@ -1,5 +1,6 @@
 // The lesson's RoPE tests share these: random rows, and R_m written out as the paper's
-// block-diagonal matrix (tests/lesson/test_rope.cpp, test_rope_kernel.cpp).
+// block-diagonal matrix and its product with a row (tests/lesson/test_rope.cpp,
+// test_rope_kernel.cpp, test_rope_variants.cpp).
 #pragma once
 
 #include <cmath>
@@ -36,6 +37,14 @@ inline std::vector<double> naive_rotation(const RopeOptions& o, double m) {
         R[hi * D + hi] = std::cos(angle);
     }
     return R;
+}
+
+// y = R x for a D×D matrix R (row-major, double) and a row x of D numbers.
+inline std::vector<double> matvec(const std::vector<double>& R, const Real* x, size_t D) {
+    std::vector<double> y(D, 0.0);
+    for (size_t a = 0; a < D; ++a)
+        for (size_t b = 0; b < D; ++b) y[a] += R[a * D + b] * static_cast<double>(x[b]);
+    return y;
 }
 
 }  // namespace rf::testing

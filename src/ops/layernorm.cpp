@@ -6,8 +6,7 @@
 //
 // Forward, per row:  mean = Σx/C,  var = Σ(x − mean)²/C (two passes, in double),
 //                    rstd = 1/√(var + eps),  y = xhat·γ + β.
-// Backward, per row, with g = dy ⊙ γ:
-//   dx = rstd·(g − mean(g) − xhat·mean(g ⊙ xhat))
+// Backward, per row: dx by layer_norm_backward_x (below, from mean and rstd);
 //   dγ = Σ_rows dy ⊙ xhat,   dβ = Σ_rows dy
 // One thread, row after row (the fast path's twin threads); dγ/dβ are summed over rows in a
 // fixed order.
@@ -60,7 +59,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
         std::move(y), {x, gamma, beta}, "layer_norm",
         [x = x, gamma = gamma, beta = beta, mean = std::move(mean), rstd = std::move(rstd), R,
          C](TensorImpl& o) mutable {
-            // layer_norm backward: dx = rstd·(g − mean(g) − xhat·mean(g⊙xhat)), g = dy⊙γ  [..., C]
+            // layer_norm backward: dx by layer_norm_backward_x  [..., C]
             //                      dγ += Σ_rows dy⊙xhat [C],   dβ += Σ_rows dy [C]
             const Real* X = x.data();
             const Real* G = gamma.data();
@@ -89,7 +88,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Real
 
 // LayerNorm's backward for x (declared in backward_kernels.hpp), row by row, with
 // xhat = (x − mean)·rstd and g = dy ⊙ γ (the gradient reaching xhat):
+// <!-- answer:begin layernorm_backward -->
 //   dx = rstd·(g − mean(g) − xhat·mean(g ⊙ xhat))       (derivation: docs/backward.md)
+// <!-- answer:end -->
 // xhat is recomputed from the saved mean and rstd; the two row means are summed in double.
 // graded:begin layernorm_backward (students/tasks/layernorm_backward.cpp)
 void layer_norm_backward_x(const Real* X, const Real* G, const Real* dY, const Real* M,

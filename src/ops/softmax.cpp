@@ -51,9 +51,11 @@ void softmax_row(const Real* x, Real* y, size_t n) {
 }  // namespace
 
 // softmax_row's backward (declared in backward_kernels.hpp: causal_softmax calls it too).
+// <!-- answer:begin softmax_backward -->
 // y = softmax(x) over a row has Jacobian ∂y_i/∂x_j = y_i(δ_ij − y_j), so
 //   dx_j = Σ_i dy_i·y_i(δ_ij − y_j) = y_j·(dy_j − Σ_i dy_i·y_i)     (docs/backward.md)
 // The dot product is summed in double.
+// <!-- answer:end -->
 // graded:begin softmax_backward (students/tasks/softmax_backward.cpp)
 void softmax_row_backward(const Real* y, const Real* dy, Real* dx, size_t n) {
     double dot = 0.0;
@@ -72,7 +74,7 @@ Tensor softmax(const Tensor& x) {
     Real* Y = y.data();
     for (long r = 0; r < long(R); ++r) softmax_row(X + size_t(r) * C, Y + size_t(r) * C, C);
     return make_result(std::move(y), {x}, "softmax", [x = x, R, C](TensorImpl& o) mutable {
-        // softmax backward: dx += y ⊙ (dy − Σ_j dy_j·y_j)   per row, [..., C]
+        // softmax backward: softmax_row_backward (above) on every row, [..., C]
         Array* gx = grad_of(x);
         if (!gx) return;
         const Real* Y = o.data.data();  // the saved output

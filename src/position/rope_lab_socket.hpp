@@ -4,8 +4,8 @@
 // for — the scalings (position.interpolation_factor, ntk_factor, scaling), p-RoPE (rope_p),
 // xPos, learned frequencies, a scheme per layer (layer_schemes) — is the RoPE lab's, a room of
 // its own that a program plugs in once, at its start (`roformer`: src/cli/main.cpp; the test
-// programs: tests/with_rope_lab.cpp). Without it the core refuses such a config, naming the
-// key; the paper's RoPE never calls the lab.
+// programs: tests/with_rope_lab.cpp; the graded tasks' programs run without it). Without it
+// the core refuses such a config, naming the key; the paper's RoPE never calls the lab.
 #pragma once
 
 #include <cstddef>

@@ -1,13 +1,13 @@
 // Gradient checks (Real = double) for src/position/rope.cpp: the backward must turn by the
-// forward's own angles, so every option that changes the angles (base, partial
-// rotary, offset, explicit ids, interpolation, NTK scaling) must be read identically by both
-// directions (llama.cpp #2054 was a backward that kept base = 10000).
+// forward's own angles, so every option that changes the angles (base, partial rotary,
+// offset; the RoPE lab's explicit ids, interpolation and NTK scaling:
+// test_rope_variants_grad.cpp) must be read identically by both directions (llama.cpp #2054
+// was a backward that kept base = 10000).
 //
 // Legend: B batch, H heads, T length, D head size, r rotary dims.
 #include "gradcheck/gradcheck.hpp"
 #include "position/position.hpp"
 #include "position/rope.hpp"
-#include "ropelab/rope_variants.hpp"
 #include "rope_options.hpp"
 
 using rf::Tensor;
@@ -27,16 +27,6 @@ TEST_CASE("rope gradient, both pairings: non-default base, partial rotary, offse
             rf::testing::rope_options(pairing, 8, 4, 37.0));  // dims 4..7 pass through
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], partial, 9); },
                   {randn({2, 3, 5, 8}, rng)});
-    }
-}
-
-TEST_CASE("rope gradient: explicit position ids, interpolation and NTK scaling") {
-    for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
-        rf::Rng rng(2);
-        rf::RopeTable table(rf::testing::rope_options(pairing, 6, 6, 2000.0, 2.5, 4.0));
-        const std::vector<size_t> ids{17, 0, 4, 4};
-        gradcheck([&](const Inputs& in) { return rf::rope(in[0], table, ids); },
-                  {randn({3, 4, 6}, rng)});
     }
 }
 

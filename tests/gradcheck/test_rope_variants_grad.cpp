@@ -1,6 +1,7 @@
 // Gradient checks (Real = double) for the RoPE variants in the graph: xPos (both directions),
-// learned frequencies (dx and dθ through the angles), 2-D axial RoPE, and the scaled tables
-// (YaRN's temperature in the rows, dynamic NTK's grown base) read alike by both directions.
+// learned frequencies (dx and dθ through the angles), 2-D axial RoPE, rope() with explicit
+// position ids, and the scaled tables (interpolation and NTK, YaRN's temperature in the rows,
+// dynamic NTK's grown base) read alike by both directions.
 //
 // Legend: B batch, H heads, T length, D head size, r rotary dims.
 #include "gradcheck/gradcheck.hpp"
@@ -95,5 +96,15 @@ TEST_CASE("rope gradient with scaled tables: yarn, llama3, dynamic ntk past L₀
         rf::Rng rng(16);
         gradcheck([&](const Inputs& in) { return rf::rope(in[0], table, 2); },
                   {randn({2, 6, 8}, rng)});
+    }
+}
+
+TEST_CASE("rope gradient: explicit position ids, interpolation and NTK scaling") {
+    for (rf::RopePairing pairing : {rf::RopePairing::interleaved, rf::RopePairing::half}) {
+        rf::Rng rng(2);
+        rf::RopeTable table(rf::testing::rope_options(pairing, 6, 6, 2000.0, 2.5, 4.0));
+        const std::vector<size_t> ids{17, 0, 4, 4};
+        gradcheck([&](const Inputs& in) { return rf::rope(in[0], table, ids); },
+                  {randn({3, 4, 6}, rng)});
     }
 }

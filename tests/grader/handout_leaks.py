@@ -13,8 +13,9 @@ Run from the full repository (it reads our answers there). For each task, the an
     Each is looked for as written (names kept), and two that follow each other in ours found
     within NEAR lines in that order are a leak. A call with constant arguments is looked for
     by its shape: the callee and the constants, every other argument any expression
-    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), and in
-    words: with two constants or more, each named by the callee's parameter as src/ declares
+    (`f(a, b, Real(-1), true)` is found as `f(x.data(), y->data(), Real(-1), true)`), also
+    with one constant turned over (`Real(1)` for `Real(-1)`, `false` for `true`: our call
+    less one flip, as a demo of the classic bug writes it), and in words: with two constants or more, each named by the callee's parameter as src/ declares
     it (`NAME = VALUE`), all within SPAN characters, comment leaders and markdown dropped;
   - the passages our files mark as its answer (<!-- answer:begin TASK --> … <!-- answer:end -->,
     in any text file of the repository: docs, notebooks, and comments in code; no TASK: any
@@ -108,6 +109,19 @@ def shape(args):
         return any(LITERAL.match(t) for t in a) and all(
             t in CONSTANT_WORDS or not re.match(r"^[A-Za-z_]", t) for t in a)
     return tuple(" ".join(a) if constant(a) else "_" for a in args)
+
+
+def one_flip(got, want):
+    """Whether a call's shape is ours but for one constant turned over: its sign
+    (`Real(1)` for our `Real(-1)`) or a bool (`false` for our `true`). Such a call beside the
+    kernel is our answer with one argument to change (a demo of the classic bug)."""
+    if len(got) != len(want) or [g == "_" for g in got] != [w == "_" for w in want]:
+        return False
+    differ = [(g, w) for g, w in zip(got, want) if g != w]
+    if len(differ) != 1:
+        return False
+    g, w = differ[0]
+    return g.replace("- ", "") == w.replace("- ", "") or {g, w} == {"true", "false"}
 
 
 def region(repo, task, path):
@@ -320,9 +334,15 @@ def scan(handout, task, exact, calls, sentences, runs, stub, ideas=()):
                 for k, t in enumerate(tokens[:-1]):
                     if t == callee and tokens[k + 1] == "(":
                         args, _ = split_args(tokens, k + 1)
-                        if args is not None and shape(args) == want:
+                        if args is None:
+                            continue
+                        got = shape(args)
+                        if got == want:
                             hits.append(f"{rel}:{line_of(text, spans[k][1], cells)}: our call "
                                         f"{callee}({', '.join(want)})")
+                        elif one_flip(got, want):
+                            hits.append(f"{rel}:{line_of(text, spans[k][1], cells)}: our call with "
+                                        f"one argument flipped, {callee}({', '.join(got)})")
             # the constants of our call, named, within one stretch of prose (comment leaders
             # and markdown dropped)
             prose = re.sub(r"(?m)^[ \t]*(//+|#+|\*)", " ", text.replace("`", " "))

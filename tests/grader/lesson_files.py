@@ -58,8 +58,9 @@ for lib in CORE + [c + "_f64" for c in CORE] + ["roformer_data", "roformer_io"]:
 needed = set()
 for program, libs in (("f32", ["roformer_data", "roformer_io"] + CORE), ("f64", [c + "_f64" for c in CORE])):
     tests = [t for row in rows if row[2] == program for t in row[3].split(",")]
-    # (the test programs' own main and the RoPE lab's plug, tests/with_rope_lab.cpp)
-    objects = [object_of("tests/main.cpp"), object_of("tests/with_rope_lab.cpp")] + [
+    # (the test programs' own main; not the RoPE lab's plug, tests/with_rope_lab.cpp, which the
+    # lesson build leaves out: the graded tests run without the lab)
+    objects = [object_of("tests/main.cpp")] + [
         object_of(t) for t in tests]
     with tempfile.TemporaryDirectory() as tmp:
         link = ["g++", "-o", os.path.join(tmp, "a.out"), *objects,

@@ -12,23 +12,16 @@
 #include <vector>
 
 #include "position/rope.hpp"
-#include "ropelab/rope_variants.hpp"
 #include "rope_naive.hpp"
 #include "rope_options.hpp"
 #include "tensor/random.hpp"
 
 using namespace rf;
+using rf::testing::matvec;
 using rf::testing::naive_rotation;
 using rf::testing::random_tensor;
 
 namespace {
-
-std::vector<double> matvec(const std::vector<double>& R, const Real* x, size_t D) {
-    std::vector<double> y(D, 0.0);
-    for (size_t a = 0; a < D; ++a)
-        for (size_t b = 0; b < D; ++b) y[a] += R[a * D + b] * static_cast<double>(x[b]);
-    return y;
-}
 
 double dot(const Real* a, const Real* b, size_t D) {
     double s = 0.0;
@@ -36,10 +29,8 @@ double dot(const Real* a, const Real* b, size_t D) {
     return s;
 }
 
-// One vector at one position: x:[D] → R_m x via the op (as a [1, 1, D] tensor).
-Tensor rotate_one(const Tensor& x, RopeTable& table, size_t m) {
-    return rope(x, table, std::vector<size_t>{m});
-}
+// One vector at one position: x:[D] → R_m x via the op (as a [1, 1, D] tensor at offset m).
+Tensor rotate_one(const Tensor& x, RopeTable& table, size_t m) { return rope(x, table, m); }
 
 // P: index j of the interleaved layout → its index in the half layout (first r dims only).
 size_t permute_index(size_t j, size_t r) {
@@ -52,10 +43,11 @@ TEST_CASE("rope: forward equals the naive block-diagonal matrix product (both pa
     Rng rng(7);
     const size_t B = 2, H = 3, T = 5, D = 8, offset = 11;
     for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
-        // full rotary / partial rotary + non-default base / interpolation + NTK scaling
+        // full rotary / partial rotary + non-default bases (interpolation and NTK scaling, the
+        // RoPE lab's: tests/lesson/test_rope_variants.cpp)
         for (const RopeOptions& o : {rf::testing::rope_options(pairing, D, 8),
                                      rf::testing::rope_options(pairing, D, 4, 500.0),
-                                     rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0)}) {
+                                     rf::testing::rope_options(pairing, D, 6, 2000.0)}) {
             const std::string pairing_name = rope_pairing_name(pairing);
             CAPTURE(pairing_name);
             CAPTURE(o.rotary_dims);
@@ -153,31 +145,13 @@ TEST_CASE("rope backward: a large input (32 768 elements) gives dx = R_mᵀ dy")
     }
 }
 
-TEST_CASE("rope: explicit position ids equal the naive product at those positions") {
-    Rng rng(8);
-    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 6, 6, 777.0);
-    RopeTable table(o);
-    const std::vector<size_t> positions{40, 0, 3, 3, 1000};
-    Tensor x = random_tensor({2, 5, 6}, rng);
-    Tensor y = rope(x, table, positions);
-    for (size_t n = 0; n < 2; ++n)
-        for (size_t t = 0; t < 5; ++t) {
-            const auto expected =
-                matvec(naive_rotation(o, double(positions[t])), x.data() + (n * 5 + t) * 6, 6);
-            for (size_t d = 0; d < 6; ++d)
-                CHECK(y.data()[(n * 5 + t) * 6 + d] == doctest::Approx(expected[d]).epsilon(1e-5));
-        }
-    CHECK_THROWS_AS(rope(x, table, std::vector<size_t>{1, 2}), std::invalid_argument);
-    CHECK_THROWS_AS(rope(random_tensor({2, 5, 4}, rng), table), std::invalid_argument);
-}
-
 TEST_CASE("rope: relative property <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>") {
     Rng rng(11);
     const size_t D = 16;
     for (const RopeOptions& o :
          {rf::testing::rope_options(RopePairing::interleaved, D, 16),
           rf::testing::rope_options(RopePairing::half, D, 16, 500.0),
-          rf::testing::rope_options(RopePairing::interleaved, D, 8, 10000.0, 4.0, 2.0)}) {
+          rf::testing::rope_options(RopePairing::interleaved, D, 8, 2000.0)}) {
         RopeTable table(o);
         for (int trial = 0; trial < 20; ++trial) {
             Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
@@ -299,7 +273,7 @@ TEST_CASE("rope: precision at position 100 000 (double angle vs float multiplica
 }
 
 TEST_CASE("rope: the angle table grows on demand and a longer table gives identical values") {
-    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 8, 8, 10000.0, 1.5);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 8, 8, 3000.0);
     RopeTable grown(o);
     CHECK(grown.capacity() == 0);
     grown.reserve(8);

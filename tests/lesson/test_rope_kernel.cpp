@@ -22,25 +22,25 @@ using rf::testing::random_tensor;
 // each logging its first wrong element.
 namespace {
 
-// The kernel's rows (n, t) of [N, T, D] against the naive matrix at position t, transposed when
-// `transposed`, plus `before` (the old contents of out) when given: the largest error, and the
+// The kernel's rows (n, t) of [N, T, D] against the naive matrix at position t (at −t when
+// `turned_back`: every pair by −tθ_i), plus `before` (the old contents of out) when given: the largest error, and the
 // first element off by 2e-6 or more ("none" when every element agrees).
 struct KernelCheck {
     double worst = 0.0;
     std::string first_wrong = "none";
 };
 KernelCheck check_rows(const RopeOptions& o, const Real* in, const Real* out, const Real* before,
-                       size_t N, size_t T, bool transposed) {
+                       size_t N, size_t T, bool turned_back) {
     const size_t D = o.head_dim;
     KernelCheck result;
     for (size_t t = 0; t < T; ++t) {
-        const auto R = naive_rotation(o, double(t));
+        const auto R = naive_rotation(o, turned_back ? -double(t) : double(t));
         for (size_t n = 0; n < N; ++n) {
             const size_t row = (n * T + t) * D;
             for (size_t a = 0; a < D; ++a) {
                 double expected = before ? static_cast<double>(before[row + a]) : 0.0;
                 for (size_t b = 0; b < D; ++b)
-                    expected += (transposed ? R[b * D + a] : R[a * D + b]) * in[row + b];
+                    expected += R[a * D + b] * in[row + b];
                 const double error = std::abs(out[row + a] - expected);
                 if (error >= 2e-6 && result.first_wrong == "none")
                     result.first_wrong = "row n " + std::to_string(n) + ", position " +
@@ -55,8 +55,8 @@ KernelCheck check_rows(const RopeOptions& o, const Real* in, const Real* out, co
 }
 
 // One use of the kernel on random rows [N, T, D] = [3, 5, 12], r = 8, base 500, checked:
-//   rotate_back  sin_sign = −1 into an out that starts at 7s: out = R_mᵀ in = R_{−m} in
-//                (a kernel that adds when it should assign fails too);
+//   rotate_back  sin_sign = −1 into an out that starts at 7s: out = R_{−m} in, every pair
+//                turned by −mθ_i (a kernel that adds when it should assign fails too);
 //   accumulate   accumulate = true into random old contents: out = old + R_m in, the
 //                pass-through dims d ≥ r too (out_d = old_d + in_d);
 //   in_place     in == out: out = R_m in (each pair read before either is written).
@@ -94,7 +94,7 @@ void check_kernel_use(KernelUse use, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta (R_m transposed)") {
+TEST_CASE("rope: the kernel with sin_sign = -1 rotates by -m theta") {
     check_kernel_use(KernelUse::rotate_back, 21);
 }
 

@@ -1,4 +1,5 @@
-// RoPE lab tests — xPos, learned frequencies and 2-D axial RoPE (src/ropelab/rope_variants.*):
+// RoPE lab tests — xPos, learned frequencies and 2-D axial RoPE (src/ropelab/rope_variants.*),
+// rope() with explicit position ids, interpolation and NTK scaling against the naive matrix:
 // the forward against an independent computation, the relative property each promises, and
 // the schemes' wiring (fused path opted out, θ a named parameter saved with the model).
 // Gradients: tests/gradcheck/test_rope_variants_grad.cpp.
@@ -6,6 +7,7 @@
 // Legend: r rotary dims, m/n query/key positions, ζ_i xPos decay bases, B scale base.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -18,18 +20,16 @@
 #include "ropelab/rope_scaling.hpp"
 #include "ropelab/rope_variants.hpp"
 #include "position/schemes.hpp"
+#include "rope_naive.hpp"
 #include "rope_options.hpp"
 #include "tensor/random.hpp"
 
 using namespace rf;
+using rf::testing::matvec;
+using rf::testing::naive_rotation;
+using rf::testing::random_tensor;
 
 namespace {
-
-Tensor random_tensor(const Shape& shape, Rng& rng) {
-    Tensor t = Tensor::zeros(shape);
-    for (size_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<Real>(rng.normal());
-    return t;
-}
 
 // One [1, D] row placed at position m of a zero [1, m+1, D] sequence, rotated by f, row m back.
 template <class F>
@@ -289,4 +289,73 @@ TEST_CASE("rope variants opt out of the fused kernel; yarn and plain scaling kee
     c.scaling = RopeScaling::yarn;
     CHECK(make_position_scheme(c, 32, 2, init)->rotation_only(&table));
     CHECK(table != nullptr);
+}
+
+TEST_CASE("rope: explicit position ids equal the naive product at those positions") {
+    Rng rng(8);
+    const RopeOptions o = rf::testing::rope_options(RopePairing::half, 6, 6, 777.0);
+    RopeTable table(o);
+    const std::vector<size_t> positions{40, 0, 3, 3, 1000};
+    Tensor x = random_tensor({2, 5, 6}, rng);
+    Tensor y = rope(x, table, positions);
+    for (size_t n = 0; n < 2; ++n)
+        for (size_t t = 0; t < 5; ++t) {
+            const auto expected =
+                matvec(naive_rotation(o, double(positions[t])), x.data() + (n * 5 + t) * 6, 6);
+            for (size_t d = 0; d < 6; ++d)
+                CHECK(y.data()[(n * 5 + t) * 6 + d] == doctest::Approx(expected[d]).epsilon(1e-5));
+        }
+    CHECK_THROWS_AS(rope(x, table, std::vector<size_t>{1, 2}), std::invalid_argument);
+    CHECK_THROWS_AS(rope(random_tensor({2, 5, 4}, rng), table), std::invalid_argument);
+}
+
+// The lab's table knobs, interpolation and NTK scaling, against the naive matrix (which applies
+// both by their formulas); tests/lesson/test_rope.cpp checks the paper's RoPE alone.
+TEST_CASE("rope: interpolation and NTK scaling equal the naive product (both pairings)") {
+    Rng rng(7);
+    const size_t B = 2, H = 3, T = 5, D = 8, offset = 11;
+    for (RopePairing pairing : {RopePairing::interleaved, RopePairing::half}) {
+        const RopeOptions o = rf::testing::rope_options(pairing, D, 6, 10000.0, 2.5, 3.0);
+        RopeTable table(o);
+        Tensor x = random_tensor({B, H, T, D}, rng);
+        Tensor y = rope(x, table, offset);
+        double worst = 0.0;
+        for (size_t n = 0; n < B * H; ++n)
+            for (size_t t = 0; t < T; ++t) {
+                const auto expected = matvec(naive_rotation(o, double(offset + t)),
+                                             x.data() + (n * T + t) * D, D);
+                for (size_t d = 0; d < D; ++d)
+                    worst = std::max(worst, std::abs(y.data()[(n * T + t) * D + d] - expected[d]));
+            }
+        CHECK(worst < 2e-6);
+        // and they change the angles: the paper's table gives other numbers
+        RopeTable plain(rf::testing::rope_options(pairing, D, 6, 10000.0));
+        const Tensor paper = rope(x, plain, offset);
+        CHECK(std::abs(paper.data()[0] - y.data()[0]) + std::abs(paper.data()[D] - y.data()[D]) >
+              1e-4);
+        // the relative property holds on the scaled table: <R_m q, R_n k> = <R_{m+s} q, R_{n+s} k>
+        Tensor q = random_tensor({1, 1, D}, rng), k = random_tensor({1, 1, D}, rng);
+        auto score = [&](size_t m, size_t n) {
+            const Tensor a = rope(q, table, m), b = rope(k, table, n);
+            double sum = 0.0;
+            for (size_t d = 0; d < D; ++d) sum += double(a.data()[d]) * double(b.data()[d]);
+            return sum;
+        };
+        for (size_t s : {1, 250, 1999}) {
+            CAPTURE(s);
+            CHECK(std::abs(score(5, 300) - score(5 + s, 300 + s)) <
+                  1e-4 * (1.0 + std::abs(score(5, 300))));
+        }
+        // and a row of the table does not depend on the lengths seen before
+        RopeTable grown(o), fresh(o);
+        grown.reserve(8);
+        grown.reserve(3000);
+        fresh.reserve(3000);
+        bool identical = true;
+        for (size_t m = 0; m < 3000; ++m)
+            for (size_t i = 0; i < o.rotary_dims / 2; ++i)
+                identical = identical && fresh.cos_row(m)[i] == grown.cos_row(m)[i] &&
+                            fresh.sin_row(m)[i] == grown.sin_row(m)[i];
+        CHECK(identical);
+    }
 }

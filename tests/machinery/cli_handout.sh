@@ -11,7 +11,8 @@
 # between the docs' answer markers is gone, and so are the markers, in docs and code comments
 # alike; the answer key, tests/grader/wrong/ and tests/grader/answer_ideas.txt are left out and
 # no link points at a file the handout lacks; no file holds an answer in another form
-# (tests/grader/handout_leaks.py); every file the lesson build compiles finds its headers in
+# (tests/grader/handout_leaks.py), and the check reports each leak of issue 64 planted in a
+# copy; every file the lesson build compiles finds its headers in
 # the handout (the preprocessor, no compile); in the handout, --reference, --check and
 # --handout refuse with one line; a non-empty folder is refused; a handout of some tasks gives
 # the others as written.
@@ -49,13 +50,15 @@ for task in "${tasks[@]}"; do
     || fail "$task: the handout's $host does not say where the task's code went"
   cmp -s "students/tasks/$task.cpp" "$H/students/tasks/$task.cpp" || fail "$task: the handout's stub differs from students/tasks/$task.cpp"
   # Our code lines (not comments, includes, braces or namespace lines; at least 12 characters;
-  # found in no other file of the course) are nowhere.
+  # found in no other file of the course but the wrong solutions, which are not handed out, nor
+  # in $host outside the regions) are nowhere.
   n=0
   while IFS= read -r line; do
     n=$((n + 1))
     grep -rqxF --exclude-dir=.git -- "$line" "$H" && fail "$task: the handout holds our line: $line"
   done < <(grep -vE '^\s*(//|#include|namespace|}|$)' "$ours" | awk 'length($0) >= 12' | grep -vxFf "students/tasks/$task.cpp" |
-           while IFS= read -r l; do git grep -hF -e "$l" -- ":!$host" | grep -qxF -- "$l" || printf '%s\n' "$l"; done)
+           while IFS= read -r l; do { git grep -hF -e "$l" -- ":!$host" ":!tests/grader/wrong" | grep -qxF -- "$l" ||
+                 grep -qxF -- "$l" "$H/$host"; } || printf '%s\n' "$l"; done)
   [ "$n" -gt 0 ] || fail "$task: found no code line in $host's region to look for (the check would see nothing)"
   grep -qx "$task" "$H/students/handout.txt" || fail "$task: not listed in the handout's students/handout.txt"
 done
@@ -92,6 +95,28 @@ python3 tests/grader/handout_leaks.py "$H" > "$W/leaks.log" 2>&1 || { cat "$W/le
 grep -q "^handout_leaks: PASS" "$W/leaks.log" || fail "handout_leaks.py said no PASS: $(tail -n 1 "$W/leaks.log")"
 read_line=$(sed -n 's/^handout_leaks: read /read /p' "$W/leaks.log")
 [ -n "$read_line" ] || fail "handout_leaks.py did not say what it read"
+# The leaks a reader found in an older handout (issue 64), planted in a copy, are each reported:
+# the kernel called one sign away from rope_backward's answer, the backward spelt as the rotation
+# by −m (in words and in a test's name), the softmax and LayerNorm backward's formulas, AdamW's
+# bias correction written as code.
+P="$W/planted"
+cp -r "$H" "$P"
+printf '%s\n' 'void demo(const Real* dy, Real* dx) {' \
+  '    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, Real(1), true);' '}' > "$P/src/planted_call.cpp"
+printf '%s\n' 'The backward: dx = R_{−m}·dy.' 'Softmax: dx = y ⊙ (dy − ⟨dy, y⟩).' \
+  'LayerNorm: dx = rstd·(g − mean(g) − xhat·mean(g ⊙ xhat)).' > "$P/docs/planted.md"
+printf '%s\n' 'TEST_CASE("the kernel with sin_sign = -1 is R_m transposed") {}' \
+  'double m_hat = m / (1 - std::pow(b1, double(t)));' > "$P/tests/planted_test.cpp"
+python3 tests/grader/handout_leaks.py "$P" > "$W/planted.log" 2>&1 && fail "handout_leaks.py passed a handout with planted leaks"
+for want in "rope_backward: src/planted_call.cpp:2: our call with one argument flipped" \
+            "rope_backward: docs/planted.md:1: the answer in words" \
+            "softmax_backward: docs/planted.md:2: the answer in words" \
+            "layernorm_backward: docs/planted.md:3: the answer in words" \
+            "rope_backward: tests/planted_test.cpp:1: the answer in words" \
+            "adamw_step: tests/planted_test.cpp:2: the answer in words"; do
+  grep -qF "LEAK $want" "$W/planted.log" || fail "handout_leaks.py did not report the planted leak '$want'"
+done
+[ "$(grep -c '^LEAK' "$W/planted.log")" = 6 ] || fail "handout_leaks.py reported other than the 6 planted leaks: $(grep '^LEAK' "$W/planted.log")"
 # Every notebook is still JSON (a cut passage stays inside one string), and no relative link of
 # a markdown file points at a file the handout lacks (the answer key is left out).
 python3 - "$H" > "$W/links.log" 2>&1 <<'PY' || { cat "$W/links.log"; fail "a notebook is broken or a link is dead in the handout"; }
@@ -126,7 +151,7 @@ for args in "--reference rope_forward" "--check" "--handout $W/again"; do
   # shellcheck disable=SC2086
   out=$(cd "$H" && scripts/grade.sh $args 2>&1); rc=$?
   [ "$rc" != 0 ] || fail "grade.sh $args in a handout exited 0"
-  [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "this is a handout: the reference answers are not in it" \
+  [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "this is a handout: .*course" \
     || fail "grade.sh $args in a handout said: $out"
 done
 # A handout of one task gives the others as written (ours), so that everything links.
