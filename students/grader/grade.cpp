@@ -65,11 +65,17 @@ bool prebuilt = false;
     std::exit(2);
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+std::string read_file(const std::string& path) {  // "" when it is no regular file
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return "";
+    try {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    } catch (const std::exception&) {  // a read error (libstdc++ throws it from the buffer)
+        return "";
+    }
 }
 bool write_if_changed(const std::string& path, const std::string& text) {
     if (fs::exists(path) && read_file(path) == text) return false;

@@ -194,3 +194,25 @@ TEST_CASE("adamw: parameters need distinct names") {
     CHECK(opt.name_of(0) == "param.0");
     CHECK(opt.name_of(1) == "param.1");
 }
+
+// A property of the bias correction, not a number to match: on the first update m̂ = g and
+// v̂ = g², so every weight without decay moves by lr·g/(|g| + ε), which is lr to within ε/|g|.
+TEST_CASE("adamw: the first update moves every weight by lr") {
+    std::vector<rf::Tensor> params = {make_param({3}, kB, "b")};
+    rf::AdamWOptions options;
+    options.weight_decay = 0.0;
+    rf::AdamW opt(rf::with_default_decay(params), options);
+    set_grads(params, 1);
+    const double lr = 0.01;
+    std::vector<double> before(params[0].data(), params[0].data() + params[0].numel());
+    opt.step(lr);
+    for (size_t j = 0; j < before.size(); ++j) {
+        const double g = params[0].grad().data()[j];
+        const double first_step_ratio = std::abs(params[0].data()[j] - before[j]) / lr;
+        CAPTURE(j);
+        CAPTURE(g);
+        CAPTURE(first_step_ratio);
+        REQUIRE(std::abs(g) > 1e-2);  // so that ε/|g| ≤ 1e-4
+        CHECK(std::abs(first_step_ratio - 1.0) < 1e-3);
+    }
+}

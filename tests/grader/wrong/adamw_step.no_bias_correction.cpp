@@ -1,7 +1,7 @@
 // A WRONG solution of graded task adamw_step: no bias correction.
 // scripts/grade.sh --check grades it and requires the hint below in the console
 // (students/hints.txt). Not an answer; left out of a handout.
-// expected hint: adamw_step.drift
+// expected hint: adamw_step.first_update
 #include <cmath>
 
 #include "nn/adamw.hpp"
