@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/lock_file.hpp"
 #include "io/locked_directory.hpp"
 
 namespace rf {
@@ -67,7 +68,21 @@ void RunLock::record_holder() const {
         throw std::runtime_error("'" + lock_path(dir_) +
                                  "' exists and is not roformer's lock record (a pid); it would "
                                  "be overwritten — move it away or pick another --out");
-    const int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    // Created here, or the record a killed roformer of this user left (io/lock_file.hpp): never
+    // a hard link to someone's file (`cp -al` of a run shares its `lock` with the original).
+    int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+        fd = ::openat(fd_, kFileName, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st {};
+        const std::string foreign = fd < 0 ? "" : ::fstat(fd, &st) != 0 ? "unreadable"
+                                                                        : foreign_lock(st);
+        if (!foreign.empty()) {
+            ::close(fd);
+            throw std::runtime_error("'" + lock_path(dir_) + "' exists and is not roformer's "
+                                     "lock record (it is " + foreign + "); it would be "
+                                     "overwritten — move it away");
+        }
+    }
     if (fd < 0)
         throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(errno) +
                                  "); check the directory's permissions");

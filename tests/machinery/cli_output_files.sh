@@ -13,6 +13,9 @@
 #   4. a compare that fails before its first checkpoint (ulimit -f) leaves no lock record, no
 #      empty scheme directory and no --out it created; a user's empty --out stays, empty
 #   5. extrapolate on a comparison another process holds: told to wait, not to pick an --out
+#   6. a hard link to a user's file under a lock's name ("x.csv.lock"; a run's `lock` after
+#      `cp -al` of the run, then train --resume on the copy): refused in one line saying what it
+#      is, the user's file unchanged
 #
 #   tests/machinery/cli_output_files.sh BIN WORKDIR
 set -u
@@ -149,5 +152,32 @@ if command -v flock >/dev/null; then
     grep -q -- "--out" "$W/x.log" && fail "extrapolate names an --out it does not take: $(cat "$W/x.log")"
 fi
 
+# 6. A lock is only ever a file roformer created (io/lock_file.hpp): a hard link to a user's file
+# under a lock's name — an output file's "NAME.lock", or a run's `lock` shared by `cp -al` — is
+# refused in one line saying what it is; the user's file keeps its bytes, nothing is written.
+d=$W/hardlink && mkdir -p "$d"
+for content in "" "12345\n"; do  # an empty file, and one a pid record's digits
+    printf "$content" >"$d/users.txt"
+    cp "$d/users.txt" "$W/users_copy.txt"
+    ln "$d/users.txt" "$d/x.csv.lock"
+    "$BIN" rope-precision --head-dim 8 --out "$d/x.csv" >"$d/l.log" 2>&1
+    status=$?
+    [ $status -eq 2 ] || fail "a hard-linked x.csv.lock holding '$content': exit $status, not 2"
+    one_line "$d/l.log" "a hard-linked x.csv.lock"
+    grep -q "'$d/x.csv.lock' exists and is not roformer's lock (it is a hard link: one of 2 names of one file); move it away" "$d/l.log" ||
+        fail "a hard-linked x.csv.lock: $(cat "$d/l.log")"
+    cmp -s "$d/users.txt" "$W/users_copy.txt" || fail "the user's file linked as x.csv.lock now holds: $(cat "$d/users.txt")"
+    [ -e "$d/x.csv.lock" ] && [ ! -e "$d/x.csv" ] || fail "a hard-linked x.csv.lock: $(ls "$d")"
+    rm -f "$d/x.csv.lock" "$d/l.log"
+done
+cp -al "$W/run" "$W/run_copy"
+before=$(file_hash "$W/run/lock")
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/run_copy" >"$W/r.log" 2>&1
+status=$?
+[ $status -eq 2 ] || fail "train --resume on a cp -al copy: exit $status, not 2"
+one_line "$W/r.log" "train --resume on a cp -al copy"
+grep -q "'$W/run_copy/lock' exists and is not roformer's lock record (it is a hard link: one of 2 names of one file); .*move it away" "$W/r.log" ||
+    fail "train --resume on a cp -al copy: $(cat "$W/r.log")"
+[ "$(file_hash "$W/run/lock")" = "$before" ] || fail "train --resume on a cp -al copy rewrote the original run's lock"
 [ $failures -eq 0 ] && echo "PASS: one writer per output file, names checked before the work, nothing left behind"
 [ $failures -eq 0 ]
