@@ -22,6 +22,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
+#include "fast/simd.hpp"
 #include "io/platform.hpp"
 #include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
@@ -133,6 +134,24 @@ static void report_error(const std::string& line) {
     dist::abort_job(2);
 }
 
+// A value option given more than once (CLI11 then says "--config: At Most 1 required but
+// received 2"): our own line naming the option and the values, or "" when none was.
+static std::string repeated_option(CLI::App& app, const std::string& command) {
+    for (CLI::App* sub : app.get_subcommands())
+        for (const CLI::Option* option : sub->get_options()) {
+            if (option->get_items_expected_max() != 1 || option->results().size() < 2) continue;
+            std::string values;
+            for (const std::string& v : option->results())
+                values += (values.empty() ? "'" : ", '") + v + "'";
+            return "roformer" + command + ": " + option->get_name() + " is given " +
+                   std::to_string(option->results().size()) + " times (" + values +
+                   "); give it once" +
+                   (option->get_name() == "--config" ? ", and put further changes in --set KEY=VALUE"
+                                                     : "");
+        }
+    return "";
+}
+
 // Parses and runs; every error becomes one line "error: …" and exit code 2. Library errors
 // that carry no context of ours get it here, so no bare "stoull" or "bad_alloc" reaches the user.
 static int run_guarded(CLI::App& app, int argc, char** argv) {
@@ -151,7 +170,12 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         // One line, naming the option (CLI11 puts it first) and where the options are listed.
-        err << "error: " << e.what() << "; see roformer" << command << " --help\n";
+        const bool mismatch = dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr;
+        if (const std::string repeated = mismatch ? repeated_option(app, command) : "";
+            !repeated.empty())
+            err << "error: " << repeated << "\n";
+        else
+            err << "error: " << e.what() << "; see roformer" << command << " --help\n";
     } catch (const std::bad_alloc&) {
         err << "error: roformer" << command
             << " ran out of memory; use smaller sizes (model.*, data.seq_len, "
@@ -195,6 +219,11 @@ static void refuse_empty_values(CLI::App& app) {
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
+    // A word the CPU cap does not know would otherwise be ignored: every ISA, silently.
+    if (const std::string refusal = rf::max_cpu_isa_refusal(); !refusal.empty()) {
+        std::cerr << "error: " << refusal << "\n";
+        return 2;
+    }
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
     // Each training step frees what the next asks for again: keep it (run/memory_reuse.hpp).
     rf::keep_freed_memory();

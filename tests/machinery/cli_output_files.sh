@@ -11,7 +11,8 @@
 #   3. --out a symlink to an empty directory (export-hf, import-hf): refused before the work,
 #      the directory it names untouched
 #   4. a compare that fails before its first checkpoint (ulimit -f) leaves no lock record, no
-#      empty scheme directory and no --out it created; a user's empty --out stays, empty
+#      empty scheme directory and no --out it created; a user's empty --out stays, empty; with
+#      --jobs 2 the failing child's error is the parent's one `error:` line
 #   5. extrapolate on a comparison another process holds: told to wait, not to pick an --out
 #   6. a hard link to a user's file under a lock's name ("x.csv.lock"; a run's `lock` after
 #      `cp -al` of the run, then train --resume on the copy): refused in one line saying what it
@@ -134,6 +135,15 @@ for out in cmp users_empty; do
     grep -q "File too large" "$W/c.log" || fail "compare $out: $(cat "$W/c.log")"
 done
 [ ! -e "$W/cmp" ] || fail "compare left the --out it created: $(find "$W/cmp")"
+# With --jobs 2 the run trains in a child process: its error reaches the user once, in the
+# parent's one line (it was printed by the child and then referred to by the parent).
+(ulimit -f 100 && exec "$BIN" "${CMP[@]}" --jobs 2 --out "$W/cmp") >"$W/c.log" 2>&1
+status=$?
+[ $status -eq 2 ] || fail "compare --jobs 2 with a failing run: exit $status, not 2"
+one_line "$W/c.log" "compare --jobs 2 with a failing run"
+grep -q "^error: compare: $W/cmp/rope_interleaved/seed1: cannot write .*(File too large); .*; fix it and run the same command again" "$W/c.log" ||
+    fail "compare --jobs 2 with a failing run: $(cat "$W/c.log")"
+[ ! -e "$W/cmp" ] || fail "compare --jobs 2 left the --out it created: $(find "$W/cmp")"
 [ -d "$W/users_empty" ] && [ -z "$(ls -A "$W/users_empty")" ] ||
     fail "compare left in the user's empty --out: $(ls -A "$W/users_empty" 2>&1)"
 "$BIN" "${CMP[@]}" --out "$W/cmp" >"$W/c.log" 2>&1 || fail "compare's rerun: $(tail -1 "$W/c.log")"
