@@ -24,10 +24,12 @@
 #include "experiments/compare_directory.hpp"
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
+#include "io/output_file.hpp"
 #include "io/platform.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/interrupt.hpp"
+#include "run/run_directory.hpp"
 #include "run/run_lock.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/data_parallel.hpp"
@@ -291,9 +293,13 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
     // One comparison per directory, locked before anything is checked (compare_directory.hpp).
-    const bool created = !fs::exists(options.out_dir);
+    // Every path it writes inside --out (its runs' files, curves.csv's mark) fits, checked first.
+    std::vector<std::string> inside = {"curves.csv.written-by.tmp-<pid>"};
+    for (const std::string& scheme : settings.schemes)
+        inside.push_back(scheme + "/seed" + std::to_string(settings.seeds) + "/" + kLongestRunName);
+    check_directory_names(options.out_dir, "--out", inside);
     RunLock lock = lock_comparison_directory(options.out_dir, settings.schemes, options.plot);
-    const EmptyComparisonCleanup cleanup(lock, options.out_dir, created);
+    const EmptyComparisonCleanup cleanup(lock, options.out_dir);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;

@@ -17,6 +17,9 @@
 #   6. a hard link to a user's file under a lock's name ("x.csv.lock"; a run's `lock` after
 #      `cp -al` of the run, then train --resume on the copy): refused in one line saying what it
 #      is, the user's file unchanged
+#   7. an --out whose run files would be over PATH_MAX, or with a part over NAME_MAX (train,
+#      finetune, compare): refused in one line, nothing created; a train or compare that fails
+#      leaves none of the parent directories it created
 #
 #   tests/machinery/cli_output_files.sh BIN WORKDIR
 set -u
@@ -189,5 +192,38 @@ one_line "$W/r.log" "train --resume on a cp -al copy"
 grep -q "'$W/run_copy/lock' exists and is not roformer's lock record (it is a hard link: one of 2 names of one file); .*move it away" "$W/r.log" ||
     fail "train --resume on a cp -al copy: $(cat "$W/r.log")"
 [ "$(file_hash "$W/run/lock")" = "$before" ] || fail "train --resume on a cp -al copy rewrote the original run's lock"
+# 7. Every path checked before the work (issue 65). An --out of 4080 bytes: the directory fits
+# PATH_MAX, the files a run writes inside it would not — train, finetune and compare refuse it
+# in one line and create nothing; so they do an --out with a part over NAME_MAX. A train or a
+# compare that fails after it created new parents for its --out leaves none of them.
+deep=$W/deep
+while [ ${#deep} -lt 3870 ]; do deep+=/$(printf 'd%.0s' $(seq 200)); done
+deep+=/$(printf 'e%.0s' $(seq $((4080 - ${#deep} - 1))))
+wide=$W/wide/$(printf 'w%.0s' $(seq 300))/run
+FT=(finetune --from "$W/run" --quiet --set threads=1 --set max_train_examples=50 --set epochs=1
+    --task kjv-testament)
+for out in "$deep" "$wide"; do
+    limit=PATH_MAX && [ "$out" = "$wide" ] && limit=NAME_MAX
+    for cmd in train finetune compare; do
+        case $cmd in
+            train) args=(train "${TRAIN[@]}") ;;
+            finetune) args=("${FT[@]}") ;;
+            compare) args=("${CMP[@]}") ;;
+        esac
+        "$BIN" "${args[@]}" --out "$out" >"$W/d.log" 2>&1
+        status=$?
+        [ $status -eq 2 ] || fail "$cmd --out over $limit: exit $status, not 2"
+        one_line "$W/d.log" "$cmd --out over $limit"
+        grep -q "($limit); give" "$W/d.log" || fail "$cmd --out over $limit: $(cut -c1-300 "$W/d.log")"
+        [ ! -e "$W/deep" ] && [ ! -e "$W/wide" ] || fail "$cmd --out over $limit created $(find "$W/deep" "$W/wide" 2>/dev/null | head -1 | cut -c1-100)…"
+        rm -rf "$W/deep" "$W/wide"
+    done
+done
+"$BIN" train "${TRAIN[@]}" --set "data.path=$W/no_such_corpus.txt" --out "$W/a/b/c" >"$W/d.log" 2>&1 &&
+    fail "train on a missing corpus exited 0"
+[ ! -e "$W/a" ] || fail "a failed train left the parents it created: $(find "$W/a")"
+(ulimit -f 100 && exec "$BIN" "${CMP[@]}" --out "$W/x/y/cmp") >"$W/d.log" 2>&1 &&
+    fail "compare under ulimit -f 100 exited 0"
+[ ! -e "$W/x" ] || fail "a failed compare left the parents it created: $(find "$W/x")"
 [ $failures -eq 0 ] && echo "PASS: one writer per output file, names checked before the work, nothing left behind"
 [ $failures -eq 0 ]
