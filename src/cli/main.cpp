@@ -1,4 +1,5 @@
 // Room — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +123,35 @@ static bool restart_with_library_settings(char** argv) {
     }
     return true;
 }
+
+// OpenBLAS starts its worker threads in its constructor, as it is loaded — before main, so
+// before the restart above can set OPENBLAS_NUM_THREADS. Under a tight `ulimit -v` a worker's
+// stack does not fit, and OpenBLAS ends the process (SIGINT's exit status, 130) before the
+// address-space check of the command (config/memory_estimate.hpp) could say so in one line.
+// An ELF executable's .preinit_array runs before any shared library's constructor, but before
+// the C library's too, which then resets the environment to the one the process started with:
+// so under an address-space limit, with OPENBLAS_NUM_THREADS unset, this program starts itself
+// again at once with the value the restart would set (1), the same pid, no library having run.
+// (Not on macOS, whose loader has no such array: there the restart alone sets it.)
+#if defined(__ELF__)
+static void one_blas_thread_at_load(int, char** argv, char** envp) {
+    static const char kSetting[] = "OPENBLAS_NUM_THREADS=";
+    size_t n = 0;
+    for (; envp[n] != nullptr; ++n)
+        if (std::strncmp(envp[n], kSetting, sizeof kSetting - 1) == 0) return;  // the user's
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || n > 4000)
+        return;
+    static char* env[4002];
+    static char one[] = "OPENBLAS_NUM_THREADS=1";
+    std::copy(envp, envp + n, env);
+    env[n] = one;
+    env[n + 1] = nullptr;
+    ::execve("/proc/self/exe", argv, env);  // returns only if it failed: go on as before
+}
+__attribute__((section(".preinit_array"), used)) static void (*const kBeforeLibraries)(
+    int, char**, char**) = one_blas_thread_at_load;
+#endif
 
 // The error line, in one write (the lines of several ranks never interleave). Under mpirun the
 // other ranks may be waiting for this one in a collective: MPI_Abort ends them all. Ranks other
