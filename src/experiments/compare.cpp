@@ -153,8 +153,7 @@ static bool run_finished(const PlannedRun& run) {
     return comparison_run_step(run.dir) >= run.config.train.steps;
 }
 
-// The one line a failed run of the comparison ends it with: its directory, its own error
-// (a child's comes up a pipe, so that one `error:` line says it), what to do.
+// The one line a failed run ends the comparison with: its directory, its error, what to do.
 static std::string run_failed(const std::string& dir, const std::string& error, size_t count) {
     return "compare: " + (count > 1 ? std::to_string(count) + " runs failed, first " : "") + dir +
            ": " + error + "; fix it and run the same command again to continue";
@@ -189,8 +188,9 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
             log.flush();
             std::fflush(nullptr);
             int error_pipe[2];
-            if (::pipe2(error_pipe, O_CLOEXEC) != 0)
+            if (::pipe(error_pipe) != 0)  // (pipe2 is Linux's: macOS has pipe and fcntl)
                 throw std::runtime_error("compare: cannot make a pipe; retry with --jobs 1");
+            for (int end : error_pipe) ::fcntl(end, F_SETFD, FD_CLOEXEC);
             const pid_t pid = fork();
             if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
             if (pid == 0) {  // the child: train, send an error to the parent, never return
