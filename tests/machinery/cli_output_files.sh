@@ -16,7 +16,8 @@
 #   5. extrapolate on a comparison another process holds: told to wait, not to pick an --out
 #   6. a hard link to a user's file under a lock's name ("x.csv.lock"; a run's `lock` after
 #      `cp -al` of the run, then train --resume on the copy): refused in one line saying what it
-#      is, the user's file unchanged
+#      is, the user's file unchanged; the copy, its lock moved away, resumes without changing
+#      a byte of the original
 #   7. an --out whose run files would be over PATH_MAX, or with a part over NAME_MAX (train,
 #      finetune, compare): refused in one line, nothing created; a train or compare that fails
 #      leaves none of the parent directories it created
@@ -183,15 +184,23 @@ for content in "" "12345\n"; do  # an empty file, and one a pid record's digits
     [ -e "$d/x.csv.lock" ] && [ ! -e "$d/x.csv" ] || fail "a hard-linked x.csv.lock: $(ls "$d")"
     rm -f "$d/x.csv.lock" "$d/l.log"
 done
-cp -al "$W/run" "$W/run_copy"
-before=$(file_hash "$W/run/lock")
-"$BIN" train "${TRAIN[@]}" --resume --out "$W/run_copy" >"$W/r.log" 2>&1
+# A run stopped at step 2 of 4, copied with cp -al: every file of the copy is a second name of
+# the original's. Resuming the copy is refused at its lock; once that name is moved away the
+# copy resumes, and not a byte of the original changes (the run's files are replaced by renames).
+"$BIN" train "${TRAIN[@]}" --stop-after 2 --out "$W/cut" >"$W/r.log" 2>&1 || fail "the cut run: $(tail -1 "$W/r.log")"
+cp -al "$W/cut" "$W/cut_copy"
+before=$(cd "$W/cut" && sha256sum *)
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/cut_copy" >"$W/r.log" 2>&1
 status=$?
 [ $status -eq 2 ] || fail "train --resume on a cp -al copy: exit $status, not 2"
 one_line "$W/r.log" "train --resume on a cp -al copy"
-grep -q "'$W/run_copy/lock' exists and is not roformer's lock record (it is a hard link: one of 2 names of one file); .*move it away" "$W/r.log" ||
+grep -q "'$W/cut_copy/lock' exists and is not roformer's lock record (it is a hard link: one of 2 names of one file); .*move it away" "$W/r.log" ||
     fail "train --resume on a cp -al copy: $(cat "$W/r.log")"
-[ "$(file_hash "$W/run/lock")" = "$before" ] || fail "train --resume on a cp -al copy rewrote the original run's lock"
+[ "$(cd "$W/cut" && sha256sum *)" = "$before" ] || fail "train --resume on a cp -al copy changed the original run"
+rm "$W/cut_copy/lock"
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/cut_copy" >"$W/r.log" 2>&1 ||
+    fail "the copy, its lock moved away, does not resume: $(tail -1 "$W/r.log")"
+[ "$(cd "$W/cut" && sha256sum *)" = "$before" ] || fail "resuming a cp -al copy changed the original run"
 # 7. Every path checked before the work (issue 65). An --out of 4080 bytes: the directory fits
 # PATH_MAX, the files a run writes inside it would not — train, finetune and compare refuse it
 # in one line and create nothing; so they do an --out with a part over NAME_MAX. A train or a
