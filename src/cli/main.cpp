@@ -1,4 +1,5 @@
 // Room — cli: the `roformer` command. Subcommands live in cmd_*.cpp (see commands.hpp).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
 #include "fast/blas_core.hpp"
+#include "fast/simd.hpp"
 #include "io/platform.hpp"
 #include "run/interrupt.hpp"
 #include "run/memory_reuse.hpp"
@@ -122,6 +124,35 @@ static bool restart_with_library_settings(char** argv) {
     return true;
 }
 
+// OpenBLAS starts its worker threads in its constructor, as it is loaded — before main, so
+// before the restart above can set OPENBLAS_NUM_THREADS. Under a tight `ulimit -v` a worker's
+// stack does not fit, and OpenBLAS ends the process (SIGINT's exit status, 130) before the
+// address-space check of the command (config/memory_estimate.hpp) could say so in one line.
+// An ELF executable's .preinit_array runs before any shared library's constructor, but before
+// the C library's too, which then resets the environment to the one the process started with:
+// so under an address-space limit, with OPENBLAS_NUM_THREADS unset, this program starts itself
+// again at once with the value the restart would set (1), the same pid, no library having run.
+// (Not on macOS, whose loader has no such array: there the restart alone sets it.)
+#if defined(__ELF__)
+static void one_blas_thread_at_load(int, char** argv, char** envp) {
+    static const char kSetting[] = "OPENBLAS_NUM_THREADS=";
+    size_t n = 0;
+    for (; envp[n] != nullptr; ++n)
+        if (std::strncmp(envp[n], kSetting, sizeof kSetting - 1) == 0) return;  // the user's
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || n > 4000)
+        return;
+    static char* env[4002];
+    static char one[] = "OPENBLAS_NUM_THREADS=1";
+    std::copy(envp, envp + n, env);
+    env[n] = one;
+    env[n + 1] = nullptr;
+    ::execve("/proc/self/exe", argv, env);  // returns only if it failed: go on as before
+}
+__attribute__((section(".preinit_array"), used)) static void (*const kBeforeLibraries)(
+    int, char**, char**) = one_blas_thread_at_load;
+#endif
+
 // The error line, in one write (the lines of several ranks never interleave). Under mpirun the
 // other ranks may be waiting for this one in a collective: MPI_Abort ends them all. Ranks other
 // than 0 wait a moment first: when rank 0 fails alike (a bad config fails everywhere), its
@@ -131,6 +162,24 @@ static void report_error(const std::string& line) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     (void)!::write(2, line.data(), line.size());
     dist::abort_job(2);
+}
+
+// A value option given more than once (CLI11 then says "--config: At Most 1 required but
+// received 2"): our own line naming the option and the values, or "" when none was.
+static std::string repeated_option(CLI::App& app, const std::string& command) {
+    for (CLI::App* sub : app.get_subcommands())
+        for (const CLI::Option* option : sub->get_options()) {
+            if (option->get_items_expected_max() != 1 || option->results().size() < 2) continue;
+            std::string values;
+            for (const std::string& v : option->results())
+                values += (values.empty() ? "'" : ", '") + v + "'";
+            return "roformer" + command + ": " + option->get_name() + " is given " +
+                   std::to_string(option->results().size()) + " times (" + values +
+                   "); give it once" +
+                   (option->get_name() == "--config" ? ", and put further changes in --set KEY=VALUE"
+                                                     : "");
+        }
+    return "";
 }
 
 // Parses and runs; every error becomes one line "error: …" and exit code 2. Library errors
@@ -151,7 +200,12 @@ static int run_guarded(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help
         // One line, naming the option (CLI11 puts it first) and where the options are listed.
-        err << "error: " << e.what() << "; see roformer" << command << " --help\n";
+        const bool mismatch = dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr;
+        if (const std::string repeated = mismatch ? repeated_option(app, command) : "";
+            !repeated.empty())
+            err << "error: " << repeated << "\n";
+        else
+            err << "error: " << e.what() << "; see roformer" << command << " --help\n";
     } catch (const std::bad_alloc&) {
         err << "error: roformer" << command
             << " ran out of memory; use smaller sizes (model.*, data.seq_len, "
@@ -195,6 +249,11 @@ static void refuse_empty_values(CLI::App& app) {
 }  // namespace rf::cli
 
 int main(int argc, char** argv) {
+    // A word the CPU cap does not know would otherwise be ignored: every ISA, silently.
+    if (const std::string refusal = rf::max_cpu_isa_refusal(); !refusal.empty()) {
+        std::cerr << "error: " << refusal << "\n";
+        return 2;
+    }
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
     // Each training step frees what the next asks for again: keep it (run/memory_reuse.hpp).
     rf::keep_freed_memory();

@@ -1,6 +1,7 @@
 // Room — experiments: the preset, the runs (skip / resume / train), curves.csv and summary.md.
 #include "experiments/compare.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,10 +24,12 @@
 #include "experiments/compare_directory.hpp"
 #include "experiments/compare_mpi.hpp"
 #include "experiments/report.hpp"
+#include "io/output_file.hpp"
 #include "io/platform.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/interrupt.hpp"
+#include "run/run_directory.hpp"
 #include "run/run_lock.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "train/data_parallel.hpp"
@@ -150,6 +153,12 @@ static bool run_finished(const PlannedRun& run) {
     return comparison_run_step(run.dir) >= run.config.train.steps;
 }
 
+// The one line a failed run ends the comparison with: its directory, its error, what to do.
+static std::string run_failed(const std::string& dir, const std::string& error, size_t count) {
+    return "compare: " + (count > 1 ? std::to_string(count) + " runs failed, first " : "") + dir +
+           ": " + error + "; fix it and run the same command again to continue";
+}
+
 // Trains `todo`, `jobs` at a time: each in a forked child process (own memory, own OpenMP
 // and OpenBLAS state), so parallel runs share nothing. `done(run, seconds)` is called in the
 // parent as each one finishes. The parent itself never trains (no OpenMP threads to inherit).
@@ -160,8 +169,13 @@ static bool run_finished(const PlannedRun& run) {
 template <class Done>
 static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t jobs,
                               RunLock& comparison_lock, std::ostream& log, Done done) {
-    std::map<pid_t, std::pair<const PlannedRun*, std::chrono::steady_clock::time_point>> active;
-    std::vector<std::string> failed;
+    struct Child {
+        const PlannedRun* run;
+        std::chrono::steady_clock::time_point started;
+        int error_pipe;  // read end: the child's error message, if it fails
+    };
+    std::map<pid_t, Child> active;
+    std::vector<std::pair<std::string, std::string>> failed;  // directory, error
     size_t next = 0;
     int forwarded = 0;
     const pid_t parent = getpid();
@@ -173,9 +187,13 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
             const PlannedRun* run = todo[next++];
             log.flush();
             std::fflush(nullptr);
+            int error_pipe[2];
+            if (::pipe(error_pipe) != 0)  // (pipe2 is Linux's: macOS has pipe and fcntl)
+                throw std::runtime_error("compare: cannot make a pipe; retry with --jobs 1");
+            for (int end : error_pipe) ::fcntl(end, F_SETFD, FD_CLOEXEC);
             const pid_t pid = fork();
             if (pid < 0) throw std::runtime_error("compare: fork failed; retry with --jobs 1");
-            if (pid == 0) {  // the child: train, report an error on stderr, never return
+            if (pid == 0) {  // the child: train, send an error to the parent, never return
                 comparison_lock.forget_in_child();
                 InterruptGuard::quiet_notes();
                 setpgid(0, 0);
@@ -186,15 +204,18 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
                     // quiet: no progress; a warning (a refused metrics row) still reaches stderr
                     const TrainSummary s = train_planned(*run, std::cerr);
                     if (s.interrupted_by) status = 128 + s.interrupted_by;
-                } catch (const std::exception& e) {
-                    std::fprintf(stderr, "error: %s: %s\n", run->dir.c_str(), e.what());
+                } catch (const std::exception& e) {  // the parent's one error line says it
+                    // The parent reads it once this process has exited: it must fit the pipe.
+                    const std::string what = std::string(e.what()).substr(0, 4000);
+                    (void)!::write(error_pipe[1], what.data(), what.size());
                     status = 1;
                 }
                 std::fflush(nullptr);
                 _exit(status);
             }
             setpgid(pid, pid);  // (also in the child: whichever runs first)
-            active[pid] = {run, std::chrono::steady_clock::now()};
+            ::close(error_pipe[1]);
+            active[pid] = {run, std::chrono::steady_clock::now(), error_pipe[0]};
             // A signal between the check above and fork: the new child gets it too.
             for (int i = 0; i < InterruptGuard::count(); ++i) kill(pid, InterruptGuard::pending());
         }
@@ -214,21 +235,29 @@ static int train_in_processes(const std::vector<const PlannedRun*>& todo, size_t
         }
         const auto it = active.find(pid);
         if (it == active.end()) continue;
-        const auto [run, started] = it->second;
+        const auto [run, started, error_pipe] = it->second;
         active.erase(it);
+        std::string error;  // the child has exited: its message, whole, is in the pipe
+        char text[4096];
+        for (ssize_t n; (n = ::read(error_pipe, text, sizeof text)) > 0;)
+            error.append(text, size_t(n));
+        ::close(error_pipe);
+        if (error.empty())
+            error = WIFSIGNALED(status) ? "its process was killed by signal " +
+                                              std::to_string(WTERMSIG(status))
+                                        : "its process exited with status " +
+                                              std::to_string(WEXITSTATUS(status));
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && run_finished(*run))
             done(*run,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         else if (!InterruptGuard::pending() && !(WIFEXITED(status) && WEXITSTATUS(status) > 128))
-            failed.push_back(run->dir);
+            failed.emplace_back(run->dir, error);
         else if (!InterruptGuard::pending() && WIFEXITED(status))  // a child stopped alone
             kill(getpid(), WEXITSTATUS(status) - 128);             // = the whole comparison stops
     }
     if (InterruptGuard::pending()) return InterruptGuard::pending();
     if (!failed.empty())
-        throw std::runtime_error(
-            "compare: " + std::to_string(failed.size()) + " run(s) failed, first " + failed[0] +
-            " (its error is printed above); fix it and run the same command again to continue");
+        throw std::runtime_error(run_failed(failed[0].first, failed[0].second, failed.size()));
     return 0;
 }
 
@@ -264,9 +293,13 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
     // A stop signal from here on stops every run at a step boundary, with a checkpoint.
     const InterruptGuard interrupts;
     // One comparison per directory, locked before anything is checked (compare_directory.hpp).
-    const bool created = !fs::exists(options.out_dir);
+    // Every path it writes inside --out (its runs' files, curves.csv's mark) fits, checked first.
+    std::vector<std::string> inside = {"curves.csv.written-by.tmp-<pid>"};
+    for (const std::string& scheme : settings.schemes)
+        inside.push_back(scheme + "/seed" + std::to_string(settings.seeds) + "/" + kLongestRunName);
+    check_directory_names(options.out_dir, "--out", inside);
     RunLock lock = lock_comparison_directory(options.out_dir, settings.schemes, options.plot);
-    const EmptyComparisonCleanup cleanup(lock, options.out_dir, created);
+    const EmptyComparisonCleanup cleanup(lock, options.out_dir);
 
     // Seed-major order: an interrupted comparison has whole seeds of every scheme.
     std::vector<PlannedRun> plan;
@@ -315,8 +348,7 @@ CompareReport run_compare(const ComparePreset& preset, const CompareOptions& opt
         const std::vector<RankRunResult> results = train_across_ranks(preset, runs);
         for (size_t i = 0; i < todo.size(); ++i)
             if (!results[i].ok && !results[i].error.empty())  // (not run: after a failure)
-                throw std::runtime_error("compare: " + todo[i]->dir + ": " + results[i].error +
-                                         "; fix it and run the same command again to continue");
+                throw std::runtime_error(run_failed(todo[i]->dir, results[i].error, 1));
         for (size_t i = 0; i < todo.size(); ++i)
             if (results[i].ok) done(*todo[i], results[i].seconds);
     } else if (settings.jobs <= 1) {

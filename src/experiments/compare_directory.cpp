@@ -58,24 +58,21 @@ void refuse_foreign_directory(const std::string& out_dir,
 
 RunLock lock_comparison_directory(const std::string& out_dir,
                                   const std::vector<std::string>& schemes, bool plot) {
-    const bool created = !fs::exists(out_dir);
     RunLock lock = RunLock::acquire(out_dir, false);
     try {
         refuse_foreign_directory(out_dir, schemes);
         lock.record_holder();
         refuse_foreign_outputs(out_dir, plot);
     } catch (...) {
-        if (created && lock.in_place()) fs::remove(out_dir);  // only if empty
+        lock.remove_created();  // only if empty, with the parents it made
         throw;
     }
     return lock;
 }
 
-EmptyComparisonCleanup::EmptyComparisonCleanup(const RunLock& lock, std::string out_dir,
-                                               bool created)
+EmptyComparisonCleanup::EmptyComparisonCleanup(const RunLock& lock, std::string out_dir)
     : lock_(lock),
       out_dir_(std::move(out_dir)),
-      created_(created),
       exceptions_(std::uncaught_exceptions()) {}
 
 EmptyComparisonCleanup::~EmptyComparisonCleanup() {
@@ -99,7 +96,7 @@ EmptyComparisonCleanup::~EmptyComparisonCleanup() {
         left += it->path().filename() != RunLock::kFileName;
     if (ec || left > 0 || !lock_.holds_record()) return;
     fs::remove(fs::path(out_dir_) / RunLock::kFileName, ec);
-    if (created_) fs::remove(out_dir_, ec);
+    lock_.remove_created();
 }
 
 }  // namespace rf

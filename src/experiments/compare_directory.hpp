@@ -7,7 +7,8 @@
 // A training run, a fine-tune or an HF directory is named by the one reader
 // (run/directory_kind.hpp); a folder of the user's (`--out ~/Documents`) and a user's file under
 // one of compare's output names are refused. The pid record is written only once DIR is known
-// to be ours, and a DIR this call created is removed again with a refusal.
+// to be ours, and a DIR this call created (with the parents it created) is removed again with a
+// refusal.
 #pragma once
 
 #include <string>
@@ -22,12 +23,12 @@ RunLock lock_comparison_directory(const std::string& out_dir,
 
 // Declared after the lock: when the comparison fails by an exception (a full disk, a
 // file-size limit, a refused run) before any of its runs holds a file, what it made is
-// removed — the empty <scheme>/seed<k> directories, its lock record, and DIR itself when this
-// call created it — so no `lock` is left where nothing else is. A comparison with anything in
+// removed — the empty <scheme>/seed<k> directories, its lock record, and DIR itself and its
+// parents when the lock created them — so no `lock` is left where nothing else is. A comparison with anything in
 // it is left as it is, for the same command to continue.
 class EmptyComparisonCleanup {
 public:
-    EmptyComparisonCleanup(const RunLock& lock, std::string out_dir, bool created);
+    EmptyComparisonCleanup(const RunLock& lock, std::string out_dir);
     ~EmptyComparisonCleanup();
     EmptyComparisonCleanup(const EmptyComparisonCleanup&) = delete;
     EmptyComparisonCleanup& operator=(const EmptyComparisonCleanup&) = delete;
@@ -35,7 +36,6 @@ public:
 private:
     const RunLock& lock_;
     std::string out_dir_;
-    bool created_;
     int exceptions_;  // std::uncaught_exceptions() when made
 };
 

@@ -59,6 +59,20 @@ std::atomic<int> chosen{-1};  // a SimdIsa once set; −1: not yet (the widest)
 // RF_MAX_CPU_ISA=sse2|avx2 makes this process treat the CPU as one without the wider sets (and,
 // below avx512, without AVX512_BF16): how the tests read a run trained with model.isa = avx2 or
 // model.precision = bf16 as a CPU without them would (tests/machinery/cli_portable_run.sh).
+static const char* const kCpuIsaCaps[] = {"sse2", "avx2"};
+
+std::string max_cpu_isa_refusal() {
+    const char* cap = std::getenv("RF_MAX_CPU_ISA");
+    if (cap == nullptr) return "";
+    std::string words;
+    for (const char* word : kCpuIsaCaps) {
+        if (std::strcmp(cap, word) == 0) return "";
+        words += (words.empty() ? "" : ", ") + std::string(word);
+    }
+    return "RF_MAX_CPU_ISA='" + std::string(cap) + "' is not a word roformer knows; give one of " +
+           words + ", or unset it to use every ISA this CPU has";
+}
+
 static bool capped_below(SimdIsa isa) {
     const char* cap = std::getenv("RF_MAX_CPU_ISA");
     if (cap == nullptr) return false;

@@ -32,6 +32,9 @@ namespace rf {
 // RF_MAX_CPU_ISA=sse2 or avx2 in the environment hides the wider sets (and AVX512_BF16) from
 // this process: how the tests play a narrower CPU.
 bool cpu_supports(SimdIsa isa);
+// "" when RF_MAX_CPU_ISA is unset or one of its words (sse2, avx2); else the one-line refusal
+// naming the value and the words (the command checks it before anything else).
+std::string max_cpu_isa_refusal();
 // The build's baseline, which every CPU of its kind runs: sse2 on x86-64, neon on arm64.
 SimdIsa baseline_isa();
 // The widest ISA cpu_supports.

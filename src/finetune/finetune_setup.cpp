@@ -12,10 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "assembly/swappable_ops_for.hpp"
+#include "io/output_file.hpp"
 #include "io/read_file.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/directory_kind.hpp"
 #include "run/run_config.hpp"
+#include "run/run_directory.hpp"
 #include "finetune/tasks.hpp"
 #include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
@@ -150,6 +152,7 @@ OpenedRun open_run_directory(const FinetuneConfig& fc, const FinetuneOptions& op
     require_directory(dir, "--resume: the fine-tune directory",
                       "drop --resume to start a new fine-tune");
     require_finetune_run(dir, "--resume --out");
+    check_directory_names(dir, "--out", {kLongestRunName});
     run.resume_lock.emplace(RunLock::acquire(dir));
     for (const char* name : {"finetune.toml", "task.json"})
         if (!std::filesystem::exists(file(name)))

@@ -220,24 +220,66 @@ std::string sha256_hex(const std::string& bytes) {
     return hex;
 }
 
+namespace {
+
+// The bytes a name pattern takes once written: its "<pid>" is up to 7 digits (pid_max is at most
+// 2^22), the same limit on every run, whatever this one's pid.
+size_t written_length(const std::string& pattern) {
+    return pattern.size() + (pattern.find("<pid>") != std::string::npos ? 2 : 0);
+}
+
+// The file system's NAME_MAX and PATH_MAX where `path` is, or would be (pathconf of its deepest
+// existing directory; the usual limits where none answers).
+std::pair<long, long> name_and_path_max(std::string path) {
+    struct stat st {};
+    while (path != "." && path != "/" && ::stat(path.c_str(), &st) != 0) path = parent_of(path);
+    const long name_max = ::pathconf(path.c_str(), _PC_NAME_MAX);
+    const long path_max = ::pathconf(path.c_str(), _PC_PATH_MAX);
+    return {name_max > 0 ? name_max : NAME_MAX, path_max > 0 ? path_max : PATH_MAX};
+}
+
+}  // namespace
+
+void check_directory_names(const std::string& dir, const std::string& what,
+                           const std::vector<std::string>& inside) {
+    const auto [name_max, path_max] = name_and_path_max(dir);
+    const std::string shown = dir.size() > 60 ? dir.substr(0, 60) + "…" : dir;
+    auto refuse = [&](const std::string& problem, const std::string& fix) {
+        throw std::runtime_error("cannot write " + what + " '" + shown + "': " + problem +
+                                 "; " + fix);
+    };
+    std::string longest;
+    for (const std::string& path : inside)
+        if (written_length(path) > written_length(longest)) longest = path;
+    for (const std::string& path : {dir, longest})
+        for (const std::filesystem::path& part : std::filesystem::path(path))
+            if (long(written_length(part.string())) > name_max)
+                refuse("'" + part.string().substr(0, 40) + "…'" +
+                           (path == dir ? ", a directory in it," : " in '" + path +
+                                "', a path roformer writes inside it,") +
+                           " has " + std::to_string(written_length(part.string())) +
+                           " bytes, over the file system's limit of " +
+                           std::to_string(name_max) + " bytes for a name (NAME_MAX)",
+                       path == dir ? "give shorter directory names" : "give shorter names");
+    const size_t total = dir.size() + 1 + written_length(longest);
+    if (long(total) >= path_max)
+        refuse("the path has " + std::to_string(dir.size()) + " bytes, and '" + longest +
+                   "', a path roformer writes inside it, would take it to " +
+                   std::to_string(total) + ", over the file system's limit of " +
+                   std::to_string(path_max) + " bytes (PATH_MAX)",
+               "give a path of at most " +
+                   std::to_string(path_max - 2 - long(written_length(longest))) + " bytes");
+}
+
 void check_output_names(const std::string& path, const std::string& what,
                         const std::vector<std::string>& patterns) {
-    // How many bytes each pattern adds to NAME; its "<pid>" is up to 7 digits (pid_max is at
-    // most 2^22): the same limit on every run, whatever this one's pid.
-    auto extra_of = [](const std::string& pattern) {
-        size_t extra = pattern.size() - 4;
-        if (pattern.find("<pid>") != std::string::npos) extra += 2;
-        return extra;
-    };
+    // How many bytes each pattern adds to NAME.
+    auto extra_of = [](const std::string& pattern) { return written_length(pattern) - 4; };
     std::string longest = "NAME";
     for (const std::string& p : patterns)
         if (extra_of(p) > extra_of(longest)) longest = p;
     const size_t extra = extra_of(longest);
-    const std::string parent = parent_of(path);
-    long name_max = ::pathconf(parent.c_str(), _PC_NAME_MAX);
-    if (name_max <= 0) name_max = NAME_MAX;  // no such directory yet: the usual limit
-    long path_max = ::pathconf(parent.c_str(), _PC_PATH_MAX);
-    if (path_max <= 0) path_max = PATH_MAX;
+    const auto [name_max, path_max] = name_and_path_max(parent_of(path));
     const std::string name = name_of(path);
     auto refuse = [&](bool whole_path, size_t have, long limit, const std::string& shown) {
         const long room = limit - long(extra) - (whole_path ? 1 : 0);

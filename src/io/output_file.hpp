@@ -85,6 +85,14 @@ void write_output_file(const std::string& path, const std::string& bytes, const 
 void check_output_names(const std::string& path, const std::string& what,
                         const std::vector<std::string>& patterns);
 
+// The up-front check of an --out directory a command creates and writes inside (train,
+// finetune, compare), before it creates anything: every part of `dir`, and of the longest of
+// `inside` (paths relative to it; "<pid>" stands for a pid), fits NAME_MAX, and dir + "/" + that
+// longest path fits PATH_MAX. Throws std::runtime_error, one line naming the limit and the
+// path that would pass it; `what` names the option ("--out").
+void check_directory_names(const std::string& dir, const std::string& what,
+                           const std::vector<std::string>& inside);
+
 // The up-front check of an --out directory that `command` publishes by one rename of a
 // staging directory ".NAME.partial-COMMAND-<pid>" beside it (import-hf, export-hf:
 // run/staged_directory.hpp), called with the options, before any work: a symlink there is

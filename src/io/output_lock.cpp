@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/durable_file.hpp"
+#include "io/lock_file.hpp"
 #include "io/locked_directory.hpp"
 
 namespace rf::output_lock {
@@ -193,6 +194,7 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
         const char* name = where.relative.c_str();
         int fd =
             ::openat(where.dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        const bool created = fd >= 0;
         if (fd < 0 && errno == EEXIST)
             fd = ::openat(where.dir_fd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) continue;  // its holder removed it between the two opens
@@ -203,10 +205,14 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
             refuse("cannot create its lock '" + lock + "' (" + std::strerror(error) + ")",
                    error == ENOSPC ? "free some disk space" : "check the directory's permissions");
         }
+        // Only a file we created, or one a killed roformer of this user left (io/lock_file.hpp):
+        // a hard link to a user's file would get our journal and be removed.
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const std::string foreign =
+            ::fstat(fd, &st) != 0 ? "unreadable" : created ? "" : foreign_lock(st);
+        if (!foreign.empty()) {
             ::close(fd);
-            refuse("'" + lock + "' exists and is not roformer's lock (not a regular file)",
+            refuse("'" + lock + "' exists and is not roformer's lock (it is " + foreign + ")",
                    "move it away");
         }
         if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {

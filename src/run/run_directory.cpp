@@ -22,6 +22,7 @@
 #include "io/shell_quote.hpp"
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
+#include "io/output_file.hpp"
 #include "run/checkpoint.hpp"
 #include "run/directory_kind.hpp"
 #include "run/run_config.hpp"
@@ -126,13 +127,13 @@ void restart_killed_start(const std::string& dir, const RunLock& lock) {
 
 RunDirectory RunDirectory::fresh(const std::string& dir) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
+    check_directory_names(dir, "--out", {kLongestRunName});  // before anything is created
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw std::runtime_error("--out '" + dir +
                                  "' is a file, not a directory; pick a new --out");
     // Lock first, then look: of two writers started together exactly one gets past here, and
     // the other is told who holds the directory rather than that it is not empty.
-    const bool created = !fs::exists(dir, ec);
     // Our pid goes into X/lock only once X is ours: a user's own file named `lock` is refused
     // as "not empty", never overwritten.
     RunLock lock = RunLock::acquire(dir, false);
@@ -151,16 +152,16 @@ RunDirectory RunDirectory::fresh(const std::string& dir) {
     try {
         lock.record_holder();
     } catch (...) {  // nothing left: not the record, not the directory this call made
-        if (created && lock.in_place()) ::rmdir(dir.c_str());
+        lock.remove_created();
         throw;
     }
     RunDirectory run(dir, false, std::move(lock));
-    run.created_ = created;
     return run;
 }
 
 RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) {
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
+    check_directory_names(dir, "--out", {kLongestRunName});
     require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
     RunDirectory run(dir, true, RunLock::acquire(dir));
     // A FIFO or device under one of our names would block or never end: refuse it by name.
@@ -227,7 +228,7 @@ RunDirectory::~RunDirectory() {
     if (::fstatat(fd, kCheckpointManifest, &st, AT_SYMLINK_NOFOLLOW) == 0) return;
     for (const std::string& name : names_written_in(fd)) ::unlinkat(fd, name.c_str(), 0);
     if (lock_->holds_record()) ::unlinkat(fd, RunLock::kFileName, 0);
-    if (created_ && lock_->in_place()) ::rmdir(dir_.c_str());  // only if empty
+    lock_->remove_created();  // only if empty, with the parents it made
 }
 
 }  // namespace rf

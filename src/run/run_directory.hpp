@@ -17,6 +17,11 @@
 
 namespace rf {
 
+// The longest name a run directory holds (a training run's or a fine-tune's): the temporary
+// optimizer.safetensors is written through. Every writer of a run checks --out with it
+// (io/output_file.hpp, check_directory_names) before it creates anything.
+inline constexpr const char* kLongestRunName = "optimizer.safetensors.tmp-<pid>";
+
 // The corpus a run was trained on (path, size, FNV-1a of its bytes), checked by --resume.
 inline constexpr const char* kCorpusRecord = "corpus.json";
 
@@ -47,7 +52,8 @@ public:
 
     // A fresh run that ends before its first checkpoint was committed (bad data, a tokenizer
     // that does not fit the model, a full disk, a non-finite model) leaves nothing behind: the
-    // files it wrote, its lock record and — if this run created it — the directory are removed.
+    // files it wrote, its lock record and — if this run created them — the directory and its
+    // parents are removed.
     ~RunDirectory();
     RunDirectory(RunDirectory&&) = default;
 
@@ -57,7 +63,6 @@ private:
     RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
     std::string dir_;
     bool resuming_;
-    bool created_ = false;                // fresh: the directory did not exist before
     std::optional<RunLock> lock_;  // none on a replica
     CheckpointState checkpoint_;
     std::unique_ptr<data::Tokenizer> tokenizer_;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/lock_file.hpp"
 #include "io/locked_directory.hpp"
 
 namespace rf {
@@ -67,7 +68,21 @@ void RunLock::record_holder() const {
         throw std::runtime_error("'" + lock_path(dir_) +
                                  "' exists and is not roformer's lock record (a pid); it would "
                                  "be overwritten — move it away or pick another --out");
-    const int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    // Created here, or the record a killed roformer of this user left (io/lock_file.hpp): never
+    // a hard link to someone's file (`cp -al` of a run shares its `lock` with the original).
+    int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+        fd = ::openat(fd_, kFileName, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st {};
+        const std::string foreign = fd < 0 ? "" : ::fstat(fd, &st) != 0 ? "unreadable"
+                                                                        : foreign_lock(st);
+        if (!foreign.empty()) {
+            ::close(fd);
+            throw std::runtime_error("'" + lock_path(dir_) + "' exists and is not roformer's "
+                                     "lock record (it is " + foreign + "); it would be "
+                                     "overwritten — move it away");
+        }
+    }
     if (fd < 0)
         throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(errno) +
                                  "); check the directory's permissions");
@@ -95,7 +110,13 @@ RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
     require_in_place(dir);  // a directory inside one we hold (compare's runs): still ours?
     std::error_code ec;
     const LocatedPath where = locate(dir);
+    std::string created_top;  // the outermost directory missing now, which this call makes
     if (where.dir_fd == AT_FDCWD) {
+        for (fs::path missing = fs::path(dir).lexically_normal();
+             !missing.empty() && missing != missing.root_path() &&
+             !fs::exists(fs::symlink_status(missing, ec));
+             missing = missing.parent_path())
+            if (!missing.filename().empty()) created_top = missing.string();
         fs::create_directories(dir, ec);
     } else {  // created inside the directory we hold, wherever it is now
         fs::path made;
@@ -109,6 +130,7 @@ RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
         throw std::runtime_error("cannot create run directory '" + dir + "' (" + ec.message() +
                                  "); pick another --out");
     if (std::optional<RunLock> lock = try_acquire(dir)) {
+        lock->created_top_ = created_top;
         require_in_place(dir);  // renamed between the creation and the lock: not ours to write
         if (record_pid) lock->record_holder();
         return std::move(*lock);
@@ -139,6 +161,15 @@ bool RunLock::in_place() const {
     struct stat held {}, named {};
     return fd_ >= 0 && ::fstat(fd_, &held) == 0 && ::stat(dir_.c_str(), &named) == 0 &&
            held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+void RunLock::remove_created() const {
+    if (created_top_.empty() || !in_place()) return;
+    for (fs::path made = fs::path(dir_).lexically_normal(); !made.empty();
+         made = made.parent_path()) {
+        if (made.filename().empty()) continue;  // "a/b/": the same directory as "a/b"
+        if (::rmdir(made.c_str()) != 0 || made == created_top_) return;
+    }
 }
 
 void RunLock::forget_in_child() {

@@ -24,7 +24,8 @@ class RunLock {
 public:
     static constexpr const char* kFileName = "lock";
 
-    // Creates `dir` if needed, locks it and records our pid in dir/lock; throws
+    // Creates `dir` (and its missing parents) if needed, locks it and records our pid in
+    // dir/lock; throws
     // std::runtime_error "run directory X is in use by pid N; …" when another process holds
     // it. record_pid = false: lock only (call record_holder() once the directory is ours).
     static RunLock acquire(const std::string& dir, bool record_pid = true);
@@ -47,8 +48,12 @@ public:
     bool holds_record() const;
     // The name still names the directory we locked (not renamed, deleted or replaced).
     bool in_place() const;
+    // For a command that fails: removes the directory acquire() created, and the parents it
+    // created for it, each only if it is empty, and only while the name is still ours.
+    void remove_created() const;
 
-    RunLock(RunLock&& other) noexcept : fd_(other.fd_), dir_(std::move(other.dir_)) {
+    RunLock(RunLock&& other) noexcept
+        : fd_(other.fd_), dir_(std::move(other.dir_)), created_top_(std::move(other.created_top_)) {
         other.fd_ = -1;
     }
     RunLock& operator=(RunLock&&) = delete;
@@ -59,6 +64,7 @@ private:
     RunLock(int fd, std::string dir) : fd_(fd), dir_(std::move(dir)) {}
     int fd_;  // the locked directory
     std::string dir_;
+    std::string created_top_;  // the outermost directory acquire() created; "" if none
 };
 
 }  // namespace rf

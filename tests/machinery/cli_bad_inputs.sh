@@ -57,6 +57,12 @@ printf '\223NUMPY\001\000my own array' > "$W/mine.npy"
 printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' > "$W/mine.csv"
 setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
 CUT2=$W/cut2
+# issue 65: a run whose checkpoint.json records a step out of range (1e30, -1) or a file's size
+# below 0: named, never converted to a size_t
+for bad in "bigstep:\"step\": 1e30" "negstep:\"step\": -1"; do
+    cp -r "$RUN" "$W/${bad%%:*}" && sed -i "s/\"step\": [0-9]*/${bad#*:}/" "$W/${bad%%:*}/checkpoint.json"
+done
+cp -r "$RUN" "$W/negsize" && sed -i '0,/"size": [0-9]*/s//"size": -5/' "$W/negsize/checkpoint.json"
 mkdir -p "$W/xcmp/none" && cp -r "$CUT2" "$W/xcmp/none/seed1"  # an interrupted comparison
 # $MIXED: a step-3 model beside the step-2 optimizer, under a manifest that lists no files
 cp -r "$CUT2" "$W/mixed" && MIXED=$W/mixed && cp "$MIXED/optimizer.safetensors" "$W/opt2"
@@ -240,6 +246,11 @@ TABLE=$(cat <<'ROWS'
 2 | roformer eval --run '$W/run copy'                                  | train $SMALL --set train.steps=2 --resume --out "$W/run copy"
 0 | next: roformer extrapolate --runs '$W/cmp 2'                       | compare --config configs/tiny.toml --schemes none --seeds 1 --set train.steps=2 --set train.eval_every=1 --no-plot --out "$W/cmp 2"
 2 | compare: position.pairing is set by --set position.pairing=half, but the run 'learned' sets it from its scheme name | compare --config configs/tiny.toml --schemes learned --set position.pairing=half --no-plot --out $W/o38
+2 | '$W/bigstep/checkpoint.json': \"step\" is 1e+30, not a whole number from 0 to 2^53; the run directory was damaged | eval --run $W/bigstep
+2 | '$W/negstep/checkpoint.json': \"step\" is -1, not a whole number from 0 to 2^53 | train $SMALL --set train.steps=2 --resume --out $W/negstep
+2 | '$W/negsize/checkpoint.json': \"files.model.safetensors.size\" is -5, not a whole number | fill-mask --run $W/negsize 'the [MASK] of'
+2 | roformer train: --config is given 2 times ('configs/tiny.toml', 'configs/tiny.toml'); give it once, and put further changes in --set KEY=VALUE | train --config configs/tiny.toml --config configs/tiny.toml --out $W/o41
+2 | roformer compare: --out is given 2 times ('$W/o41', '$W/o42'); give it once | compare --config configs/tiny.toml --out $W/o41 --out $W/o42
 ROWS
 )
 
@@ -265,6 +276,18 @@ while IFS='|' read -r code fragment args; do
     fi
 done <<< "$TABLE"
 
+# An RF_MAX_CPU_ISA word that caps nothing is refused, not ignored (issue 65).
+for word in avx3 ""; do
+    output=$(RF_MAX_CPU_ISA=$word timeout 120 "$BIN" eval --run "$RUN" 2>&1)
+    status=$?
+    rows=$((rows + 1))
+    if [ $status -ne 2 ] || [ "$(echo "$output" | grep -c .)" -ne 1 ] ||
+        [[ "$output" != "error: RF_MAX_CPU_ISA='$word' is not a word roformer knows; give one of sse2, avx2, or unset it"* ]]; then
+        echo "FAIL: RF_MAX_CPU_ISA='$word': exit $status: $(echo "$output" | head -3)"
+        failures=$((failures + 1))
+    fi
+done
+
 # Nothing already written was lost: the cut run resumes once its corpus is back.
 cp "$W/corpus_before.txt" "$W/corpus.txt"
 "$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
@@ -278,7 +301,7 @@ done
 [ "$(printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' | md5sum)" = "$(md5sum < "$W/mine.csv")" ] ||
     { echo "FAIL: a user's file in our format was overwritten"; failures=$((failures + 1)); }
 [ "$(ls "$W/documents")" = "notes.txt" ] || { echo "FAIL: compare wrote into a user's directory: $(ls "$W/documents")"; failures=$((failures + 1)); }
-for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36 o37 o38 o39 o40; do
+for d in o20 o21 o22 o23 o24 o25 o26 o27 o29 o30 o35 o36 o37 o38 o39 o40 o41 o42; do
     [ -e "$W/$d" ] && { echo "FAIL: a refused run left $W/$d"; failures=$((failures + 1)); }
 done
 

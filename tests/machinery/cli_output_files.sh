@@ -11,8 +11,16 @@
 #   3. --out a symlink to an empty directory (export-hf, import-hf): refused before the work,
 #      the directory it names untouched
 #   4. a compare that fails before its first checkpoint (ulimit -f) leaves no lock record, no
-#      empty scheme directory and no --out it created; a user's empty --out stays, empty
+#      empty scheme directory and no --out it created; a user's empty --out stays, empty; with
+#      --jobs 2 the failing child's error is the parent's one `error:` line
 #   5. extrapolate on a comparison another process holds: told to wait, not to pick an --out
+#   6. a hard link to a user's file under a lock's name ("x.csv.lock"; a run's `lock` after
+#      `cp -al` of the run, then train --resume on the copy): refused in one line saying what it
+#      is, the user's file unchanged; the copy, its lock moved away, resumes without changing
+#      a byte of the original
+#   7. an --out whose run files would be over PATH_MAX, or with a part over NAME_MAX (train,
+#      finetune, compare): refused in one line, nothing created; a train or compare that fails
+#      leaves none of the parent directories it created
 #
 #   tests/machinery/cli_output_files.sh BIN WORKDIR
 set -u
@@ -131,6 +139,15 @@ for out in cmp users_empty; do
     grep -q "File too large" "$W/c.log" || fail "compare $out: $(cat "$W/c.log")"
 done
 [ ! -e "$W/cmp" ] || fail "compare left the --out it created: $(find "$W/cmp")"
+# With --jobs 2 the run trains in a child process: its error reaches the user once, in the
+# parent's one line (it was printed by the child and then referred to by the parent).
+(ulimit -f 100 && exec "$BIN" "${CMP[@]}" --jobs 2 --out "$W/cmp") >"$W/c.log" 2>&1
+status=$?
+[ $status -eq 2 ] || fail "compare --jobs 2 with a failing run: exit $status, not 2"
+one_line "$W/c.log" "compare --jobs 2 with a failing run"
+grep -q "^error: compare: $W/cmp/rope_interleaved/seed1: cannot write .*(File too large); .*; fix it and run the same command again" "$W/c.log" ||
+    fail "compare --jobs 2 with a failing run: $(cat "$W/c.log")"
+[ ! -e "$W/cmp" ] || fail "compare --jobs 2 left the --out it created: $(find "$W/cmp")"
 [ -d "$W/users_empty" ] && [ -z "$(ls -A "$W/users_empty")" ] ||
     fail "compare left in the user's empty --out: $(ls -A "$W/users_empty" 2>&1)"
 "$BIN" "${CMP[@]}" --out "$W/cmp" >"$W/c.log" 2>&1 || fail "compare's rerun: $(tail -1 "$W/c.log")"
@@ -149,5 +166,73 @@ if command -v flock >/dev/null; then
     grep -q -- "--out" "$W/x.log" && fail "extrapolate names an --out it does not take: $(cat "$W/x.log")"
 fi
 
+# 6. A lock is only ever a file roformer created (io/lock_file.hpp): a hard link to a user's file
+# under a lock's name — an output file's "NAME.lock", or a run's `lock` shared by `cp -al` — is
+# refused in one line saying what it is; the user's file keeps its bytes, nothing is written.
+d=$W/hardlink && mkdir -p "$d"
+for content in "" "12345\n"; do  # an empty file, and one a pid record's digits
+    printf "$content" >"$d/users.txt"
+    cp "$d/users.txt" "$W/users_copy.txt"
+    ln "$d/users.txt" "$d/x.csv.lock"
+    "$BIN" rope-precision --head-dim 8 --out "$d/x.csv" >"$d/l.log" 2>&1
+    status=$?
+    [ $status -eq 2 ] || fail "a hard-linked x.csv.lock holding '$content': exit $status, not 2"
+    one_line "$d/l.log" "a hard-linked x.csv.lock"
+    grep -q "'$d/x.csv.lock' exists and is not roformer's lock (it is a hard link: one of 2 names of one file); move it away" "$d/l.log" ||
+        fail "a hard-linked x.csv.lock: $(cat "$d/l.log")"
+    cmp -s "$d/users.txt" "$W/users_copy.txt" || fail "the user's file linked as x.csv.lock now holds: $(cat "$d/users.txt")"
+    [ -e "$d/x.csv.lock" ] && [ ! -e "$d/x.csv" ] || fail "a hard-linked x.csv.lock: $(ls "$d")"
+    rm -f "$d/x.csv.lock" "$d/l.log"
+done
+# A run stopped at step 2 of 4, copied with cp -al: every file of the copy is a second name of
+# the original's. Resuming the copy is refused at its lock; once that name is moved away the
+# copy resumes, and not a byte of the original changes (the run's files are replaced by renames).
+"$BIN" train "${TRAIN[@]}" --stop-after 2 --out "$W/cut" >"$W/r.log" 2>&1 || fail "the cut run: $(tail -1 "$W/r.log")"
+cp -al "$W/cut" "$W/cut_copy"
+before=$(cd "$W/cut" && sha256sum *)
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/cut_copy" >"$W/r.log" 2>&1
+status=$?
+[ $status -eq 2 ] || fail "train --resume on a cp -al copy: exit $status, not 2"
+one_line "$W/r.log" "train --resume on a cp -al copy"
+grep -q "'$W/cut_copy/lock' exists and is not roformer's lock record (it is a hard link: one of 2 names of one file); .*move it away" "$W/r.log" ||
+    fail "train --resume on a cp -al copy: $(cat "$W/r.log")"
+[ "$(cd "$W/cut" && sha256sum *)" = "$before" ] || fail "train --resume on a cp -al copy changed the original run"
+rm "$W/cut_copy/lock"
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/cut_copy" >"$W/r.log" 2>&1 ||
+    fail "the copy, its lock moved away, does not resume: $(tail -1 "$W/r.log")"
+[ "$(cd "$W/cut" && sha256sum *)" = "$before" ] || fail "resuming a cp -al copy changed the original run"
+# 7. Every path checked before the work (issue 65). An --out of 4080 bytes: the directory fits
+# PATH_MAX, the files a run writes inside it would not — train, finetune and compare refuse it
+# in one line and create nothing; so they do an --out with a part over NAME_MAX. A train or a
+# compare that fails after it created new parents for its --out leaves none of them.
+deep=$W/deep
+while [ ${#deep} -lt 3870 ]; do deep+=/$(printf 'd%.0s' $(seq 200)); done
+deep+=/$(printf 'e%.0s' $(seq $((4080 - ${#deep} - 1))))
+wide=$W/wide/$(printf 'w%.0s' $(seq 300))/run
+FT=(finetune --from "$W/run" --quiet --set threads=1 --set max_train_examples=50 --set epochs=1
+    --task kjv-testament)
+for out in "$deep" "$wide"; do
+    limit=PATH_MAX && [ "$out" = "$wide" ] && limit=NAME_MAX
+    for cmd in train finetune compare; do
+        case $cmd in
+            train) args=(train "${TRAIN[@]}") ;;
+            finetune) args=("${FT[@]}") ;;
+            compare) args=("${CMP[@]}") ;;
+        esac
+        "$BIN" "${args[@]}" --out "$out" >"$W/d.log" 2>&1
+        status=$?
+        [ $status -eq 2 ] || fail "$cmd --out over $limit: exit $status, not 2"
+        one_line "$W/d.log" "$cmd --out over $limit"
+        grep -q "($limit); give" "$W/d.log" || fail "$cmd --out over $limit: $(cut -c1-300 "$W/d.log")"
+        [ ! -e "$W/deep" ] && [ ! -e "$W/wide" ] || fail "$cmd --out over $limit created $(find "$W/deep" "$W/wide" 2>/dev/null | head -1 | cut -c1-100)…"
+        rm -rf "$W/deep" "$W/wide"
+    done
+done
+"$BIN" train "${TRAIN[@]}" --set "data.path=$W/no_such_corpus.txt" --out "$W/a/b/c" >"$W/d.log" 2>&1 &&
+    fail "train on a missing corpus exited 0"
+[ ! -e "$W/a" ] || fail "a failed train left the parents it created: $(find "$W/a")"
+(ulimit -f 100 && exec "$BIN" "${CMP[@]}" --out "$W/x/y/cmp") >"$W/d.log" 2>&1 &&
+    fail "compare under ulimit -f 100 exited 0"
+[ ! -e "$W/x" ] || fail "a failed compare left the parents it created: $(find "$W/x")"
 [ $failures -eq 0 ] && echo "PASS: one writer per output file, names checked before the work, nothing left behind"
 [ $failures -eq 0 ]

@@ -4,6 +4,7 @@
 #   train under a ulimit -v too small for its estimate and OpenBLAS's buffers: one line naming
 #     ulimit -v and the limit that fits, exit 2, nothing created — never a spin in OpenBLAS's
 #     allocator (the old binary spun for ever); the limit it names then trains; eval alike;
+#     lower limits too, where OpenBLAS's threads at load ended the process with exit 130;
 #   train stuck in a step (its stderr a full pipe nobody reads, so a progress write blocks):
 #     the first SIGTERM ends it on its own within the grace (10 s), exit 143 — no second signal;
 #     --resume then continues (the lock is free, nothing half-committed).
@@ -38,6 +39,18 @@ rc=$?
 echo "$msg" | grep -q "of address space (.*OpenBLAS buffers.*) but ulimit -v allows 156 MiB; raise it to at least ulimit -v [0-9]*" \
   || fail "eval under ulimit -v: message: $msg"
 echo "eval under ulimit -v 160000: $msg"
+# Below that, down to where the loader cannot map a library (exit 127, before any code of ours
+# runs): still one line and exit 2 — OpenBLAS must not start its threads at load and end the
+# process with SIGINT's status (130) before the check (issue 65; cli/main.cpp's .preinit_array).
+for v in $(seq 80000 2000 130000); do
+  msg=$( (ulimit -v "$v"; exec timeout -s KILL 30 "$BIN" "${TINY[@]}" --out "$WORK/tight") 2>&1)
+  rc=$?
+  [ $rc -eq 127 ] && continue
+  [ $rc -eq 2 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] && [[ "$msg" == "error: "*"ulimit -v allows"* ]] ||
+    fail "train under ulimit -v $v: exit $rc, not 2 in one line: $msg"
+  [ -e "$WORK/tight" ] && fail "train under ulimit -v $v left $WORK/tight"
+done
+echo "ulimit -v 80000 to 130000: one error line (or the loader's exit 127) at every limit"
 
 # 2. A step that does not end: SIGTERM once, and the process ends within the grace.
 python3 - "$BIN" "$WORK/stuck" <<'EOF' || exit 1

@@ -171,9 +171,23 @@ TEST_CASE("checkpoint manifest: entries that would rename other files are refuse
     CHECK_THROWS_WITH_AS(recover_checkpoint(dir),
                          doctest::Contains("is not a valid checkpoint manifest"),
                          std::runtime_error);
-    write_file_durably(dir + "/" + kCheckpointManifest, "{\"step\": \"many\"}");
+    // A number out of range is named with its field, never converted (issue 65).
+    const std::pair<std::string, std::string> steps[] = {
+        {"\"many\"", "\"many\""}, {"1e30", "1e+30"}, {"-1", "-1"}, {"2.5", "2.5"},
+        {"9007199254740993", "9007199254740993"}};  // 2^53 + 1
+    for (const auto& [step, shown] : steps) {
+        CAPTURE(step);
+        write_file_durably(dir + "/" + kCheckpointManifest,
+                           "{\"step\": " + step + ", \"files\": {}}");
+        const std::string expected = "\"step\" is " + shown + ", not a whole number from 0 to 2^53";
+        CHECK_THROWS_WITH_AS(recover_checkpoint(dir), doctest::Contains(expected.c_str()),
+                             std::runtime_error);
+    }
+    write_file_durably(dir + "/" + kCheckpointManifest,
+                       R"({"step": 3, "files": {"model.safetensors": {"size": -1,)"
+                       R"( "fnv1a64": "0", "temp": "model.safetensors.tmp-1"}}})");
     CHECK_THROWS_WITH_AS(recover_checkpoint(dir),
-                         doctest::Contains("is not a valid checkpoint manifest"),
+                         doctest::Contains("\"files.model.safetensors.size\" is -1, not a whole"),
                          std::runtime_error);
 }
 
