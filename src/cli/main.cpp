@@ -133,12 +133,26 @@ static bool restart_with_library_settings(char** argv) {
 // so under an address-space limit, with OPENBLAS_NUM_THREADS unset, this program starts itself
 // again at once with the value the restart would set (1), the same pid, no library having run.
 // (Not on macOS, whose loader has no such array: there the restart alone sets it.)
-#if defined(__ELF__)
+// Nothing here runs before the C library but a loop, getrlimit and execve; a sanitizer's build
+// (whose own .preinit_array entry starts its runtime, and which cannot run under `ulimit -v`
+// anyway) leaves it out.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RF_SANITIZED_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RF_SANITIZED_BUILD 1
+#endif
+#if defined(__ELF__) && !defined(RF_SANITIZED_BUILD)
 static void one_blas_thread_at_load(int, char** argv, char** envp) {
     static const char kSetting[] = "OPENBLAS_NUM_THREADS=";
     size_t n = 0;
-    for (; envp[n] != nullptr; ++n)
-        if (std::strncmp(envp[n], kSetting, sizeof kSetting - 1) == 0) return;  // the user's
+    for (; envp[n] != nullptr; ++n) {
+        size_t k = 0;  // no library call: the C library is not set up yet
+        while (k + 1 < sizeof kSetting && envp[n][k] == kSetting[k]) ++k;
+        if (k + 1 == sizeof kSetting) return;  // the user's
+    }
     rlimit limit{};
     if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || n > 4000)
         return;
