@@ -31,14 +31,7 @@ for t in busybox cmake make $TOOLS; do
   command -v "$t" > /dev/null || { echo "SKIP: $t is not installed (scripts/setup.sh --all installs it)"; echo PASS; exit 0; }
 done
 
-GRADE_BUILD_DIR="$W/course-build" scripts/grade.sh --handout "$H" > "$W/handout.log" 2>&1 || { cat "$W/handout.log"; fail "grade.sh --handout failed"; }
-# The student's files hold the course's implementation (each task's marked region).
-tasks=$(awk -F' [|] ' '/^[a-z_]+ [|] / { print $1 }' students/tasks.txt)
-for task in $tasks; do
-  host=$(awk -F' [|] ' -v t="$task" '$1 == t { print $2 }' students/tasks.txt)
-  cmake -DMODE=ours -DTASK="$task" -DIN="$host" -DOUT="$H/students/tasks/$task.cpp" -P students/graded_region.cmake > /dev/null \
-    || fail "$task: no region in $host"
-done
+tests/grader/reference_handout.sh "$H" "$W" || fail "no handout with the course's implementation"
 
 # The PATH: busybox's applets, then CMake, make, the compiler and binutils (as, ld, ar, ranlib:
 # busybox's own ar only extracts) over them.
