@@ -115,7 +115,7 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
                     const std::vector<std::string>& graded_paths, const std::string& root) {
     TaskResult r;
     const std::string out = read_all(output_file);
-    std::string test_case, subcase, running;
+    std::string test_case, subcase, running, crashed_in;
     std::set<std::string> seen;
     bool summary = false;
     std::istringstream record(read_all(record_file));
@@ -131,6 +131,7 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
         } else if ((kind == "fail" || kind == "crash") && f.size() > 1) {
             const std::string name = test_case + (subcase.empty() ? "" : " / " + subcase);
             if (seen.insert(name).second) r.failures.push_back({name, relative(f[1], root)});
+            if (kind == "crash" && f[1].find("CRASHED") != std::string::npos) crashed_in = name;
         } else if (kind == "end") {
             running.clear();
         } else if (kind == "summary" && f.size() == 4) {
@@ -141,8 +142,10 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
     }
     // A failure of the grader's own making, for the test case that was running.
     auto stopped = [&](const std::string& what) {
-        // a crash ends the test case before the record says so: the last one started
-        const std::string name = !running.empty() ? running
+        // doctest ends the test case a signal stopped before the record says so: the one it
+        // reported as crashed, else the last one started
+        const std::string name = !running.empty()        ? running
+                                 : !crashed_in.empty()   ? crashed_in
                                  : !summary && !test_case.empty() ? test_case
                                                                   : "(no test case was running)";
         for (Failure& f : r.failures)
@@ -152,7 +155,8 @@ TaskResult read_run(const std::string& record_file, const std::string& output_fi
             }
         r.failures.push_back({name, "grader: ERROR: test case CRASHED: " + what});
     };
-    const std::string in_case = running.empty() ? "" : " in \"" + running + "\"";
+    const std::string where_running = !running.empty() ? running : crashed_in;
+    const std::string in_case = where_running.empty() ? "" : " in \"" + where_running + "\"";
     const bool sanitizer = out.find("SUMMARY: AddressSanitizer") != std::string::npos ||
                            out.find("SUMMARY: UndefinedBehaviorSanitizer") != std::string::npos;
     if (outcome.timed_out) {
