@@ -302,7 +302,7 @@ TaskResult grade(const Task& task, const std::string& mode, std::string file) {
         r.status = "tampered";
         r.why = "the handout's tests or the code they build changed: " + differ.front() +
                 (differ.size() > 1 ? " and " + std::to_string(differ.size() - 1) + " more" : "") +
-                " — put them back (git checkout -- tests src students) and grade again";
+                " — put them back (git checkout -- src tests scripts students) and grade again";
         return r;
     }
     if (file.empty()) file = mode == "reference" ? ours(task) : "students/tasks/" + task.name + ".cpp";
