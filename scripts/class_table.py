@@ -356,12 +356,11 @@ def render_html(tasks, students, rows, made, regraded):
         out.append(f"<tr><td>{esc(s.name)}</td>")
         for task in tasks:
             r = rows[(s.name, task)]
+            hint = f" · hint {r['deepest_hint']}" if r["deepest_hint"] else ""
             if not r["tried"]:
-                hint = f" · hint {r['deepest_hint']}" if r["deepest_hint"] else ""
                 out.append(f"<td class=none>–{hint}</td>")
                 continue
             mark, kind = ("✓", "solved") if r["solved"] else ("✗", "tried")
-            hint = f" · hint {r['deepest_hint']}" if r["deepest_hint"] else ""
             out.append(f"<td class={kind}>{mark} {r['attempts']}{hint}</td>")
         out.append("</tr>")
     out.append("</table>")

@@ -47,4 +47,12 @@ inline std::vector<double> matvec(const std::vector<double>& R, const Real* x, s
     return y;
 }
 
+// Do two tables hold the same cos and sin, bit for bit, in their first `rows` rows?
+inline bool same_rows(const RopeTable& a, const RopeTable& b, size_t rows, size_t half) {
+    for (size_t m = 0; m < rows; ++m)
+        for (size_t i = 0; i < half; ++i)
+            if (a.cos_row(m)[i] != b.cos_row(m)[i] || a.sin_row(m)[i] != b.sin_row(m)[i]) return false;
+    return true;
+}
+
 }  // namespace rf::testing

@@ -287,12 +287,7 @@ TEST_CASE("rope: the angle table grows on demand and a longer table gives identi
 
     RopeTable fresh(o);
     fresh.reserve(5000);
-    bool identical = true;
-    for (size_t m = 0; m < 5000; ++m)
-        for (size_t i = 0; i < o.rotary_dims / 2; ++i)
-            identical = identical && fresh.cos_row(m)[i] == grown.cos_row(m)[i] &&
-                        fresh.sin_row(m)[i] == grown.sin_row(m)[i];
-    CHECK(identical);
+    CHECK(rf::testing::same_rows(fresh, grown, 5000, o.rotary_dims / 2));
 
     // The op grows the table itself, and its output does not depend on how long it is.
     Rng rng(15);

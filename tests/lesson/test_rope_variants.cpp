@@ -351,11 +351,6 @@ TEST_CASE("rope: interpolation and NTK scaling equal the naive product (both pai
         grown.reserve(8);
         grown.reserve(3000);
         fresh.reserve(3000);
-        bool identical = true;
-        for (size_t m = 0; m < 3000; ++m)
-            for (size_t i = 0; i < o.rotary_dims / 2; ++i)
-                identical = identical && fresh.cos_row(m)[i] == grown.cos_row(m)[i] &&
-                            fresh.sin_row(m)[i] == grown.sin_row(m)[i];
-        CHECK(identical);
+        CHECK(rf::testing::same_rows(fresh, grown, 3000, o.rotary_dims / 2));
     }
 }
