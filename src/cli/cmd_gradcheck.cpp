@@ -21,9 +21,9 @@
 // divided by h) and the error is reported as |analytic − numeric| / max(1, |numeric|).
 // The rigorous double-precision checks live in tests/gradcheck/; this command is for watching
 // one run live (notebooks/02_autograd_and_gradcheck.ipynb).
-// --break-sin-sign (rope only) checks rf::rope_with_broken_backward (ropelab/rope_variants.hpp): the
-// same kernel called with sin_sign = +1 instead of −1 in the backward — the classic RoPE
-// backward bug — to show what a failure looks like.
+// --break-sin-sign (rope only) checks rf::rope_with_broken_backward (ropelab/rope_variants.hpp):
+// a backward that turns dy by the forward's angles, the sines' sign not flipped — the classic
+// RoPE backward bug — to show what a failure looks like.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -65,7 +65,7 @@ void RopeTable::reserve(size_t length) {
 
 // ---- the kernel: y = R_m x -----------------------------------------------------------------
 // Pair i is (lo, hi) = (2i, 2i+1) interleaved, (i, i + h) half. With c = cos mθ_i,
-// s = sin_sign · sin mθ_i:
+// s = sin mθ_i (row t of the tables):
 //   y_lo = c·x_lo − s·x_hi
 //   y_hi = s·x_lo + c·x_hi
 // and y_d = x_d for the pass-through dims d ≥ r. Rows (n, t) are independent, each written
@@ -73,8 +73,7 @@ void RopeTable::reserve(size_t length) {
 // runs in SIMD lanes over threads.)
 // graded:begin rope_forward (students/tasks/rope_forward.cpp)
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
-                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
-                 bool accumulate) {
+                 RopePairing pairing, const Real* cos, const Real* sin, bool accumulate) {
     const size_t h = r / 2;
     const bool interleaved = pairing == RopePairing::interleaved;
     const size_t step = interleaved ? 2 : 1;  // lo = i·step
@@ -89,9 +88,8 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
         for (size_t i = 0; i < h; ++i) {
             const size_t lo = i * step, hi = lo + gap;
             const Real x_lo = x[lo], x_hi = x[hi];  // both read before either is written
-            const Real si = sin_sign * s[i];
-            const Real y_lo = c[i] * x_lo - si * x_hi;
-            const Real y_hi = si * x_lo + c[i] * x_hi;
+            const Real y_lo = c[i] * x_lo - s[i] * x_hi;
+            const Real y_hi = s[i] * x_lo + c[i] * x_hi;
             y[lo] = accumulate ? y[lo] + y_lo : y_lo;
             y[hi] = accumulate ? y[hi] + y_hi : y_hi;
         }
@@ -103,11 +101,14 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
 // ---- its backward: dx += R_mᵀ dy ----------------------------------------------------------
 // graded:begin rope_backward (students/tasks/rope_backward.cpp)
 // y = R_m x is linear in x, so dL/dx = R_mᵀ dL/dy; a rotation's transpose is the rotation by
-// the opposite angle, R_mᵀ = R_{−m}: the forward kernel with sin negated, adding into dx
-// (a tensor used twice receives the sum of both gradients). Derivation: docs/backward.md.
+// the opposite angle, R_mᵀ = R_{−m}: cos(−α) = cos α, sin(−α) = −sin α, so the forward
+// kernel with the sines negated, adding into dx (a tensor used twice receives the sum of both
+// gradients). Derivation: docs/backward.md.
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin) {
-    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, Real(-1), true);
+    std::vector<Real> minus_sin(sin, sin + T * (r / 2));  // [T, r/2]
+    for (Real& s : minus_sin) s = -s;
+    rope_kernel(dy, dx, N, T, D, r, pairing, cos, minus_sin.data(), true);
 }
 // graded:end rope_backward
 
@@ -131,7 +132,7 @@ Tensor rope(const Tensor& x, RopeTable& given, size_t offset) {
         table.sin_row(offset), table.sin_row(offset) + T * h);
     const RopePairing pairing = o.pairing;
     Array y = Array::from_shape(x.value().shape());
-    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, cos->data(), sin->data(), Real(1), false);
+    rope_kernel(x.data(), y.data(), N, T, D, r, pairing, cos->data(), sin->data(), false);
     return make_result(std::move(y), {x}, "rope", [=](TensorImpl& out) {
         // rope backward: dx += R_mᵀ dy   dy, dx:[..., T, D]
         if (Array* dx = grad_of(out.node->parents[0]))

@@ -77,15 +77,13 @@ private:
     std::shared_ptr<RopeTable> for_length_;  // dynamic_ntk: the table of the last length > L₀
 };
 
-// The kernel: for every row (n, t), y = R_m x (sin_sign = +1, the forward) or y = R_{−m} x
-// (sin_sign = −1: every pair turned by −mθ_i).<!-- answer:begin rope_backward -->
-// The backward: this kernel with sin_sign = −1, as R_mᵀ = R_{−m}.<!-- answer:end -->
+// The kernel: for every row (n, t), y = R x, R the block-diagonal rotation whose pair i turns
+// by the angle whose cosine and sine are row t's entry i of the tables (for rope(): m·θ_i).
 // in, out: [N, T, D] contiguous (N = B·H; in == out is allowed when !accumulate);
 // cos, sin: [T, r/2], row t = the angles of the position used at t.
 // accumulate: out += y (gradients) instead of out = y.
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
-                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
-                 bool accumulate);
+                 RopePairing pairing, const Real* cos, const Real* sin, bool accumulate);
 
 // The backward of the op: dx += R_mᵀ dy for every row (n, t), with the forward's cos/sin
 // table. dy, dx: [N, T, D] (in rope.cpp, under the kernel).

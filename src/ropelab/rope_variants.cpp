@@ -19,7 +19,7 @@ namespace rf {
 // y = K_t x per row   x:[..., T, D] → y:[..., T, D]   angles: [T, r/2]
 Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
                         std::shared_ptr<const RopeAngles> angles, const char* op,
-                        Real backward_sin_sign) {
+                        bool broken_backward) {
     if (x.dim() < 2 || x.size(-1) != D)
         throw std::invalid_argument(std::string(op) + ": x has shape " + shape_str(x.shape()) +
                                     " but the table is for [..., T, " + std::to_string(D) +
@@ -33,17 +33,17 @@ Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r
     const size_t N = T == 0 ? 0 : x.numel() / (T * D);
     Array y = Array::from_shape(x.value().shape());
     rope_kernel(x.data(), y.data(), N, T, D, r, pairing, angles->cos.data(), angles->sin.data(),
-                Real(1), false);
+                false);
     return make_result(std::move(y), {x}, op, [=](TensorImpl& out) {
         // dx += K_tᵀ dy (a scale a in the rows stays a)
         Array* dx = grad_of(out.node->parents[0]);
         if (!dx) return;
-        if (backward_sin_sign < 0)
+        if (!broken_backward)
             rope_backward(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
                           angles->sin.data());
         else  // rope_with_broken_backward: the forward's rotation, the classic bug
             rope_kernel(out.grad.data(), dx->data(), N, T, D, r, pairing, angles->cos.data(),
-                        angles->sin.data(), Real(1), true);
+                        angles->sin.data(), true);
     });
 }
 
@@ -78,7 +78,7 @@ Tensor rope_with_broken_backward(const Tensor& x, RopeTable& table, size_t offse
     std::vector<size_t> positions(x.dim() >= 2 ? x.size(-2) : 0);
     for (size_t t = 0; t < positions.size(); ++t) positions[t] = offset + t;
     return rotate_by_angles(x, o.pairing, o.head_dim, o.rotary_dims,
-                            gather_rows(x, table, positions), "rope", Real(+1));
+                            gather_rows(x, table, positions), "rope", true);
 }
 
 // ---- xPos ---------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ Tensor rope_learned_frequencies(const Tensor& x, const Tensor& theta, const Rope
         }
     Array y = Array::from_shape(x.value().shape());
     rope_kernel(x.data(), y.data(), N, T, D, r, o.pairing, angles->cos.data(), angles->sin.data(),
-                Real(1), false);
+                false);
     const RopePairing pairing = o.pairing;
     return make_result(std::move(y), {x, theta}, "rope_learned_frequencies", [=](TensorImpl& out) {
         // dx += R_mᵀ dy: RoPE's backward (rope.cpp's rope_backward), with this row's angles

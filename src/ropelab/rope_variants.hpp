@@ -47,10 +47,11 @@ struct RopeAngles {
 // y[..., t, :] = K_t x[..., t, :] with K_t the pairs' 2×2 blocks [c −s; s c] from row t of
 // `angles` (a scaled rotation a·R when the rows carry a scale a), identity on dims r … D−1.
 // Backward: dx += K_tᵀ dy (rope_backward). x:[..., T, D]; `op` names the graph node ("xpos",
-// "rope_2d", …). backward_sin_sign +1 only for rope_with_broken_backward.
+// "rope_2d", …). broken_backward only for rope_with_broken_backward: dx += K_t dy, the
+// forward's rotation.
 Tensor rotate_by_angles(const Tensor& x, RopePairing pairing, size_t D, size_t r,
                         std::shared_ptr<const RopeAngles> angles, const char* op,
-                        Real backward_sin_sign = Real(-1));
+                        bool broken_backward = false);
 
 // rope() with explicit position ids, positions.size() == T, shared by all leading dims:
 // y[..., t, :] = R_{positions[t]} x[..., t, :].

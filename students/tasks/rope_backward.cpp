@@ -10,8 +10,8 @@
 //     dx += (∂y/∂x)ᵀ dy        for every row, with the same tables
 //
 // Questions to answer on paper first: what is ∂y/∂x for a linear map y = R x? What is the
-// transpose of a 2×2 rotation by angle α? Then: which call of rope_kernel (rope.hpp) computes
-// it — or write the loops yourself. Mind "+=": a tensor used twice (q and k share x in
+// transpose of a 2×2 rotation by angle α? Then compute it: with rope_kernel (rope.hpp) on
+// tables of your own, or with loops of your own. Mind "+=": a tensor used twice (q and k share x in
 // self-attention) must receive the sum of both gradients, so never overwrite dx.
 // The derivation: docs/backward.md ("RoPE").
 #include <stdexcept>

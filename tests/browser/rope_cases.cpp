@@ -7,11 +7,11 @@
 // Per case:
 //   theta[i]     RopeTable::frequencies()                         (src/position/rope.hpp)
 //   angle_q[i]   m·θ_i read back from the table: atan2(sin_row(m)[i], cos_row(m)[i]) ∈ (−π, π]
-//   score        ⟨R_m q, R_n k⟩ with R_m x = rope_kernel on one row (sin sign +1)
+//   score        ⟨R_m q, R_n k⟩ with R_m x = rope_kernel on one row
 //   score_shifted ⟨R_{m+s} q, R_{n+s} k⟩, computed, not assumed equal to score
 //   decay, decay_zero  rope_decay_bound(D, base, m − n) and (D, base, 0)  (rope_decay.hpp)
 //   q_norm2      |q|², the largest score of the page's curve with k = R₋₁q or k = R₁q
-//   k_minus, score_k_minus   k = R₋₁q = rope_kernel with sin sign −1 at position 1, and
+//   k_minus, score_k_minus   k = R₋₁q = rope_kernel with position 1's sines negated, and
 //                ⟨R_m q, R_n k⟩ for it (the page's "k = R₋₁q"); k_plus, score_k_plus: R₁q
 //   score_interleaved, score_half, score_half_permuted  ⟨R_m q, R_n k⟩ with each pairing's
 //                table, the last on q, k permuted (dims 2i, 2i+1 → i, i + D/2): the page's
@@ -41,14 +41,16 @@ struct Setting {
 };
 
 // R_position x for one head row, by the library's kernel and table.
-// sin_sign −1 turns the other way: R_{−position} x.
+// sin_sign −1 turns the other way: R_{−position} x (the row's sines negated).
 std::vector<double> rotated(const std::vector<double>& x, rf::RopeTable& table, size_t position,
                             double sin_sign = 1.0) {
     const size_t D = x.size();
     table.reserve(position + 1);
+    std::vector<double> sin(table.sin_row(position), table.sin_row(position) + D / 2);
+    for (double& s : sin) s *= sin_sign;
     std::vector<double> y(D);
     rf::rope_kernel(x.data(), y.data(), 1, 1, D, D, table.options().pairing,
-                    table.cos_row(position), table.sin_row(position), sin_sign, false);
+                    table.cos_row(position), sin.data(), false);
     return y;
 }
 

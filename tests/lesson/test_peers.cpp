@@ -101,8 +101,8 @@ Tensor random_tensor(const Shape& shape, Rng& rng) {
 
 // Σ|rope(rope(x, 100 + t), −67) − rope(x, 33 + t)| / Σ|rope(x, 33 + t)|, x:[H, T, D] random.
 // We have no negative positions: the table holds rows m ≥ 0 only. But R_m is a rotation, so
-// R_{−m} = R_mᵀ = R_m⁻¹, and rope_kernel applies R_mᵀ when given row m and sin_sign = −1
-// (rope.hpp) — the shift by −67 is row 67, sign −1.
+// R_{−m} = R_mᵀ = R_m⁻¹, and rope_kernel turns by the angles its tables hold: row 67 with
+// its sines negated (sin(−α) = −sin α) is the shift by −67.
 double composition_error(RopePairing pairing, size_t D, size_t r) {
     const size_t H = 3, T = 10, h = r / 2, shift = 67;
     RopeTable table(testing::rope_options(pairing, D, r));
@@ -111,15 +111,14 @@ double composition_error(RopePairing pairing, size_t D, size_t r) {
     const Tensor far = rope(x, table, 100);  // row t rotated by R_{100+t}
     const Tensor near = rope(x, table, 33);  // row t rotated by R_{33+t}
     table.reserve(shift + 1);
-    std::vector<Real> cos(T * h), sin(T * h);  // every row t: the angles of position 67
+    std::vector<Real> cos(T * h), sin(T * h);  // every row t: the angles of position −67
     for (size_t t = 0; t < T; ++t)
         for (size_t i = 0; i < h; ++i) {
             cos[t * h + i] = table.cos_row(shift)[i];
-            sin[t * h + i] = table.sin_row(shift)[i];
+            sin[t * h + i] = -table.sin_row(shift)[i];
         }
     std::vector<Real> back(far.numel());
-    rope_kernel(far.data(), back.data(), H, T, D, r, pairing, cos.data(), sin.data(), Real(-1),
-                false);
+    rope_kernel(far.data(), back.data(), H, T, D, r, pairing, cos.data(), sin.data(), false);
     double difference = 0.0, size = 0.0;
     for (size_t k = 0; k < back.size(); ++k) {
         difference += std::abs(double(back[k]) - double(near.data()[k]));

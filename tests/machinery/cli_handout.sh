@@ -82,12 +82,12 @@ while IFS= read -r doc; do
   [ -f "$H/$doc" ] && grep -qE "$BEGIN" "$H/$doc" && fail "$doc: the handout keeps an answer marker"
 done < <(git ls-files -z | xargs -0 grep -lE "$BEGIN" 2>/dev/null)
 [ "$markers" -gt 0 ] || fail "found no answer passage in docs/ (docs/rope.md §6 marks one)"
-# A passage marked in a code comment is cut too (src/position/rope.hpp marks one), and the
+# A passage marked in a code comment is cut too (src/ops/softmax.cpp marks one), and the
 # comment stays a comment.
-grep -qF "answer:begin rope_backward" src/position/rope.hpp \
-  && ! grep -qF "answer:begin" "$H/src/position/rope.hpp" \
-  && grep -qE '^// .*[*][(]Left out of the handout: an answer of graded task rope_backward[.][)][*]$' "$H/src/position/rope.hpp" \
-  || fail "src/position/rope.hpp's marked comment is not cut to a note inside the comment"
+grep -qF "answer:begin softmax_backward" src/ops/softmax.cpp \
+  && ! grep -qF "answer:begin" "$H/src/ops/softmax.cpp" \
+  && grep -qE '^// .*[*][(]Left out of the handout: an answer of graded task softmax_backward[.][)][*]$' "$H/src/ops/softmax.cpp" \
+  || fail "src/ops/softmax.cpp's marked comment is not cut to a note inside the comment"
 
 # No file of the handout holds an answer in another form: our statements elsewhere (a fast
 # twin), our call by its shape or in words, a copy of a marked passage (tests/grader/handout_leaks.py).
@@ -96,19 +96,19 @@ grep -q "^handout_leaks: PASS" "$W/leaks.log" || fail "handout_leaks.py said no 
 read_line=$(sed -n 's/^handout_leaks: read /read /p' "$W/leaks.log")
 [ -n "$read_line" ] || fail "handout_leaks.py did not say what it read"
 # The leaks a reader found in an older handout (issue 64), planted in a copy, are each reported:
-# the kernel called one sign away from rope_backward's answer, the backward spelt as the rotation
-# by −m (in words and in a test's name), the softmax and LayerNorm backward's formulas, AdamW's
-# bias correction written as code.
+# rope_backward's code, the backward spelt as the rotation by −m (in words and in a test's name),
+# the softmax and LayerNorm backward's formulas, AdamW's bias correction written as code.
 P="$W/planted"
 cp -r "$H" "$P"
-printf '%s\n' 'void demo(const Real* dy, Real* dx) {' \
-  '    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, Real(1), true);' '}' > "$P/src/planted_call.cpp"
+awk '/graded:begin rope_backward/ { on = 1; next } /graded:end rope_backward/ { on = 0 } on' \
+  src/position/rope.cpp | grep -v '^//' > "$P/src/planted_call.cpp"
+[ -s "$P/src/planted_call.cpp" ] || fail "found no rope_backward region in src/position/rope.cpp to plant"
 printf '%s\n' 'The backward: dx = R_{−m}·dy.' 'Softmax: dx = y ⊙ (dy − ⟨dy, y⟩).' \
   'LayerNorm: dx = rstd·(g − mean(g) − xhat·mean(g ⊙ xhat)).' > "$P/docs/planted.md"
 printf '%s\n' 'TEST_CASE("the kernel with sin_sign = -1 is R_m transposed") {}' \
   'double m_hat = m / (1 - std::pow(b1, double(t)));' > "$P/tests/planted_test.cpp"
 python3 tests/grader/handout_leaks.py "$P" > "$W/planted.log" 2>&1 && fail "handout_leaks.py passed a handout with planted leaks"
-for want in "rope_backward: src/planted_call.cpp:2: our call with one argument flipped" \
+for want in "rope_backward: src/planted_call.cpp:3: our code" \
             "rope_backward: docs/planted.md:1: the answer in words" \
             "softmax_backward: docs/planted.md:2: the answer in words" \
             "layernorm_backward: docs/planted.md:3: the answer in words" \

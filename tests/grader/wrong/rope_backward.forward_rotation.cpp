@@ -8,7 +8,7 @@ namespace rf {
 
 void rope_backward(const Real* dy, Real* dx, size_t N, size_t T, size_t D, size_t r,
                    RopePairing pairing, const Real* cos, const Real* sin) {
-    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, Real(1), true);
+    rope_kernel(dy, dx, N, T, D, r, pairing, cos, sin, true);
 }
 
 }  // namespace rf

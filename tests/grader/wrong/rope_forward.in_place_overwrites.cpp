@@ -8,8 +8,7 @@
 namespace rf {
 
 void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t r,
-                 RopePairing pairing, const Real* cos, const Real* sin, Real sin_sign,
-                 bool accumulate) {
+                 RopePairing pairing, const Real* cos, const Real* sin, bool accumulate) {
     const size_t h = r / 2;
     for (size_t n = 0; n < N; ++n)
         for (size_t t = 0; t < T; ++t) {
@@ -18,7 +17,7 @@ void rope_kernel(const Real* in, Real* out, size_t N, size_t T, size_t D, size_t
             for (size_t i = 0; i < h; ++i) {
                 const size_t lo = pairing == RopePairing::interleaved ? 2 * i : i;
                 const size_t hi = pairing == RopePairing::interleaved ? 2 * i + 1 : i + h;
-                const Real c = cos[t * h + i], s = sin_sign * sin[t * h + i];
+                const Real c = cos[t * h + i], s = sin[t * h + i];
                 if (accumulate) {
                     y[lo] += c * x[lo] - s * x[hi];
                     y[hi] += s * x[lo] + c * x[hi];
