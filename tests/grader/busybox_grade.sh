@@ -77,17 +77,16 @@ cp "$W/test_rope.cpp" "$H/tests/lesson/test_rope.cpp"
 
 # A wrong rope_forward under a right rope_backward: rope_backward's tests run rope_forward, and
 # the grader names rope_forward as the bug instead of blaming rope_backward.
-cp tests/grader/wrong/rope_forward.ignores_sin_sign.cpp "$H/students/tasks/rope_forward.cpp"
+# (A kernel that turns the other way: the course's rope_backward calls it, so its gradient is
+# wrong too.)
+cp tests/grader/wrong/rope_forward.transposed.cpp "$H/students/tasks/rope_forward.cpp"
 LOG=calls.log run rope_backward; rc=$?
 cat "$W/calls.log"
 hint=$(awk -F' [|] ' '$2 == "any.calls_failing" { print $4 }' students/hints.txt)
-if grep -q "^rope_backward .*1/1" "$W/calls.log"; then
-  echo "note: rope_backward's tests pass with this rope_forward (nothing to name)"
-else
-  grep -qF "hint: $hint" "$W/calls.log" || fail "rope_backward's failure under a wrong rope_forward does not name rope_forward"
-  grep -qF "rope_backward's tests run your rope_forward, which fails its own tests" "$W/calls.log" \
-    || fail "the console does not say that rope_forward fails its own tests"
-fi
+[ "$rc" = 1 ] || fail "rope_backward's grade under a wrong rope_forward exits $rc, not 1"
+grep -qF "hint: $hint" "$W/calls.log" || fail "rope_backward's failure under a wrong rope_forward does not name rope_forward"
+grep -qF "rope_backward's tests run your rope_forward, which fails its own tests" "$W/calls.log" \
+  || fail "the console does not say that rope_forward fails its own tests"
 # Windows line ends: a clone with core.autocrlf=true (Git for Windows' default) still checks
 # the scripts out with LF (.gitattributes), and tables and fingerprints with CRLF still grade.
 if [ "$KIND" = gcc ] && command -v git > /dev/null; then
