@@ -214,8 +214,12 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     run.model =
         make_model(model_config, run.config.position, run.config.train.seed, run.config.fast);
     const std::string model_path = run_file(run_dir, "model.safetensors");
+    // No bytes: not a regular file, which read_safetensors names (a FIFO, a device).
     run.step = load_weights_from(*run.model, run.config,
-                                 parse_safetensors(committed.bytes, model_path), model_path);
+                                 committed.bytes.empty()
+                                     ? read_safetensors(model_path)
+                                     : parse_safetensors(committed.bytes, model_path),
+                                 model_path);
     return run;
 }
 
