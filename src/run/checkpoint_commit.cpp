@@ -63,12 +63,18 @@ bool is_recorded_run_file(const std::string& name) {
     return false;
 }
 
+// `bytes` have the size and hash the manifest entry records.
+bool bytes_match(const std::string& bytes, const Json& entry) {
+    return bytes.size() == entry.at("size").get<uint64_t>() &&
+           hex(fnv1a64(bytes)) == entry.at("fnv1a64").get<std::string>();
+}
+
 // The file at `path` has the size and hash the manifest entry records.
 bool matches(const std::string& path, const Json& entry) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return false;
     if (fs::file_size(path, ec) != entry.at("size").get<uint64_t>() || ec) return false;
-    return hex(fnv1a64(read_file_bytes(path))) == entry.at("fnv1a64").get<std::string>();
+    return bytes_match(read_file_bytes(path), entry);
 }
 
 // A number the manifest records (the step, a file's size) that is not a whole number from 0 to
@@ -203,16 +209,14 @@ Json run_files_record(const std::string& run_dir) {
                   .string();
     while (here.size() > 1 && here.back() == '/') here.pop_back();
     std::error_code ec;
-    {
-        try {
-            if (const std::optional<Json> previous = manifest_of(here))
-                require_recorded_run_files(here, *previous);
-        } catch (const std::runtime_error& e) {  // named as the user gave it
-            std::string message = e.what();
-            for (size_t at; here != run_dir && (at = message.find(here)) != std::string::npos;)
-                message.replace(at, here.size(), run_dir);
-            throw std::runtime_error(message);
-        }
+    try {
+        if (const std::optional<Json> previous = manifest_of(here))
+            require_recorded_run_files(here, *previous);
+    } catch (const std::runtime_error& e) {  // named as the user gave it
+        std::string message = e.what();
+        for (size_t at; here != run_dir && (at = message.find(here)) != std::string::npos;)
+            message.replace(at, here.size(), run_dir);
+        throw std::runtime_error(message);
     }
     Json record = Json::object();
     for (const char* name : kRecordedRunFiles) {
@@ -317,12 +321,10 @@ std::runtime_error not_matching(const std::string& run_dir, const std::string& n
                               run_dir);
 }
 
+// `bytes`, read as `name`, are the ones `manifest` commits (or it does not list `name`).
 bool entry_matches(const Json& manifest, const std::string& name, const std::string& bytes) {
     const Json& files = manifest.at("files");
-    if (!files.contains(name)) return true;
-    const Json& entry = files.at(name);
-    return bytes.size() == entry.at("size").get<uint64_t>() &&
-           hex(fnv1a64(bytes)) == entry.at("fnv1a64").get<std::string>();
+    return !files.contains(name) || bytes_match(bytes, files.at(name));
 }
 }  // namespace
 
