@@ -194,7 +194,7 @@ void run_attention(const AttentionOptions& o) {
         rf::check_output_file(o.out, output_rule(o.out));
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::state_unfinished(state, o.run_dir);
+    rf::state_unfinished(state, o.run_dir, run.step);
     if (run.config.model.attention == rf::AttentionKind::linear)
         throw std::invalid_argument(
             o.run_dir +

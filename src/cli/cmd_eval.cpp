@@ -6,6 +6,7 @@
 // same tokens with more or less context: an MLM run keeps the same per-token masks, a causal
 // LM run predicts every token after the first (data/prepare.hpp, length_eval_batches).
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,8 +19,11 @@
 #include "cli/commands.hpp"
 #include "config/memory_estimate.hpp"
 #include "data/corpus.hpp"
+#include "data/corpus_record.hpp"
+#include "io/durable_file.hpp"
 #include "data/prepare.hpp"
 #include "run/checkpoint.hpp"
+#include "run/run_directory.hpp"
 #include "run/run_config.hpp"
 #include "train/evaluate.hpp"
 #include "run/threads.hpp"
@@ -99,6 +103,43 @@ void refuse_trained_text_as_validation(const std::string& run_dir, const rf::Con
             rf::format_shortest(f0) + "); drop it (or evaluate another data.path)");
 }
 
+// The text eval scores against the run's record of its corpus (corpus.json: path, size and
+// FNV-1a; data/corpus_record.hpp, the rule --resume uses). The run's own data.path changed
+// since it was trained: refused, as its validation blocks are no longer the ones it held out.
+// Another data.path given with --set: scored as asked, with one note naming the difference
+// (returned, and printed once the text is read and about to be scored). A run without
+// corpus.json (import-hf, or from before it) is not checked.
+std::string check_validation_text(const std::string& run_dir, const rf::Config& config) {
+    const std::string record_path = rf::run_file(run_dir, rf::kCorpusRecord);
+    std::error_code ec;
+    if (!std::filesystem::exists(record_path, ec)) return "";
+    rf::data::SourceFileRecord saved = rf::data::parse_source_record(
+        rf::read_file_bytes(record_path, 1 << 20), record_path,
+        "put the run's own corpus.json back, or train again into a new --out");
+    const std::string trained_path = saved.path;
+    const rf::Config trained = rf::load_run_config(rf::run_file(run_dir, "config.toml"));
+    saved.path = config.data.path;
+    if (config.data.path == trained.data.path) {
+        const std::string change = rf::data::source_file_change(saved, rf::data::kMaxCorpusBytes);
+        if (change.empty()) return "";
+        throw std::runtime_error(
+            "eval: the corpus " + change + " (" + record_path +
+            "), so its validation blocks are not the text the run held out; restore the original "
+            "text, or score another text on purpose with --set data.path=FILE");
+    }
+    // Another text: one the corpus loader cannot read is refused by it, with its own message.
+    if (!std::filesystem::is_regular_file(config.data.path, ec)) return "";
+    try {
+        if (rf::data::source_file_change(saved, rf::data::kMaxCorpusBytes).empty()) return "";
+    } catch (const std::exception&) {
+        return "";
+    }
+    return "note: eval scores '" + config.data.path +
+           "', not the corpus the run was trained on ('" + trained_path + "', " +
+           std::to_string(saved.size) + " bytes, FNV-1a " + saved.fnv1a64 + " in " + record_path +
+           ")";
+}
+
 // The position scaling the model was evaluated with, for the header: "none", or each knob that
 // rescales RoPE's angles ("yarn ×4 from 64", "interpolation ×2"). validate() refuses every
 // one of them on a model where no layer rotates (ropelab/rotating_layers.hpp: a scheme
@@ -144,7 +185,8 @@ void run_eval(const EvalOptions& o) {
                                         std::to_string(kMaxEvalLength));
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir, o.overrides);
-    rf::state_unfinished(state, o.run_dir);
+    const std::string other_text = check_validation_text(o.run_dir, run.config);
+    rf::state_unfinished(state, o.run_dir, run.step);
     refuse_trained_text_as_validation(o.run_dir, run.config);
     const rf::data::Objective objective = run.config.train.objective;
     for (size_t L : o.lengths) check_length(L, objective);
@@ -178,6 +220,7 @@ void run_eval(const EvalOptions& o) {
                 rf::data::labelled_tokens(objective) +
                 " to score; raise --max-tokens or give a longer --seq-len");
     }
+    if (!other_text.empty()) std::fprintf(stderr, "%s\n", other_text.c_str());
     const rf::EvalResult r = rf::evaluate(*run.model, data.validation);
     std::printf(
         "%s (step %zu, %s, %s, position scaling %s): validation loss %.4f, accuracy %.4f on %zu "

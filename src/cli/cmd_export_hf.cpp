@@ -22,8 +22,8 @@ void run_export(const ExportOptions& o) {
     rf::check_staged_output_directory(o.out, "export-hf");  // before the work
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "RUN");
     rf::require_idle_run(state, o.run_dir, "RUN");
-    rf::state_unfinished(state, o.run_dir);
     const rf::hf::ExportedFiles exported = rf::hf::export_hf(o.run_dir, o.out);
+    rf::state_unfinished(state, o.run_dir, exported.step);
     std::printf("wrote %s:", o.out.c_str());
     for (const std::string& name : exported.written) std::printf(" %s", name.c_str());
     std::printf("\n");

@@ -30,7 +30,7 @@ void run_fill_mask(const FillMaskOptions& o) {
     rf::cli::check_text_size(o.text, o.max_text_bytes, "the sentence");
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::state_unfinished(state, o.run_dir);
+    rf::state_unfinished(state, o.run_dir, run.step);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::mlm);  // clm: generate
     rf::apply_threading(run.config);
     const std::vector<int> ids = run.tokenizer->encode_for_model(o.text);

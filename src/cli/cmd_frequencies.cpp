@@ -108,7 +108,7 @@ void run_frequencies(const FrequenciesOptions& o) {
     if (!o.out.empty()) rf::check_output_file(o.out, rule);  // before the work
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::state_unfinished(state, o.run_dir);
+    rf::state_unfinished(state, o.run_dir, run.step);
     const rf::Config& c = run.config;
     // Only the layers that rotate have frequencies to describe (ropelab/rotating_layers.hpp).
     const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);

@@ -59,7 +59,7 @@ void run_generate(const GenerateOptions& o) {
     rf::cli::check_text_size(o.prompt, o.max_text_bytes, "the prompt");
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::state_unfinished(state, o.run_dir);
+    rf::state_unfinished(state, o.run_dir, run.step);
     rf::cli::require_objective(run.config, o.run_dir, rf::data::Objective::clm);
     rf::apply_threading(run.config);
     const std::vector<int> prompt = run.tokenizer->encode(o.prompt);

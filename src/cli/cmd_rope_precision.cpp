@@ -66,7 +66,7 @@ rf::RopePrecisionVectors run_vectors(const RopePrecisionOptions& o, rf::RopeGeom
                                      std::string& source) {
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "--run");
     rf::LoadedRun run = rf::load_run(o.run_dir);
-    rf::state_unfinished(state, o.run_dir);
+    rf::state_unfinished(state, o.run_dir, run.step);
     const rf::Config& c = run.config;
     const size_t D = rf::attention_head_size(c.model.hidden, c.model.num_heads);
     if (o.layer >= c.model.num_layers)

@@ -53,11 +53,12 @@ std::string model_bytes(const std::string& path, const SequenceClassifier& model
     std::vector<NamedTensor> tensors;
     for (const NamedParameter& p : model.parameters()) tensors.push_back(to_named_tensor(p.tensor));
     for (const Tensor& b : model.encoder().buffers()) tensors.push_back(to_named_tensor(b));
-    return encode_safetensors(path, tensors,
-                              {{"format", kClassifierFormat},
-                               {"step", std::to_string(step)},
-                               {"task", config.task},
-                               {"num_labels", std::to_string(model.num_labels())}});
+    std::map<std::string, std::string> meta = {{"format", kClassifierFormat},
+                                               {"step", std::to_string(step)},
+                                               {"task", config.task},
+                                               {"num_labels", std::to_string(model.num_labels())}};
+    mark_recorded(meta);  // checkpoint.json records it: a run with this model has a record
+    return encode_safetensors(path, tensors, meta);
 }
 
 std::string csv_number(double v) { return format_fixed(v, 6); }

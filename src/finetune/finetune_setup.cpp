@@ -66,8 +66,8 @@ LoadedRun load_source(const FinetuneOptions& options) {
         const DirectoryState state = require_model_run(options.from_run, "--from");
         require_idle_run(state, options.from_run, "--from",
                          "or fine-tune --from-scratch, which reads only its config and tokenizer");
-        state_unfinished(state, options.from_run);
         source = load_run(options.from_run);
+        state_unfinished(state, options.from_run, source.step);
     }
     if (source.config.train.objective == data::Objective::clm)
         throw std::invalid_argument("--from " + options.from_run +

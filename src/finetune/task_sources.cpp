@@ -35,7 +35,7 @@ void check_task_sources(const std::string& dir, const std::string& command,
     if (!std::filesystem::exists(path)) return;  // a run from before task_data.json
     for (const data::SourceFileRecord& saved : data::parse_source_records(
              read_file_bytes(path, 1 << 20), path,
-             "delete it to go on without the check of the task's text")) {
+             "put the run's own task_data.json back, or fine-tune again into a new --out")) {
         const std::string change = data::source_file_change(saved, data::kMaxCorpusBytes);
         if (!change.empty())
             throw std::runtime_error(command + ": the task's text " + change + "; " + fix);

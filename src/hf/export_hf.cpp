@@ -83,6 +83,7 @@ ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir) 
     // Every file's bytes first: nothing is written for a run that cannot be exported.
     std::vector<std::pair<std::string, std::string>> files;
     ExportedFiles result;
+    result.step = run.step;
     files.emplace_back(
         "config.json",
         hf_config_from(run.config, run.model->config().vocab_size, pad_line).dump(2) + "\n");

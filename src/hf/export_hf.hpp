@@ -33,6 +33,7 @@ namespace rf::hf {
 struct ExportedFiles {
     std::vector<std::string> written;  // file names inside DIR, in the order written
     std::vector<std::string> notes;    // what could not be expressed (printed by the command)
+    size_t step = 0;                   // the step of the model exported (LoadedRun::step)
 };
 
 // The tensors of model.safetensors as HF stores them (names sorted), from a model and the

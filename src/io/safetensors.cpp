@@ -31,6 +31,11 @@ using Json = nlohmann::ordered_json;  // keeps the header's keys in the order wr
 
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // same sanity bound as the reference reader
 
+// The header's checks and its tensors (header_only: the checks of the header alone, for a
+// prefix of the file that ends where the header does).
+SafetensorsFile parse_safetensors_part(const std::string& bytes, const std::string& path,
+                                       bool header_only);
+
 size_t element_count(const std::vector<size_t>& shape) {
     size_t n = 1;
     for (size_t d : shape) n *= d;
@@ -228,6 +233,30 @@ SafetensorsFile read_safetensors(const std::string& path) {
 }
 
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& path) {
+    return parse_safetensors_part(bytes, path, false);
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+    // The 8-byte length, then the header only: the tensors are never read.
+    const uint64_t size = require_regular_file(path, "checkpoint",
+                                               "give the model.safetensors of a run directory");
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(static_cast<size_t>(std::min<uint64_t>(size, 8)), '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    uint64_t length = 0;
+    for (size_t i = 0; i < 8 && i < size_t(in.gcount()); ++i)
+        length |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    if (in.gcount() == 8 && length <= kMaxHeaderBytes && length <= size - 8) {
+        bytes.resize(8 + static_cast<size_t>(length));
+        in.read(bytes.data() + 8, static_cast<std::streamsize>(length));
+        bytes.resize(8 + static_cast<size_t>(in.gcount()));
+    }
+    return parse_safetensors_part(bytes, path, true).metadata;  // its checks name what is wrong
+}
+
+namespace {
+SafetensorsFile parse_safetensors_part(const std::string& bytes, const std::string& path,
+                                       bool header_only) {
     auto fail = [&](const std::string& what) -> void {
         throw std::runtime_error("checkpoint '" + path + "': " + what);
     };
@@ -265,6 +294,7 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
         }
         entries.push_back(parse_entry(key, value, fail));
     }
+    if (header_only) return file;
 
     // The data region must be covered exactly: sorted by begin, each tensor starts where the
     // previous one ended (no overlap, no gap), the last ends at the end of the file.
@@ -299,6 +329,7 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& p
     }
     return file;
 }
+}  // namespace
 
 // ---- rf::Tensor convenience ---------------------------------------------------------------------
 NamedTensor to_named_tensor(const Tensor& tensor, const std::string& name) {

@@ -58,6 +58,9 @@ std::string encode_safetensors(const std::string& path, const std::vector<NamedT
 SafetensorsFile read_safetensors(const std::string& path);
 // The same checks on bytes already in memory; `path` only names them in messages.
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& path);
+// The "__metadata__" map alone: reads the 8-byte length and the header, never the tensors,
+// with the header's checks (a reader that only asks what a file is, not what it holds).
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 
 // ---- rf::Tensor convenience -----------------------------------------------------------------
 // A copy of the tensor's values as float, under `name` (the tensor's own name if empty).

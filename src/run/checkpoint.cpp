@@ -2,12 +2,10 @@
 #include "run/checkpoint.hpp"
 
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "assembly/swappable_ops_for.hpp"
 #include "io/read_file.hpp"
@@ -101,6 +99,7 @@ void save_checkpoint(const std::string& run_dir, const RoFormer& model, const Co
     meta["config"] = to_toml(config);
     meta["vocab_size"] = std::to_string(model.config().vocab_size);
     for (const auto& [key, value] : model_signature(config)) meta["model." + key] = value;
+    mark_recorded(meta);  // checkpoint.json records it: a run with this model has a record
     CheckpointFiles files;
     files.emplace_back("model.safetensors",
                        encode_safetensors(run_file(run_dir, "model.safetensors"), tensors, meta));
@@ -112,8 +111,9 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
     return read_safetensors(path).metadata;
 }
 
-size_t load_model_weights(RoFormer& model, const Config& config, const std::string& path) {
-    const SafetensorsFile file = read_safetensors(path);
+// The weights of `file` (read from `path`) into `model`: load_model_weights, on bytes read once.
+static size_t load_weights_from(RoFormer& model, const Config& config, const SafetensorsFile& file,
+                                const std::string& path) {
     auto meta = [&](const std::string& key) {
         auto it = file.metadata.find(key);
         return it == file.metadata.end() ? std::string() : it->second;
@@ -161,6 +161,10 @@ size_t load_model_weights(RoFormer& model, const Config& config, const std::stri
     return meta("step").empty() ? 0 : parse_step(meta("step"), path);
 }
 
+size_t load_model_weights(RoFormer& model, const Config& config, const std::string& path) {
+    return load_weights_from(model, config, read_safetensors(path), path);
+}
+
 void load_optimizer_state(AdamW& optimizer, const std::string& path) {
     const SafetensorsFile file = read_safetensors(path);
     AdamWState state;
@@ -179,32 +183,13 @@ void load_optimizer_state(AdamW& optimizer, const std::string& path) {
     optimizer.import_state(state);
 }
 
-// model.safetensors matches checkpoint.json; a commit a killed writer left half-done is
-// finished first when no writer holds the directory. A live writer may be inside a commit
-// (between its manifest and its renames, milliseconds): looked at again for up to a second,
-// then the mismatch is refused.
-static void checked_checkpoint(const std::string& run_dir) {
-    for (int attempt = 1;; ++attempt) {
-        try {
-            verify_checkpoint_file(run_dir, "model.safetensors");
-            return;
-        } catch (const std::runtime_error&) {
-            std::optional<RunLock> lock = RunLock::try_acquire(run_dir);
-            if (lock) {
-                recover_checkpoint(run_dir);
-                return;
-            }
-            if (attempt == 100) throw;
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-}
-
 LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
     require_directory(run_dir, "run directory",
                       "pass the --out directory of a finished `roformer train`");
-    checked_checkpoint(run_dir);
-    verify_run_files(run_dir);  // the tokenizer and config the model was trained with
+    // One read of checkpoint.json and of the model it commits, checked against each other and
+    // against the run's own files (the tokenizer and config the model was trained with): the
+    // step this run reports is the step of the weights it holds, even beside a live writer.
+    const CommittedFile committed = read_committed_file(run_dir, "model.safetensors");
     for (const char* name : {"config.toml", "tokenizer.json", "model.safetensors"})
         if (!fs::exists(run_file(run_dir, name)))
             throw std::runtime_error("'" + run_file(run_dir, name) +
@@ -228,7 +213,13 @@ LoadedRun load_run(const std::string& run_dir, const std::vector<std::string>& o
     const ModelConfig model_config = resolved_model_config(run.config, run.tokenizer->vocab_size());
     run.model =
         make_model(model_config, run.config.position, run.config.train.seed, run.config.fast);
-    run.step = load_model_weights(*run.model, run.config, run_file(run_dir, "model.safetensors"));
+    const std::string model_path = run_file(run_dir, "model.safetensors");
+    // No bytes: not a regular file, which read_safetensors names (a FIFO, a device).
+    run.step = load_weights_from(*run.model, run.config,
+                                 committed.bytes.empty()
+                                     ? read_safetensors(model_path)
+                                     : parse_safetensors(committed.bytes, model_path),
+                                 model_path);
     return run;
 }
 

@@ -8,9 +8,11 @@
 //   metrics.csv             one row per logged step (docs/training.md explains the columns)
 //   model.safetensors       weights under HF RoFormerForMaskedLM names (+ FAVOR's fixed
 //                           projections, model.buffers()); __metadata__ holds the config,
-//                           position scheme, pairing and step
+//                           position scheme, pairing, step and "recorded_by" (the run has a
+//                           record in checkpoint.json: run/checkpoint_commit.hpp)
 //   optimizer.safetensors   AdamW moments + step, for --resume
 //   checkpoint.json         the commit record: step, size + hash of the two files above
+//                           and of the run's own files, corpus.json included
 //                           (run/checkpoint_commit.hpp)
 //   lock                    the writer's pid (the flock is on the directory: run/run_lock.hpp)
 #pragma once

@@ -1,11 +1,13 @@
 // Room — run: committing and recovering checkpoints (see checkpoint_commit.hpp).
 #include "run/checkpoint_commit.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +17,9 @@
 #include "io/durable_file.hpp"
 #include "io/locked_directory.hpp"
 #include "io/platform.hpp"
+#include "io/safetensors.hpp"
 #include "run/interrupt.hpp"
+#include "run/run_lock.hpp"
 
 namespace rf {
 
@@ -59,12 +63,18 @@ bool is_recorded_run_file(const std::string& name) {
     return false;
 }
 
+// `bytes` have the size and hash the manifest entry records.
+bool bytes_match(const std::string& bytes, const Json& entry) {
+    return bytes.size() == entry.at("size").get<uint64_t>() &&
+           hex(fnv1a64(bytes)) == entry.at("fnv1a64").get<std::string>();
+}
+
 // The file at `path` has the size and hash the manifest entry records.
 bool matches(const std::string& path, const Json& entry) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return false;
     if (fs::file_size(path, ec) != entry.at("size").get<uint64_t>() || ec) return false;
-    return hex(fnv1a64(read_file_bytes(path))) == entry.at("fnv1a64").get<std::string>();
+    return bytes_match(read_file_bytes(path), entry);
 }
 
 // A number the manifest records (the step, a file's size) that is not a whole number from 0 to
@@ -123,9 +133,50 @@ Json read_manifest(const std::string& run_dir) {
     }
 }
 
+// model.safetensors carries kRecordMark: a checkpoint of this version committed it, with a
+// checkpoint.json that records the run's files. A model that cannot be read says nothing here
+// (its reader names what is wrong with it).
+bool model_is_marked(const std::string& run_dir) {
+    const std::string path = in_dir(run_dir, "model.safetensors");
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return false;
+    try {
+        const auto meta = read_safetensors_metadata(path);
+        const auto it = meta.find(kRecordMark);
+        return it != meta.end() && it->second == kCheckpointManifest;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+std::runtime_error record_dropped(const std::string& run_dir, const std::string& what) {
+    return std::runtime_error(
+        "'" + in_dir(run_dir, kCheckpointManifest) + "' " + what + ", yet " +
+        in_dir(run_dir, "model.safetensors") +
+        " was committed with that record (its __metadata__ \"" + kRecordMark +
+        "\"): the run directory was damaged — put the run's own " + kCheckpointManifest +
+        " back from a copy of the run, or train again into a new --out");
+}
+
+// checkpoint.json as it is now: nullopt when there is none and the run is from before the
+// mark (no checkpoint committed yet, or an older run); a marked run without it, or without its
+// "run_files", is refused as damaged.
+std::optional<Json> manifest_of(const std::string& run_dir) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(in_dir(run_dir, kCheckpointManifest), ec))) {
+        if (model_is_marked(run_dir)) throw record_dropped(run_dir, "is missing");
+        return std::nullopt;
+    }
+    Json manifest = read_manifest(run_dir);
+    if (!manifest.contains("run_files") && model_is_marked(run_dir))
+        throw record_dropped(run_dir, "has no \"run_files\" record of the run's own files");
+    return manifest;
+}
+
 // The first recorded run file whose bytes are no longer the ones `manifest` records, refused.
+// A manifest without "run_files" is from before the record (manifest_of refused it otherwise).
 void require_recorded_run_files(const std::string& run_dir, const Json& manifest) {
-    if (!manifest.contains("run_files")) return;  // a run from before the record: as it is
+    if (!manifest.contains("run_files")) return;
     for (const auto& [name, entry] : manifest.at("run_files").items()) {
         const std::string path = in_dir(run_dir, name);
         if (matches(path, entry)) continue;
@@ -158,20 +209,27 @@ Json run_files_record(const std::string& run_dir) {
                   .string();
     while (here.size() > 1 && here.back() == '/') here.pop_back();
     std::error_code ec;
-    if (fs::exists(in_dir(here, kCheckpointManifest), ec)) {
-        try {
-            require_recorded_run_files(here, read_manifest(here));
-        } catch (const std::runtime_error& e) {  // named as the user gave it
-            std::string message = e.what();
-            for (size_t at; here != run_dir && (at = message.find(here)) != std::string::npos;)
-                message.replace(at, here.size(), run_dir);
-            throw std::runtime_error(message);
-        }
+    try {
+        if (const std::optional<Json> previous = manifest_of(here))
+            require_recorded_run_files(here, *previous);
+    } catch (const std::runtime_error& e) {  // named as the user gave it
+        std::string message = e.what();
+        for (size_t at; here != run_dir && (at = message.find(here)) != std::string::npos;)
+            message.replace(at, here.size(), run_dir);
+        throw std::runtime_error(message);
     }
     Json record = Json::object();
     for (const char* name : kRecordedRunFiles) {
         const std::string path = in_dir(here, name);
-        if (!fs::is_regular_file(fs::symlink_status(path, ec))) continue;
+        if (!fs::exists(fs::symlink_status(path, ec))) continue;  // not a file of this run
+        // A symbolic link is recorded as the file it points to (what every reader reads);
+        // anything that is not a regular file then is refused, never left out of the record.
+        if (!fs::is_regular_file(path, ec))
+            throw std::runtime_error(
+                "'" + in_dir(run_dir, name) +
+                "' is not a regular file (a directory, a FIFO or a dangling link), so it cannot "
+                "be recorded; put the run's own " + std::string(name) +
+                " back, or train again into a new --out");
         const std::string bytes = read_file_bytes(path);
         record[name] = {{"size", bytes.size()}, {"fnv1a64", hex(fnv1a64(bytes))}};
     }
@@ -179,6 +237,10 @@ Json run_files_record(const std::string& run_dir) {
 }
 
 }  // namespace
+
+void mark_recorded(std::map<std::string, std::string>& metadata) {
+    metadata[kRecordMark] = kCheckpointManifest;
+}
 
 void commit_checkpoint(const std::string& run_dir, size_t step, const CheckpointFiles& files) {
     const StopExitHold hold;  // a stop signal's watchdog waits for the renames (interrupt.hpp)
@@ -219,12 +281,13 @@ void commit_checkpoint(const std::string& run_dir, size_t step, const Checkpoint
 CheckpointState recover_checkpoint(const std::string& run_dir) {
     CheckpointState state;
     std::error_code ec;
-    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) {
+    const std::optional<Json> read = manifest_of(run_dir);
+    if (!read) {
         // Older runs have no manifest; their files are taken as they are.
         state.present = fs::exists(in_dir(run_dir, "model.safetensors"), ec);
         return state;
     }
-    const Json manifest = read_manifest(run_dir);
+    const Json& manifest = *read;
     require_recorded_run_files(run_dir, manifest);
     state.present = state.manifest = true;
     state.step = manifest.at("step").get<size_t>();
@@ -243,28 +306,63 @@ CheckpointState recover_checkpoint(const std::string& run_dir) {
 }
 
 std::optional<size_t> committed_step(const std::string& run_dir) {
-    std::error_code ec;
-    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return std::nullopt;
-    return read_manifest(run_dir).at("step").get<size_t>();
+    const std::optional<Json> manifest = manifest_of(run_dir);
+    if (!manifest) return std::nullopt;
+    return manifest->at("step").get<size_t>();
 }
 
-void verify_checkpoint_file(const std::string& run_dir, const std::string& name) {
-    std::error_code ec;
-    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return;
-    const Json manifest = read_manifest(run_dir);
+namespace {
+// `name`'s bytes do not match the manifest's entry for it: a commit under way, or damage.
+std::runtime_error not_matching(const std::string& run_dir, const std::string& name) {
+    return std::runtime_error("'" + in_dir(run_dir, name) + "' does not match " +
+                              kCheckpointManifest +
+                              " (a checkpoint write was interrupted, or is under way); retry "
+                              "once no `roformer train` writes to " +
+                              run_dir);
+}
+
+// `bytes`, read as `name`, are the ones `manifest` commits (or it does not list `name`).
+bool entry_matches(const Json& manifest, const std::string& name, const std::string& bytes) {
     const Json& files = manifest.at("files");
+    return !files.contains(name) || bytes_match(bytes, files.at(name));
+}
+}  // namespace
+
+void verify_checkpoint_file(const std::string& run_dir, const std::string& name) {
+    const std::optional<Json> manifest = manifest_of(run_dir);
+    if (!manifest) return;
+    const Json& files = manifest->at("files");
     if (!files.contains(name) || matches(in_dir(run_dir, name), files.at(name))) return;
-    throw std::runtime_error("'" + in_dir(run_dir, name) + "' does not match " +
-                             kCheckpointManifest +
-                             " (a checkpoint write was interrupted, or is under way); retry "
-                             "once no `roformer train` writes to " +
-                             run_dir);
+    throw not_matching(run_dir, name);
 }
 
 void verify_run_files(const std::string& run_dir) {
-    std::error_code ec;
-    if (!fs::exists(in_dir(run_dir, kCheckpointManifest), ec)) return;
-    require_recorded_run_files(run_dir, read_manifest(run_dir));
+    if (const std::optional<Json> manifest = manifest_of(run_dir))
+        require_recorded_run_files(run_dir, *manifest);
+}
+
+CommittedFile read_committed_file(const std::string& run_dir, const std::string& name) {
+    const std::string path = in_dir(run_dir, name);
+    for (int attempt = 1;; ++attempt) {
+        const std::optional<Json> manifest = manifest_of(run_dir);
+        CommittedFile read;
+        std::error_code ec;
+        const bool present = fs::is_regular_file(path, ec);  // else: "" (its reader names it)
+        if (present) read.bytes = read_file_bytes(path);
+        if (!manifest) return read;  // a run from before manifests: as it is
+        if (present && entry_matches(*manifest, name, read.bytes)) {
+            require_recorded_run_files(run_dir, *manifest);
+            read.step = manifest->at("step").get<size_t>();
+            return read;
+        }
+        if (attempt == 100) throw not_matching(run_dir, name);
+        // Between a writer's manifest and its renames (milliseconds); a commit a killed
+        // writer left half done is finished here when no writer holds the directory.
+        if (std::optional<RunLock> lock = RunLock::try_acquire(run_dir))
+            recover_checkpoint(run_dir);
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
 }
 
 void remove_stale_temporaries(const std::string& run_dir) {

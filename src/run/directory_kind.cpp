@@ -243,7 +243,9 @@ void require_idle_run(const DirectoryState& s, const std::string& dir, const std
                              (alternative.empty() ? "" : ", " + alternative));
 }
 
-void state_unfinished(const DirectoryState& s, const std::string& dir) {
+void state_unfinished(const DirectoryState& looked, const std::string& dir, size_t step) {
+    DirectoryState s = looked;
+    s.step = step;  // the step of the model used, not the one seen before it was read
     if (s.kind != DirectoryKind::training_run || !s.checkpoint) return;
     const std::string resume = shell_command({"roformer", "train", "--resume", "--out", dir});
     if (s.live())

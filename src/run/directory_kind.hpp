@@ -92,7 +92,10 @@ void require_idle_run(const DirectoryState& state, const std::string& dir,
 
 // The one line every command that serves or exports a model prints on stderr for a run that is
 // not finished or is being written: "warning: X holds the model at step s of n …" /
-// "… is being written by pid p (step s of n so far) …". Silent for a finished, idle run.
-void state_unfinished(const DirectoryState& state, const std::string& dir);
+// "… is being written by pid p: this uses its last checkpoint, step s of n …". Silent for a
+// finished, idle run. `step` is the step of the model the command loaded (LoadedRun::step, one
+// read of the checkpoint: read_committed_file), never the state's earlier look: beside a live
+// writer the two may differ, and the line says what is used.
+void state_unfinished(const DirectoryState& state, const std::string& dir, size_t step);
 
 }  // namespace rf

@@ -66,7 +66,7 @@ void check_corpus(const RunDirectory& run, const Config& config) {
     if (!fs::exists(record_path)) return;  // a run from before corpus.json: unchecked
     data::SourceFileRecord saved = data::parse_source_record(
         read_file_bytes(record_path, 1 << 20), record_path,
-        "delete it to resume without the corpus check");
+        "put the run's own corpus.json back, or train again into a new --out");
     saved.path = config.data.path;
     const std::string change = data::source_file_change(saved, data::kMaxCorpusBytes);
     if (!change.empty())

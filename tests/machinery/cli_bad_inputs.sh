@@ -18,11 +18,13 @@ cd "$(dirname "$0")/../.." || exit 1  # configs/ and data/ are relative to the r
 TINY="--config configs/tiny.toml --set train.eval_every=0 --set data.val_windows=4 --quiet"
 SMALL="$TINY --set data.path=$W/corpus.txt --set data.vocab_size=120"
 head -c 200000 data/kjv.txt > "$W/corpus.txt"
+# $CUT's own copy of it, changed after the cut (eval on $RUN checks its text: not this one)
+cp "$W/corpus.txt" "$W/cut_corpus.txt" && CUTDATA="$TINY --set data.path=$W/cut_corpus.txt --set data.vocab_size=120"
 RUN=$W/run
 CUT=$W/cut
 setup() { "$BIN" "$@" > "$W/setup.log" 2>&1 || { echo "FAIL: set-up: $*"; cat "$W/setup.log"; exit 1; }; }
 setup train $SMALL --set train.steps=2 --out "$RUN"
-setup train $SMALL --set train.steps=4 --stop-after 1 --out "$CUT"
+setup train $CUTDATA --set train.steps=4 --stop-after 1 --out "$CUT"
 mkfifo "$W/fifo"
 mkdir -p "$W/a_directory"
 mkdir -p "$W/hf_roformer" && cp tests/reference/hf/vocab.txt "$W/hf_roformer/" &&
@@ -38,8 +40,8 @@ python3 tests/machinery/set_tensor.py "$NAN" model.safetensors word_embeddings n
 cp -r "$RUN" "$W/zero" && ZERO=$W/zero
 rm -f "$ZERO/checkpoint.json" "$ZERO/model.safetensors" && ln -s /dev/zero "$ZERO/model.safetensors"
 # the corpus of $CUT changes after it stopped
-cp "$W/corpus.txt" "$W/corpus_before.txt"
-echo "And a verse that was not there when the run started." >> "$W/corpus.txt"
+cp "$W/cut_corpus.txt" "$W/corpus_before.txt"
+echo "And a verse that was not there when the run started." >> "$W/cut_corpus.txt"
 LONG=$(head -c 100000 /dev/zero | tr '\0' 'a')
 HUGE_TEXT=$(head -c 120000 data/kjv.txt | tr -c 'A-Za-z' 'x')  # one word: no quoting needed
 truncate -s 200G "$W/m4_sparse.txt"  # a corpus no machine holds 7× of (sparse: no disk used)
@@ -127,8 +129,8 @@ TABLE=$(cat <<'ROWS'
 2 | the validation set has no token to score: data.mask_prob = 1e-09   | train $SMALL --set data.mask_prob=1e-9 --out $W/o18
 0 | of the training tokens are [UNK] (a vocabulary of 6 tokens)        | train $SMALL --set data.tokenizer=char --set data.vocab_size=6 --set train.steps=1 --out $W/o19
 2 | the run in '$RUN' is already finished (step 2 of 2)                | train $SMALL --set train.steps=2 --resume --out $RUN
-2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $SMALL --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
-2 | --resume: the corpus '$W/corpus.txt' changed since the run started | train $SMALL --set train.steps=4 --resume --out $CUT
+2 | --resume: the config differs from $CUT/config.toml: train.lr is 0.001 there but 0.002 now | train $CUTDATA --set train.steps=4 --set train.lr=0.002 --resume --out $CUT
+2 | --resume: the corpus '$W/cut_corpus.txt' changed since the run started | train $CUTDATA --set train.steps=4 --resume --out $CUT
 2 | --run '$W/nothing' does not exist                                  | eval --run $W/nothing
 2 | summary.md': a file of that name exists and nothing shows that roformer wrote it | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/cmp
 2 | --out '$W/corpus.txt' is a file, not a directory                   | compare --config configs/tiny.toml --schemes none --seeds 1 --out $W/corpus.txt
@@ -289,8 +291,8 @@ for word in avx3 ""; do
 done
 
 # Nothing already written was lost: the cut run resumes once its corpus is back.
-cp "$W/corpus_before.txt" "$W/corpus.txt"
-"$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
+cp "$W/corpus_before.txt" "$W/cut_corpus.txt"
+"$BIN" train $CUTDATA --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
     { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
 [ "$(cat "$W/cmp/summary.md")" = "# my own notes" ] || { echo "FAIL: compare touched summary.md"; failures=$((failures + 1)); }
 for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious"; do

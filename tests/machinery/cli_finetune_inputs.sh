@@ -39,9 +39,11 @@ sed -i 's/"task": "kjv-testament"/"task": "fortunes-topic"/' "$WORK/edited/task.
 refuse "classify after task.json was edited in a recorded run" \
   "edited/task.json' changed since the run recorded it" \
   "$BIN" classify --run "$WORK/edited" --test-split
-# … and a run from before that record by what task.json and finetune.toml say.
+# … and a run from before that record (no run_files, a model without the mark that says it
+# has one: unmark_run.py) by what task.json and finetune.toml say.
 python3 -c 'import json, sys; p = sys.argv[1]; m = json.load(open(p)); m.pop("run_files"); json.dump(m, open(p, "w"))' \
   "$WORK/edited/checkpoint.json" || fail "set-up: a run without the record"
+python3 "$(dirname "$0")/unmark_run.py" "$WORK/edited" || fail "set-up: a run from before the mark"
 grep -q '"task": "fortunes-topic"' "$WORK/edited/task.json" || fail "the edit of task.json did not apply"
 for args in "--test-split" "In the beginning"; do
   refuse "classify $args after task.json's task was edited" \

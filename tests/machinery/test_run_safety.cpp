@@ -8,9 +8,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "io/durable_file.hpp"
+#include "io/safetensors.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/run_directory.hpp"
 
@@ -118,6 +123,68 @@ TEST_CASE("checkpoint commit: the run's own files are in the record, and a chang
     CHECK_THROWS_WITH_AS(verify_run_files(dir),
                          doctest::Contains("is not a valid checkpoint manifest"),
                          std::runtime_error);
+}
+
+TEST_CASE("checkpoint commit: a marked model's record cannot be dropped; a symlink is followed") {
+    const std::string dir = fresh_dir("run_record");
+    write_file_durably(in(dir, "tokenizer.json"), "{\"vocab\": [\"E\", \"F\"]}\n");
+    write_file_durably(in(dir, "config.toml"), "[model]\nhidden = 64\n");
+    write_file_durably(in(dir, "corpus.json"), "{\"path\": \"c.txt\", \"size\": 1}\n");
+    auto model_at = [&](size_t step) {
+        std::map<std::string, std::string> meta = {{"step", std::to_string(step)}};
+        mark_recorded(meta);
+        return encode_safetensors(in(dir, "model.safetensors"),
+                                  {{"w", {1}, {float(step)}}}, meta);
+    };
+    commit_checkpoint(dir, 2, {{"model.safetensors", model_at(2)}});
+    CHECK(read_safetensors_metadata(in(dir, "model.safetensors")).at(kRecordMark) ==
+          kCheckpointManifest);
+    CHECK(read_file_bytes(in(dir, kCheckpointManifest)).find("\"corpus.json\"") !=
+          std::string::npos);
+    // One read: the step and the bytes from the same manifest, checked against each other.
+    const CommittedFile read = read_committed_file(dir, "model.safetensors");
+    CHECK(read.step == std::optional<size_t>(2));
+    CHECK(read.bytes == model_at(2));
+
+    // corpus.json replaced by a symbolic link to the same bytes: followed and recorded again,
+    // so an edit of the file it points to is still refused.
+    fs::rename(in(dir, "corpus.json"), in(dir, "../run_record_corpus.json"));
+    fs::create_symlink(fs::absolute(in(dir, "../run_record_corpus.json")), in(dir, "corpus.json"));
+    commit_checkpoint(dir, 4, {{"model.safetensors", model_at(4)}});
+    CHECK(read_file_bytes(in(dir, kCheckpointManifest)).find("\"corpus.json\"") !=
+          std::string::npos);
+    write_file_durably(in(dir, "../run_record_corpus.json"), "{\"path\": \"c.txt\", \"size\": 2}\n");
+    CHECK_THROWS_WITH_AS(verify_run_files(dir),
+                         doctest::Contains("corpus.json' changed since the run recorded it"),
+                         std::runtime_error);
+    write_file_durably(in(dir, "../run_record_corpus.json"), "{\"path\": \"c.txt\", \"size\": 1}\n");
+    CHECK_NOTHROW(verify_run_files(dir));
+
+    // "run_files" dropped, then checkpoint.json itself: damage, never "a run from before".
+    std::string manifest = read_file_bytes(in(dir, kCheckpointManifest));
+    write_file_durably(in(dir, kCheckpointManifest),
+                       manifest.substr(0, manifest.find(",\n  \"run_files\"")) + "\n}\n");
+    for (const auto& [what, call] :
+         std::vector<std::pair<std::string, std::function<void()>>>{
+             {"verify_run_files", [&] { verify_run_files(dir); }},
+             {"recover_checkpoint", [&] { recover_checkpoint(dir); }},
+             {"committed_step", [&] { committed_step(dir); }},
+             {"read_committed_file", [&] { read_committed_file(dir, "model.safetensors"); }}}) {
+        CAPTURE(what);
+        CHECK_THROWS_WITH_AS(call(), doctest::Contains("has no \"run_files\" record"),
+                             std::runtime_error);
+    }
+    fs::remove(in(dir, kCheckpointManifest));
+    CHECK_THROWS_WITH_AS(verify_run_files(dir), doctest::Contains("checkpoint.json' is missing, yet"),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(recover_checkpoint(dir), doctest::Contains("checkpoint.json' is missing, yet"),
+                         std::runtime_error);
+    // A model without the mark and no manifest: a run from before the record, read as it is.
+    write_file_durably(in(dir, "model.safetensors"),
+                       encode_safetensors("m", {{"w", {1}, {4.0f}}}, {{"step", "4"}}));
+    CHECK_NOTHROW(verify_run_files(dir));
+    CHECK_FALSE(committed_step(dir).has_value());
+    fs::remove(in(dir, "../run_record_corpus.json"));
 }
 
 TEST_CASE("run directory: one writer at a time, and the loser is told the holder's pid") {
