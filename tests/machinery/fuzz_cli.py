@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A command-line fuzzer for `roformer` (ctest fuzz_cli), beside the hostile probe.
 
-    tests/machinery/fuzz_cli.py --binary BIN [--work DIR] [--seeds 1,2,3] [--cases N]
+    tests/machinery/fuzz_cli.py --binary BIN [--work DIR] [--seeds 1,2,3,commit] [--cases N]
     tests/machinery/fuzz_cli.py --binary BIN --seed S --case K       (rerun one case)
 
 The probe (probe_hostile.py) changes one option of a working command at a time and checks
@@ -29,6 +29,17 @@ Invariants, after every case:
   writers    a few cases run 2–3 writers of one output file at once: afterwards the file's mark
              matches its bytes, and every writer that said "wrote" finds its own bytes there
              (two writers with different bytes cannot both succeed).
+
+  set-ups    about three cases in ten get a hostile set-up (KINDS: links, hard and symbolic,
+             to the output and to its NAME.lock; a run copied with `cp -al`; a run missing a
+             record file; an output a few characters short of PATH_MAX; a tight `ulimit -v`),
+             judged by the invariants above, and besides: the files made for the user keep
+             every byte (a run missing a record file: when the command fails), and nothing is
+             written past PATH_MAX or where a walk of the case's directory cannot read it.
+
+The seed `commit` is one taken from the checkout's HEAD (a fixed one outside git), printed on
+the first line with the command that reruns it: ctest runs it beside its fixed seeds, so each
+commit tries cases no earlier run has tried.
 
 Each case is drawn from random.Random("SEED:K") alone, so `--seed S --case K` repeats exactly
 case K of seed S (after the session's tiny runs are made again). Every violation is one line
