@@ -238,6 +238,9 @@ class Session:
         self.setup(["train"] + self.tiny + ["--out", self.runs["RUN"]])
         self.setup(["train"] + self.tiny + ["--set", "train.objective=clm", "--out",
                                             self.runs["CLM"]])
+        # A run stopped at step 1 of 2: what the set-ups that resume a run resume.
+        self.runs["STOPPED"] = f + "/stopped"
+        self.setup(["train"] + self.tiny + ["--stop-after", "1", "--out", self.runs["STOPPED"]])
         self.ft_base = ["--quiet", "--set", "threads=4", "--set", "max_train_examples=60",
                         "--set", "epochs=1", "--set", "eval_every=0"]
         self.setup(["finetune", "--from", self.runs["RUN"], "--out", self.runs["FT"], "--task",
@@ -307,8 +310,15 @@ class Case:
         if rng.random() < 0.03:
             self.mem_kb = rng.choice([160000, 400000])  # a small `ulimit -v`
         self.argv = self.base()
+        # A hostile set-up (KINDS) comes from a generator of its own, so that a case without
+        # one is the case its seed drew before the set-ups existed; half the cases with one
+        # keep the working command line, so that the set-up is what they meet.
+        self.krng = random.Random(f"{seed}:{k}:kind")
+        self.kind_drawn = not self.concurrent and self.krng.random() < KIND_SHARE
+        plain = self.kind_drawn and self.krng.random() < 0.5
         # Writers at once are judged on what they wrote: mostly a command that works.
-        n = 0 if self.concurrent and rng.random() < 0.8 else rng.choice([1, 1, 1, 2, 2, 3])
+        n = 0 if plain or self.concurrent and rng.random() < 0.8 else \
+            rng.choice([1, 1, 1, 2, 2, 3])
         # A required option replaced by a hostile value ends most cases at the first check:
         # the others are drawn three times as often, so that cases reach the work.
         weights = [1 if o["required"] else 3 for o in self.opts]
@@ -324,11 +334,10 @@ class Case:
         self.kind, self.protect, self.protect_failed = None, [], []
         self.draw_kind()
 
-    # The hostile set-ups (KINDS), drawn from a generator of their own so that a case's
-    # command line is the one its seed drew before the kinds existed.
+    # The hostile set-up (KINDS), if the case drew one.
     def draw_kind(self):
-        krng = random.Random(f"{self.seed}:{self.k}:kind")
-        if self.concurrent or krng.random() >= KIND_SHARE:
+        krng = self.krng
+        if not self.kind_drawn:
             return
         fits = [k for k in KINDS if self.kind_fits(k)]
         if fits:  # ulimit-v fits every command: drawn as often as one of the others
@@ -417,14 +426,13 @@ class Case:
         self.protect_failed.append(run)
 
     def run_source(self):
-        return self.s.runs["CLM" if self.cmd == "generate" else "RUN"]
+        return self.s.runs[{"generate": "CLM", "train": "STOPPED"}.get(self.cmd, "RUN")]
 
     def use_run(self, run, krng):
         o = krng.choice(self.run_options())
         self.set_option(o["name"], run)
         if self.cmd == "train":
             self.set_option("--resume", "")
-            self.argv += ["--set", "train.steps=" + krng.choice(["2", "3"])]
 
     def kind_deep_out(self, krng):
         """An output whose path is a few characters short of PATH_MAX (or at it), its deepest
