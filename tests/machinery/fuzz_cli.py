@@ -81,7 +81,9 @@ KINDS = ["lock-hardlink", "lock-symlink", "out-hardlink", "out-symlink", "run-cp
          "record-deleted", "deep-out", "ulimit-v"]
 KIND_SHARE = 0.3
 PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
-ULIMITS_KB = [120000, 160000, 250000, 400000, 800000]  # the loader itself needs ~100 MB
+# `ulimit -v` of a ulimit-v case: the least under which the binary loads (measured), plus one
+# of these: the first few MiB are where a library's threads fail to start at load time.
+ULIMIT_STEPS_KB = [0, 1024, 4096, 8192, 16384, 32768, 65536, 150000, 300000, 700000]
 OVERLAP_S = 0.5  # writers that ran side by side this long overlapped for sure
 LONG_NAME = "n" * 236  # with a 4-character suffix: 240 characters, at NAME_MAX's edge
 CRASH = re.compile(r"Traceback \(most recent|terminate called|Segmentation fault|AddressSanitizer|"
@@ -262,6 +264,26 @@ class Session:
         self.words = {k: enum_words(self.bin, self.cwd0, k) for k, v in self.keys.items()
                       if v.startswith('"')}
         self.fixture_state = self.tree_state(self.fix)
+
+    def load_floor_kb(self):
+        """The least `ulimit -v` (KiB, to 1 MiB) under which the dynamic loader maps the binary
+        and its libraries: below it no program of ours runs at all (exit 127)."""
+        if getattr(self, "_floor", None) is None:
+            def loads(kb):
+                def limit():
+                    resource.setrlimit(resource.RLIMIT_AS, (kb * 1024, kb * 1024))
+                try:
+                    p = subprocess.run([self.bin, "--help"], cwd=self.cwd0, capture_output=True,
+                                       stdin=subprocess.DEVNULL, preexec_fn=limit, timeout=60)
+                except OSError:
+                    return False
+                return b"error while loading shared libraries" not in p.stderr
+            lo, hi = 1024, 4 * 1024 * 1024
+            while hi - lo > 1024:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if loads(mid) else (mid, hi)
+            self._floor = hi
+        return self._floor
 
     def new_cwd(self, d):
         os.makedirs(d)
@@ -453,7 +475,7 @@ class Case:
 
     def kind_ulimit_v(self, krng):
         """A tight `ulimit -v`: our one error line, never a signal from a library's start."""
-        self.mem_kb = krng.choice(ULIMITS_KB)
+        self.mem_kb = self.s.load_floor_kb() + krng.choice(ULIMIT_STEPS_KB)
 
     # The value of an option of each kind.
     def value(self, o):
