@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A command-line fuzzer for `roformer` (ctest fuzz_cli), beside the hostile probe.
 
-    tests/machinery/fuzz_cli.py --binary BIN [--work DIR] [--seeds 1,2,3] [--cases N]
+    tests/machinery/fuzz_cli.py --binary BIN [--work DIR] [--seeds 1,2,3,commit] [--cases N]
     tests/machinery/fuzz_cli.py --binary BIN --seed S --case K       (rerun one case)
 
 The probe (probe_hostile.py) changes one option of a working command at a time and checks
@@ -29,6 +29,17 @@ Invariants, after every case:
   writers    a few cases run 2–3 writers of one output file at once: afterwards the file's mark
              matches its bytes, and every writer that said "wrote" finds its own bytes there
              (two writers with different bytes cannot both succeed).
+
+  set-ups    about three cases in ten get a hostile set-up (KINDS: links, hard and symbolic,
+             to the output and to its NAME.lock; a run copied with `cp -al`; a run missing a
+             record file; an output a few characters short of PATH_MAX; a tight `ulimit -v`),
+             judged by the invariants above, and besides: the files made for the user keep
+             every byte (a run missing a record file: when the command fails), and nothing is
+             written past PATH_MAX or where a walk of the case's directory cannot read it.
+
+The seed `commit` is one taken from the checkout's HEAD (a fixed one outside git), printed on
+the first line with the command that reruns it: ctest runs it beside its fixed seeds, so each
+commit tries cases no earlier run has tried.
 
 Each case is drawn from random.Random("SEED:K") alone, so `--seed S --case K` repeats exactly
 case K of seed S (after the session's tiny runs are made again). Every violation is one line
@@ -63,6 +74,16 @@ FLOATS = ["0", "-1", "1e-300", "nan", "1e400", "5e-324", "1", "1e300", "2", "3",
 BOOLS = ["true", "false", "1", "0", "", "yes"]
 TEXTS = ["In the beginning God created the [MASK]", "[MASK]", "And [MASK] [MASK] [MASK] said",
          "a", "x" * 300, "the " * 3000, "In", "Jesus wept [MASK] and", "\u00e9\u00e8 \u4e2d [MASK]"]
+# The hostile set-ups a case may get (docs/testing.md lists them); KIND_SHARE of the cases get
+# one. Each is judged by the invariants of every case, and the files it made for the user keep
+# every byte (a record-deleted run: every byte, when the command fails).
+KINDS = ["lock-hardlink", "lock-symlink", "out-hardlink", "out-symlink", "run-cp-al",
+         "record-deleted", "deep-out", "ulimit-v"]
+KIND_SHARE = 0.3
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
+# `ulimit -v` of a ulimit-v case: the least under which the binary loads (measured), plus one
+# of these: the first few MiB are where a library's threads fail to start at load time.
+ULIMIT_STEPS_KB = [0, 1024, 4096, 8192, 16384, 32768, 65536, 150000, 300000, 700000]
 OVERLAP_S = 0.5  # writers that ran side by side this long overlapped for sure
 LONG_NAME = "n" * 236  # with a 4-character suffix: 240 characters, at NAME_MAX's edge
 CRASH = re.compile(r"Traceback \(most recent|terminate called|Segmentation fault|AddressSanitizer|"
@@ -219,6 +240,9 @@ class Session:
         self.setup(["train"] + self.tiny + ["--out", self.runs["RUN"]])
         self.setup(["train"] + self.tiny + ["--set", "train.objective=clm", "--out",
                                             self.runs["CLM"]])
+        # A run stopped at step 1 of 2: what the set-ups that resume a run resume.
+        self.runs["STOPPED"] = f + "/stopped"
+        self.setup(["train"] + self.tiny + ["--stop-after", "1", "--out", self.runs["STOPPED"]])
         self.ft_base = ["--quiet", "--set", "threads=4", "--set", "max_train_examples=60",
                         "--set", "epochs=1", "--set", "eval_every=0"]
         self.setup(["finetune", "--from", self.runs["RUN"], "--out", self.runs["FT"], "--task",
@@ -240,6 +264,26 @@ class Session:
         self.words = {k: enum_words(self.bin, self.cwd0, k) for k, v in self.keys.items()
                       if v.startswith('"')}
         self.fixture_state = self.tree_state(self.fix)
+
+    def load_floor_kb(self):
+        """The least `ulimit -v` (KiB, to 1 MiB) under which the dynamic loader maps the binary
+        and its libraries: below it no program of ours runs at all (exit 127)."""
+        if getattr(self, "_floor", None) is None:
+            def loads(kb):
+                def limit():
+                    resource.setrlimit(resource.RLIMIT_AS, (kb * 1024, kb * 1024))
+                try:
+                    p = subprocess.run([self.bin, "--help"], cwd=self.cwd0, capture_output=True,
+                                       stdin=subprocess.DEVNULL, preexec_fn=limit, timeout=60)
+                except OSError:
+                    return False
+                return b"error while loading shared libraries" not in p.stderr
+            lo, hi = 1024, 4 * 1024 * 1024
+            while hi - lo > 1024:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if loads(mid) else (mid, hi)
+            self._floor = hi
+        return self._floor
 
     def new_cwd(self, d):
         os.makedirs(d)
@@ -274,6 +318,11 @@ class Case:
         self.rng = random.Random(f"{seed}:{k}")
         self.dir = os.path.join(s.w, "cases", self.id)
         self.prepare = []  # (what, path) made before the case runs
+        self.contents = {}  # a user's file of a kind: its bytes
+        self.links = []  # (hard | sym, target, name) made after the paths above
+        self.ours = []  # outputs of ours made before the case (with a mark holding their hash)
+        self.copies = []  # (cp-al, original, copy) | (record, what deleted, run copy)
+        self.deep = None  # the deepest parent a deep-out case makes before it runs
         self.mem_kb = s.mem_kb
         rng = self.rng
         self.cmd = rng.choice(s.commands)
@@ -283,8 +332,15 @@ class Case:
         if rng.random() < 0.03:
             self.mem_kb = rng.choice([160000, 400000])  # a small `ulimit -v`
         self.argv = self.base()
+        # A hostile set-up (KINDS) comes from a generator of its own, so that a case without
+        # one is the case its seed drew before the set-ups existed; half the cases with one
+        # keep the working command line, so that the set-up is what they meet.
+        self.krng = random.Random(f"{seed}:{k}:kind")
+        self.kind_drawn = not self.concurrent and self.krng.random() < KIND_SHARE
+        plain = self.kind_drawn and self.krng.random() < 0.5
         # Writers at once are judged on what they wrote: mostly a command that works.
-        n = 0 if self.concurrent and rng.random() < 0.8 else rng.choice([1, 1, 1, 2, 2, 3])
+        n = 0 if plain or self.concurrent and rng.random() < 0.8 else \
+            rng.choice([1, 1, 1, 2, 2, 3])
         # A required option replaced by a hostile value ends most cases at the first check:
         # the others are drawn three times as often, so that cases reach the work.
         weights = [1 if o["required"] else 3 for o in self.opts]
@@ -297,6 +353,129 @@ class Case:
             for needed in re.findall(r"With (--[a-z-]+)", self.writer_opt["desc"]):
                 self.set_option(needed, "")  # "--confusion: With --test-split: …"
             self.variants = self.writer_variants()
+        self.kind, self.protect, self.protect_failed = None, [], []
+        self.draw_kind()
+
+    # The hostile set-up (KINDS), if the case drew one.
+    def draw_kind(self):
+        krng = self.krng
+        if not self.kind_drawn:
+            return
+        fits = [k for k in KINDS if self.kind_fits(k)]
+        if fits:  # ulimit-v fits every command: drawn as often as one of the others
+            self.kind = krng.choices(fits, [1 if k == "ulimit-v" else 3 for k in fits])[0]
+            getattr(self, "kind_" + self.kind.replace("-", "_"))(krng)
+
+    def opts_of(self, *kinds):
+        return [o for o in self.opts if o["kind"] in kinds]
+
+    def run_options(self):
+        """The options that name a run of ours to read (or, for train, --resume's --out)."""
+        if self.cmd == "train":
+            return [o for o in self.opts if o["name"] == "--out"] if any(
+                o["name"] == "--resume" for o in self.opts) else []
+        return [o for o in self.opts_of("read-dir") if self.cmd in ("eval", "finetune",
+                                                                    "generate", "inspect")
+                or not o["positional"]]
+
+    def kind_fits(self, kind):
+        if kind in ("lock-hardlink", "lock-symlink", "out-hardlink", "out-symlink"):
+            return bool(self.opts_of("write-file"))
+        if kind == "deep-out":
+            return bool(self.opts_of("write-file", "write-dir"))
+        if kind in ("run-cp-al", "record-deleted"):
+            return bool(self.run_options()) and self.cmd not in ("import-hf", "classify",
+                                                                 "extrapolate")
+        return kind == "ulimit-v"
+
+    def user_file(self, name, krng):
+        path = self.made("user_" + name)
+        self.contents[path] = krng.choice(["", "12345\n", "my own notes\n"])
+        return path
+
+    def kind_output(self, krng):
+        o = krng.choice(self.opts_of("write-file"))
+        out = self.out("out" + krng.choice(o["suffixes"]))
+        self.set_option(o["name"], out)
+        return out
+
+    def kind_lock_hardlink(self, krng):
+        """NAME.lock is a hard link to a user's file (empty, digits, or notes)."""
+        out = self.kind_output(krng)
+        user = self.user_file("lockbase", krng)
+        self.links.append(("hard", user, out + ".lock"))
+        self.protect += [user, out + ".lock"]
+
+    def kind_lock_symlink(self, krng):
+        """NAME.lock is a symbolic link to a user's file."""
+        out = self.kind_output(krng)
+        user = self.user_file("lockbase", krng)
+        self.links.append(("sym", user, out + ".lock"))
+        self.protect += [user, out + ".lock"]
+
+    def kind_out_hardlink(self, krng):
+        """An output of ours (its mark holds its sha256) that the user hard-linked elsewhere:
+        replacing the output must leave the other name's bytes as they were."""
+        out = self.kind_output(krng)
+        self.ours.append(out)
+        self.links.append(("hard", out, self.made("user_keep" + os.path.splitext(out)[1])))
+        self.protect.append(self.made("user_keep" + os.path.splitext(out)[1]))
+
+    def kind_out_symlink(self, krng):
+        """The output's name is a symbolic link to a user's file."""
+        out = self.kind_output(krng)
+        user = self.user_file("target" + os.path.splitext(out)[1], krng)
+        self.links.append(("sym", user, out))
+        self.protect += [user, out]
+
+    def kind_run_cp_al(self, krng):
+        """A run copied with `cp -al` (every file, the lock too, shared with the original):
+        whatever the command does with the copy, the original keeps every byte."""
+        orig, copy = self.made("user_run"), self.made("alcopy")
+        self.copies.append(("cp-al", orig, copy))
+        if krng.random() < 0.5:  # the original's lock is a hard link to the user's notes
+            self.links.append(("hard", self.user_file("notes", krng), os.path.join(orig, "lock")))
+        self.use_run(copy, krng)
+        self.protect.append(orig)
+
+    def kind_record_deleted(self, krng):
+        """A run with a record file deleted (checkpoint.json, its run_files key, corpus.json):
+        read or resumed, it succeeds or is refused in one line; refused, every byte stays."""
+        run = self.made("recrun")
+        self.copies.append(("record", krng.choice(["checkpoint.json", "run_files",
+                                                    "corpus.json"]), run))
+        self.use_run(run, krng)
+        self.protect_failed.append(run)
+
+    def run_source(self):
+        return self.s.runs[{"generate": "CLM", "train": "STOPPED"}.get(self.cmd, "RUN")]
+
+    def use_run(self, run, krng):
+        o = krng.choice(self.run_options())
+        self.set_option(o["name"], run)
+        if self.cmd == "train":
+            self.set_option("--resume", "")
+
+    def kind_deep_out(self, krng):
+        """An output whose path is a few characters short of PATH_MAX (or at it), its deepest
+        parents made or not: refused or written, no parent is left by a failure and no file
+        the command writes is past PATH_MAX."""
+        o = krng.choice(self.opts_of("write-file", "write-dir"))
+        name = "out" + (krng.choice(o["suffixes"]) if o["kind"] == "write-file" else "")
+        want = PATH_MAX - krng.choice([1, 2, 8, 16, 40, 100, 200, 400])
+        parts, path = [], self.dir
+        while len(path) + 1 + len(name) < want:
+            part = "d" * min(200, want - len(path) - 2 - len(name))
+            parts.append(part)
+            path = os.path.join(path, part)
+        made = len(parts) - krng.choice([0, 0, 1, 2])
+        if parts and made > 0:
+            self.deep = os.path.join(self.dir, *parts[:made])
+        self.set_option(o["name"], os.path.join(path, name))
+
+    def kind_ulimit_v(self, krng):
+        """A tight `ulimit -v`: our one error line, never a signal from a library's start."""
+        self.mem_kb = self.s.load_floor_kb() + krng.choice(ULIMIT_STEPS_KB)
 
     # The value of an option of each kind.
     def value(self, o):
@@ -453,7 +632,11 @@ class Case:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.s.new_cwd(self.dir)
         for what, path in self.prepare:
-            if what == "file" or what.startswith("user"):
+            if what == "user_run":
+                shutil.copytree(self.run_source(), path, symlinks=True)
+            elif what == "file" or what.startswith("user_"):
+                open(path, "w").write(self.contents.get(path, "my own notes\n"))
+            elif what.startswith("user"):
                 open(path, "w").write("my own notes\n")
             elif what in ("dir", "user-dir"):
                 os.makedirs(path)
@@ -470,6 +653,29 @@ class Case:
                 shutil.copytree(self.s.runs["RUN"], path)
             elif what == "copy-cmp":  # extrapolate writes into the comparison it reads
                 shutil.copytree(self.s.runs["CMP"], path, symlinks=True)
+        for path in self.ours:
+            data = b"a,b\n1,2\n"
+            open(path, "wb").write(data)
+            open(path + ".written-by", "w").write(
+                f"roformer-cpp roformer wrote {os.path.basename(path)}; sha256 "
+                f"{hashlib.sha256(data).hexdigest()}\n")
+        for what, a, b in self.copies:
+            if what == "cp-al":  # the original's own links first: the copy shares them
+                for how, target, name in [x for x in self.links if x[2].startswith(a + "/")]:
+                    if os.path.lexists(name):
+                        os.remove(name)
+                    os.link(target, name)
+                    self.links.remove((how, target, name))
+                subprocess.run(["cp", "-al", a, b], check=True)
+            else:
+                shutil.copytree(self.run_source(), b, symlinks=True)
+                delete_record(b, a)
+        for how, target, name in self.links:
+            if os.path.lexists(name):
+                os.remove(name)
+            (os.link if how == "hard" else os.symlink)(target, name)
+        if self.deep:
+            os.makedirs(self.deep)
         return self.snapshot()
 
     def users(self, state):
@@ -478,9 +684,10 @@ class Case:
                                                                                       "link"))]
         return [p for p in state if any(p == m or p.startswith(m + "/") for m in mine)]
 
-    def snapshot(self):
+    def snapshot(self, unreadable=None):
         state = {}
-        for root, dirs, files in os.walk(self.dir):
+        for root, dirs, files in os.walk(self.dir, onerror=unreadable is not None and (
+                lambda e: unreadable.append(f"{e.filename}: {e.strerror}"))):
             for n in dirs + files:
                 p = os.path.join(root, n)
                 if os.path.islink(p) and root == self.dir and n in ("configs", "data", "scripts"):
@@ -494,6 +701,8 @@ class Case:
 
     def shell(self, argv):
         mem = f"ulimit -v {self.mem_kb}; " if self.mem_kb != self.s.mem_kb else ""
+        if self.kind:  # the set-up is made by the fuzzer: rerun the case to see it
+            mem = f"[{self.kind}: made by --seed {self.seed} --case {self.k}] " + mem
         return f"cd {shlex.quote(self.dir)} && {mem}" + " ".join(
             shlex.quote(x) for x in [self.s.bin] + argv)
 
@@ -536,6 +745,8 @@ class Judge:
         self.checks = 0
         self.stopped = 0  # cases that ran past the time limit and ended on SIGTERM
         self.violations = []
+        self.skipped = []  # cases whose binary could not start (exec under a tight ulimit -v)
+        self.last = ""  # the last case's exit status and last line, for --verbose
 
     def check(self, ok, case, what, argv=None):
         self.checks += 1
@@ -550,6 +761,7 @@ class Judge:
 
     def exit_status(self, case, argv, rc, err, sent):
         self.stopped += bool(sent)
+        self.last = f"exit {rc}: {last_line(err)[:160]}"
         if rc is None:
             return self.check(False, case, f"hang: still running {case.s.timeout} s and 10 s "
                                            f"after SIGTERM", argv)
@@ -587,6 +799,24 @@ class Judge:
                                                 f"does not hold the file's sha256", argv)
         return named
 
+    def kinds(self, case, argv, rc, before, after, unreadable):
+        """The invariants of a case's hostile set-up (KINDS)."""
+        if not case.kind:
+            return
+        # A run's own lock (one name, ours) holds the pid of its last holder: a reader
+        # rewrites it. The original of a cp -al copy shares it, and keeps it too.
+        kept = [p for p in before for t in case.protect if p == t or p.startswith(t + "/")]
+        kept += [p for p in before for t in (case.protect_failed if rc != 0 else [])
+                 if p.startswith(t + "/") and os.path.basename(p) != "lock"]
+        changed = [p for p in kept if after.get(p) != before[p]]
+        self.check(not changed, case, f"{case.kind}: changed or removed a file that was there: "
+                                      f"{short(changed, case)}", argv)
+        self.check(not unreadable, case, f"{case.kind}: left what cannot be read: "
+                                         f"{'; '.join(unreadable[:2])[:300]}", argv)
+        long = [p for p in after if len(p) >= PATH_MAX]
+        self.check(not long, case, f"{case.kind}: wrote a path past PATH_MAX ({PATH_MAX}): "
+                                   f"{short(long, case)}", argv)
+
     def litter(self, case, argv, rc, before, after):
         temps = [p for p in after if re.search(r"\.tmp-|\.partial-", os.path.basename(p))]
         self.check(not temps, case, f"left temporaries: {short(temps, case)}", argv)
@@ -603,6 +833,17 @@ class Judge:
                            if state.get(p) != self.s.fixture_state.get(p)], case), argv):
             return
         self.s.fixture_state = state  # report each change once
+
+
+def delete_record(run, what):
+    """Deletes one record file of a run (or checkpoint.json's run_files key)."""
+    if what == "run_files":
+        path = os.path.join(run, "checkpoint.json")
+        record = json.load(open(path, encoding="utf-8"))
+        record.pop("run_files", None)
+        open(path, "w", encoding="utf-8").write(json.dumps(record, indent=2) + "\n")
+    elif os.path.exists(os.path.join(run, what)):
+        os.remove(os.path.join(run, what))
 
 
 def last_line(text):
@@ -690,14 +931,21 @@ def resumable(path, top):
 def run_case(case, judge):
     before = case.materialise()
     if not case.concurrent:
-        p = case.start(case.argv)
+        try:
+            p = case.start(case.argv)
+        except OSError as e:  # exec refused under a `ulimit -v`: the binary never ran
+            judge.skipped.append(f"{case.id}: not started: {e.strerror}")
+            return
         rc, out, err, sent = case.finish(p)
         judge.exit_status(case, case.argv, rc, err, sent)
         judge.message(case, case.argv, rc, out, err)
         if rc == 0:
             judge.finite(case, case.argv, out, before)
             judge.wrote(case, case.argv, out, case.dir)
-        judge.litter(case, case.argv, rc, before, case.snapshot())
+        unreadable = []
+        after = case.snapshot(unreadable)
+        judge.kinds(case, case.argv, rc, before, after, unreadable)
+        judge.litter(case, case.argv, rc, before, after)
         return
     # Writers of one file at once, each waited for on its own thread (its end time is known).
     starts, ends, results = [], [None] * len(case.variants), [None] * len(case.variants)
@@ -746,11 +994,28 @@ def run_case(case, judge):
     judge.check(not temps, case, f"concurrent writers left temporaries: {short(temps, case)}")
 
 
+def commit_seed():
+    """A seed of its own for every commit (seeds a fixed list has not tried), from the commit's
+    hash; outside a git checkout, a fixed one. (seed, where it came from)."""
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        head = ""
+    if not re.fullmatch(r"[0-9a-f]{40}", head):
+        return COMMIT_SEED_FALLBACK, "(not a git checkout: the fixed fallback)"
+    return 1000 + int(head[:8], 16) % 1_000_000, f"from commit {head[:12]}"
+
+
+COMMIT_SEED_FALLBACK = 65
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", required=True, help="the roformer binary to fuzz")
     ap.add_argument("--work", default=None, help="scratch directory (emptied first)")
-    ap.add_argument("--seeds", default="1", help="comma-separated seeds, or A-B")
+    ap.add_argument("--seeds", default="1", help="comma-separated seeds, or A-B; the word "
+                    "'commit' is a seed taken from the checkout's commit (printed first)")
     ap.add_argument("--cases", type=int, default=100, help="cases per seed")
     ap.add_argument("--seed", type=int, help="with --case: rerun one case")
     ap.add_argument("--case", type=int, help="the case number of --seed to rerun")
@@ -758,6 +1023,8 @@ def main():
     ap.add_argument("--mem-mb", type=int, default=4096, help="ulimit -v of every case (MiB)")
     ap.add_argument("--commands", default="", help="only these subcommands (comma-separated)")
     ap.add_argument("--list", action="store_true", help="print the cases, run nothing")
+    ap.add_argument("--verbose", action="store_true",
+                    help="a line per case: its command, set-up, exit status and last line")
     args = ap.parse_args()
     if args.work is None:
         args.work = os.path.join(REPO, "build", "test_runs", "fuzz_cli")
@@ -767,13 +1034,19 @@ def main():
     else:
         seeds = []
         for part in args.seeds.split(","):
+            if part == "commit":
+                seed, where = commit_seed()
+                print(f"fuzz_cli: seed {seed} {where}; rerun: {SELF} --binary {args.binary} "
+                      f"--seeds {seed} --cases {args.cases}", flush=True)
+                seeds.append(seed)
+                continue
             a, _, b = part.partition("-")
             seeds += list(range(int(a), int(b or a) + 1))
         plan = [(seed, k) for seed in seeds for k in range(args.cases)]
     started = time.time()
     s = Session(args)
     judge = Judge(s)
-    kinds = {}
+    kinds, set_ups = {}, {}
     for seed, k in plan:
         case = Case(s, seed, k)
         if args.list:
@@ -781,12 +1054,19 @@ def main():
                   "(" + " & ".join(case.shell(a) for a in case.variants) + "; wait)")
             continue
         run_case(case, judge)
+        if args.verbose:
+            print(f"{case.id} {case.cmd} {case.kind or '-'}: {judge.last}", flush=True)
         kinds[case.cmd] = kinds.get(case.cmd, 0) + 1
+        if case.kind:
+            set_ups[case.kind] = set_ups.get(case.kind, 0) + 1
         if not judge.violations or judge.violations[-1].split()[1] != case.id:
             shutil.rmtree(case.dir, ignore_errors=True)  # keep only the cases that failed
     print(f"fuzz_cli: {len(plan)} cases in {time.time() - started:.0f} s "
           f"({', '.join(f'{c} {n}' for c, n in sorted(kinds.items()))}); "
-          f"{judge.stopped} ran past {args.timeout:g} s and were stopped by SIGTERM")
+          f"{judge.stopped} ran past {args.timeout:g} s and were stopped by SIGTERM; "
+          f"set-ups: {', '.join(f'{k} {n}' for k, n in sorted(set_ups.items())) or 'none'}")
+    for line in judge.skipped:
+        print(f"fuzz_cli: skipped {line}")
     print(f"fuzz_cli: {len(plan)} cases, {judge.checks} invariants checked, "
           f"{len(judge.violations)} violations")
     print("fuzz_cli: PASS" if not judge.violations else "fuzz_cli: FAIL")
