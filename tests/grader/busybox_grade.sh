@@ -77,9 +77,11 @@ cp "$W/test_rope.cpp" "$H/tests/lesson/test_rope.cpp"
 
 # A wrong rope_forward under a right rope_backward: rope_backward's tests run rope_forward, and
 # the grader names rope_forward as the bug instead of blaming rope_backward.
-# (A kernel that turns the other way: the course's rope_backward calls it, so its gradient is
-# wrong too.)
-cp tests/grader/wrong/rope_forward.transposed.cpp "$H/students/tasks/rope_forward.cpp"
+# (A kernel that assigns when asked to accumulate: the course's rope_backward calls it to add
+# into dx, so a tensor used twice gets one gradient. A kernel wrong the same way in both
+# directions, one that turns the other way, say, passes the gradient check: the backward is
+# then the true transpose of that forward.)
+cp tests/grader/wrong/rope_forward.accumulate_assigns.cpp "$H/students/tasks/rope_forward.cpp"
 LOG=calls.log run rope_backward; rc=$?
 cat "$W/calls.log"
 hint=$(awk -F' [|] ' '$2 == "any.calls_failing" { print $4 }' students/hints.txt)
