@@ -1,7 +1,10 @@
 // Room — io: what a lock file may be (see lock_file.hpp).
 #include "io/lock_file.hpp"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace rf {
 
@@ -13,6 +16,18 @@ std::string foreign_lock(const struct stat& st) {
         return "owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
                std::to_string(::geteuid()) + ")";
     return "";
+}
+
+std::string lock_open_fix(int error, int dir_fd) {
+    if (error == EISDIR) return "a directory stands where the lock goes: move it away";
+    if (error == ENOSPC) {
+        struct statvfs fs {};
+        if (::fstatvfs(dir_fd, &fs) == 0 && fs.f_files > 0 && fs.f_favail == 0)
+            return "the file system has no free inodes (df -i shows IFree 0): delete files "
+                   "there, or write elsewhere";
+        return "free some disk space";
+    }
+    return "check the directory's permissions";
 }
 
 }  // namespace rf

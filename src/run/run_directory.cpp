@@ -74,6 +74,20 @@ void check_corpus(const RunDirectory& run, const Config& config) {
                                  "; restore the original text, or train a new run with a new --out");
 }
 
+// `now` with the saved data.path where both name the same corpus, however spelt (data/x.txt,
+// ./data/x.txt, a symlink, an absolute path): the corpus is compared by what it holds —
+// check_corpus holds it to the size and hash in corpus.json — or, in a run from before that
+// record, by being the same file. Only data.path's spelling is forgiven, nothing else.
+Config same_corpus_path(const Config& saved, const Config& now, const RunDirectory& run) {
+    Config out = now;
+    if (saved.data.path == now.data.path) return out;
+    std::error_code ec;
+    if (fs::exists(run.file(kCorpusRecord), ec) ||
+        fs::equivalent(saved.data.path, now.data.path, ec))
+        out.data.path = saved.data.path;
+    return out;
+}
+
 // The model, the optimizer and checkpoint.json must be at one step: a manifest that does not
 // list a file (e.g. "files": {}) does not check it, and a step-40 optimizer beside a step-60
 // model would resume without complaint and drift from the run it continues.
@@ -191,7 +205,8 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     // Read as a reader does (run/run_config.hpp): a run started on a CPU with bf16 products or
     // a wider ISA resumes here once the config asks for what this CPU has.
     const Config saved = load_run_config(run.file("config.toml"));
-    if (saved != config) throw std::runtime_error(resume_difference(saved, config, run));
+    const Config compared = same_corpus_path(saved, config, run);
+    if (saved != compared) throw std::runtime_error(resume_difference(saved, compared, run));
     if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
         throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
                                  std::to_string(run.checkpoint_.step) + " of " +
