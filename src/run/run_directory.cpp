@@ -113,7 +113,9 @@ void check_checkpoint_steps(const RunDirectory& run) {
 // start writes — config.toml, split.txt, corpus.json, tokenizer.json, their temporaries — and
 // its lock record. That is this command's own half state: the next `train --out X` removes
 // those files, with one note, and starts. Anything else in X keeps it "not empty".
-void restart_killed_start(const std::string& dir, const RunLock& lock) {
+// killed_start_files: those names when `dir` holds exactly such a start (the lock included),
+// else none.
+std::vector<std::string> killed_start_files(const std::string& dir) {
     static const std::set<std::string> start_files = {"config.toml", "split.txt", kCorpusRecord,
                                                       "tokenizer.json", RunLock::kFileName};
     std::vector<std::string> names;
@@ -121,13 +123,19 @@ void restart_killed_start(const std::string& dir, const RunLock& lock) {
         const std::string name = e.path().filename().string();
         const bool temporary = name.find(".tmp-") != std::string::npos;
         const std::string base = temporary ? name.substr(0, name.find(".tmp-")) : name;
-        if (!start_files.count(base) || !e.is_regular_file()) return;
+        if (!start_files.count(base) || !e.is_regular_file()) return {};
         names.push_back(name);
     }
     if (names.empty() || !RunLock::is_lock_record(dir) ||
         std::find(names.begin(), names.end(), RunLock::kFileName) == names.end() ||
         names.size() == 1)
-        return;
+        return {};
+    return names;
+}
+
+void restart_killed_start(const std::string& dir, const RunLock& lock) {
+    const std::vector<std::string> names = killed_start_files(dir);
+    if (names.empty()) return;
     const std::string pid = RunLock::holder(dir);
     for (const std::string& name : names)
         if (name != RunLock::kFileName) ::unlinkat(lock.descriptor(), name.c_str(), 0);
@@ -177,7 +185,9 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     check_directory_names(dir, "--out", {kLongestRunName});
     require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
-    RunDirectory run(dir, true, RunLock::acquire(dir));
+    // Locked, but our pid is recorded only once the run is one to resume: a refusal leaves the
+    // record of the writer before (a killed start's pid, which the next start's note names).
+    RunDirectory run(dir, true, RunLock::acquire(dir, false));
     // A FIFO or device under one of our names would block or never end: refuse it by name.
     for (const char* name :
          {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
@@ -186,6 +196,13 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "the run directory is damaged; train a new run with a new --out");
     for (const char* name : {"config.toml", "tokenizer.json"})
         if (!fs::exists(run.file(name))) {
+            // A start killed before it wrote both: the plain command clears it (see above).
+            if (!killed_start_files(dir).empty())
+                throw std::runtime_error(
+                    "--resume: '" + dir + "' holds only the start of a run killed before its "
+                    "first checkpoint (pid " + RunLock::holder(dir) + "), nothing to resume; run "
+                    "the same command without --resume: it clears that start and trains into "
+                    "the same --out");
             DirectoryState state = inspect_directory(dir);
             state.writer.clear();  // the lock it found held is ours
             if (state.kind == DirectoryKind::damaged_run || state.kind == DirectoryKind::training_run)
@@ -195,6 +212,7 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
             throw std::runtime_error("--resume: '" + dir + "' " + describe(state) +
                                      ", not a training run; drop --resume and pick a new --out");
         }
+    run.lock_->record_holder();  // the run is one to resume: from here on, our pid
     run.checkpoint_ = recover_checkpoint(dir);
     remove_stale_temporaries(dir);
     if (run.checkpoint_.present && !fs::exists(run.file("optimizer.safetensors")))

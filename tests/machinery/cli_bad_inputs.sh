@@ -238,9 +238,9 @@ TABLE=$(cat <<'ROWS'
 2 | --base 1e-300 makes the last pair's θ_15 = base^(-30/32)           | rope-precision --base 1e-300 --max-position 16
 2 | give --base from                                                   | rope-precision --base 1e300 --max-position 16
 2 | --base 1e-320 makes θ_i = base^(-2i/128) so large that distance × θ overflows a double | rope-decay --base 1e-320
-2 | position.base = 1e-300 make RoPE's slowest pair turn so fast that its angles overflow float32 | train $TINY --set position.base=1e-300 --out $W/o40
+2 | position.base = 1e-300 makes RoPE's slowest pair turn so fast that its angles overflow float32 | train $TINY --set position.base=1e-300 --out $W/o40
 2 | make RoPE's slowest pair turn by less than the smallest normal number of float32 | train $TINY --set position.base=1e300 --out $W/o40
-2 | position.ntk_factor = 1e+300 make RoPE's slowest pair turn by less than | train $TINY --set position.ntk_factor=1e300 --out $W/o40
+2 | position.ntk_factor = 1e+300 makes RoPE's slowest pair turn by less than | train $TINY --set position.ntk_factor=1e300 --out $W/o40
 2 | position.interpolation_factor = 1e-40 makes RoPE's angles overflow float32 | train $TINY --set position.interpolation_factor=1e-40 --out $W/o40
 2 | --max-tokens 1 is less than one window of --seq-len 16 (14 text tokens), so nothing would be scored; give --max-tokens 14 or more | eval --run $RUN --seq-len 16 --max-tokens 1
 2 | position.xpos_gamma = 0.3 shapes xPos's decay, but position.xpos = false | train $TINY --set position.xpos_gamma=0.3 --out $W/o40
@@ -314,6 +314,20 @@ done
 cp "$W/corpus_before.txt" "$W/corpus.txt"
 "$BIN" train $SMALL --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
     { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
+# A start killed (SIGKILL) before it wrote tokenizer.json: --resume is refused naming the dead
+# writer's pid and advising the command that works (the same --out without --resume), and
+# leaves that pid in the record, so the start's note names it too (issue 65).
+mkdir -p "$W/killed" && cp "$RUN/config.toml" "$RUN/split.txt" "$RUN/corpus.json" "$W/killed/"
+sh -c 'exit 0' & dead=$! && wait $dead && echo $dead > "$W/killed/lock"
+rows=$((rows + 1))
+output=$("$BIN" train $SMALL --set train.steps=2 --resume --out "$W/killed" 2>&1)
+[ $? -eq 2 ] && [ "$(echo "$output" | grep -c .)" -eq 1 ] &&
+    [[ "$output" == *"killed before its first checkpoint (pid $dead)"*"run the same command without --resume"* ]] ||
+    { echo "FAIL: --resume of a killed start: $output"; failures=$((failures + 1)); }
+output=$("$BIN" train $SMALL --set train.steps=2 --out "$W/killed" 2>&1)
+[ $? -eq 0 ] && [[ "$output" == *"note: $W/killed held only the start of a run killed before its first checkpoint (pid $dead)"* ]] ||
+    { echo "FAIL: the start after a refused --resume: $output"; failures=$((failures + 1)); }
+
 # The same corpus named another way (./, a symlink) resumes: the corpus is compared by what it
 # holds, not by its path's spelling (issue 65); another text under the new name is still refused.
 SPELT="$TINY --set data.vocab_size=120 --set train.steps=4"
