@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 namespace rf {
 
@@ -18,11 +19,16 @@ std::string foreign_lock(const struct stat& st) {
     return "";
 }
 
-std::string lock_open_fix(int error, int dir_fd) {
+std::string lock_open_fix(int error, int dir_fd, const std::string& lock) {
     if (error == EISDIR) return "a directory stands where the lock goes: move it away";
     if (error == ENOSPC) {
+        // dir_fd may be AT_FDCWD (a path relative to no held directory): then the lock's own
+        // directory by name
         struct statvfs fs {};
-        if (::fstatvfs(dir_fd, &fs) == 0 && fs.f_files > 0 && fs.f_favail == 0)
+        const std::string parent = std::filesystem::path(lock).parent_path().string();
+        const bool read = dir_fd >= 0 ? ::fstatvfs(dir_fd, &fs) == 0
+                                      : ::statvfs(parent.empty() ? "." : parent.c_str(), &fs) == 0;
+        if (read && fs.f_files > 0 && fs.f_favail == 0)
             return "the file system has no free inodes (df -i shows IFree 0): delete files "
                    "there, or write elsewhere";
         return "free some disk space";

@@ -239,7 +239,7 @@ TABLE=$(cat <<'ROWS'
 2 | give --base from                                                   | rope-precision --base 1e300 --max-position 16
 2 | --base 1e-320 makes θ_i = base^(-2i/128) so large that distance × θ overflows a double | rope-decay --base 1e-320
 2 | position.base = 1e-300 makes RoPE's slowest pair turn so fast that its angles overflow float32 | train $TINY --set position.base=1e-300 --out $W/o40
-2 | make RoPE's slowest pair turn by less than the smallest normal number of float32 | train $TINY --set position.base=1e300 --out $W/o40
+2 | makes RoPE's slowest pair turn by less than the smallest normal number of float32 | train $TINY --set position.base=1e300 --out $W/o40
 2 | position.ntk_factor = 1e+300 makes RoPE's slowest pair turn by less than | train $TINY --set position.ntk_factor=1e300 --out $W/o40
 2 | position.interpolation_factor = 1e-40 makes RoPE's angles overflow float32 | train $TINY --set position.interpolation_factor=1e-40 --out $W/o40
 2 | --max-tokens 1 is less than one window of --seq-len 16 (14 text tokens), so nothing would be scored; give --max-tokens 14 or more | eval --run $RUN --seq-len 16 --max-tokens 1

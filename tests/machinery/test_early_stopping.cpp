@@ -138,6 +138,7 @@ TEST_CASE("fine-tune records: a number out of range is refused with its field, n
                   "best_validation": )" + bad_score + R"(, "best_test": )" + score + "}";
     };
     EarlyStopping r;
+    write("best.safetensors", "best bytes");  // restore reads the best model's bytes too
     write("early_stopping.json", stopping("3", "10"));
     CHECK_NOTHROW(r.restore(dir.string()));  // the well-formed file reads
     CHECK(r.best_step == 3);
