@@ -121,15 +121,13 @@ std::string position_scaling(const rf::PositionConfig& p) {
 // window's text (L − [CLS], [SEP] for mlm; L for clm) nothing could be scored, and the limit,
 // not the text, is what to change.
 void check_max_tokens(size_t max_tokens, size_t L, rf::data::Objective objective) {
-    const size_t window =
-        objective == rf::data::Objective::mlm ? L - rf::data::kFramingTokens : L;
+    const size_t window = objective == rf::data::Objective::mlm ? L - rf::data::kFramingTokens : L;
     if (max_tokens >= window) return;
-    throw std::invalid_argument("--max-tokens " + std::to_string(max_tokens) +
-                                " is less than one window of --seq-len " + std::to_string(L) +
-                                " (" + std::to_string(window) +
-                                " text tokens), so nothing would be scored; give --max-tokens " +
-                                std::to_string(window) +
-                                " or more (the least that scores one window), or leave it out");
+    throw std::invalid_argument(
+        "--max-tokens " + std::to_string(max_tokens) + " is less than one window of --seq-len " +
+        std::to_string(L) + " (" + std::to_string(window) +
+        " text tokens), so nothing would be scored; give --max-tokens " + std::to_string(window) +
+        " or more (the least that scores one window), or leave it out");
 }
 
 void check_length(size_t L, rf::data::Objective objective) {

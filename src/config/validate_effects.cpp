@@ -171,8 +171,8 @@ std::vector<std::string> idle_relation_notes(const Config& config) {
         notes.push_back("train.checkpoint_every = " + std::to_string(t.checkpoint_every) +
                         " is beyond train.steps = " + std::to_string(t.steps) +
                         ", so no checkpoint falls inside the run (the last step is saved "
-                        "anyway); give train.checkpoint_every ≤ " + std::to_string(t.steps) +
-                        " to save along the way");
+                        "anyway); give train.checkpoint_every ≤ " +
+                        std::to_string(t.steps) + " to save along the way");
     return notes;
 }
 

@@ -98,8 +98,8 @@ std::vector<std::string> make_portable(FastConfig& fast) {
     if (fast.precision == Precision::bf16 && !bf16_unavailable().empty()) {
         const std::string cap = onednn_bf16_cap();
         notes.push_back(trained + "model.precision = bf16; " +
-                        (!cap.empty() ? "ONEDNN_MAX_CPU_ISA=" + cap +
-                                            " keeps oneDNN from its bf16 products"
+                        (!cap.empty()
+                             ? "ONEDNN_MAX_CPU_ISA=" + cap + " keeps oneDNN from its bf16 products"
                          : cpu_has_bf16() ? std::string("this build has no bf16 products")
                                           : std::string("this CPU has no bf16 products")) +
                         ": reading it in fp32");

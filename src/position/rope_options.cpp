@@ -90,9 +90,9 @@ void validate_rope_angles(size_t rotary_dims, double largest, double base, doubl
     const std::string knobs =
         "position.base = " + format_shortest(base) +
         (ntk ? " with position.ntk_factor = " + format_shortest(ntk_factor) : "") +
-        (interpolated ? std::string(ntk ? " and" : " with") +
-                            " position.interpolation_factor = " + s
-                      : "");
+        (interpolated
+             ? std::string(ntk ? " and" : " with") + " position.interpolation_factor = " + s
+             : "");
     // The fix: the factor's range at this base where an NTK factor is given (the base is
     // multiplied by ntk^(1/E), so ntk may range over (base range / base)^E), else the base's.
     std::string fix;
@@ -108,9 +108,10 @@ void validate_rope_angles(size_t rotary_dims, double largest, double base, doubl
               format_printf("%.3g", range.hi) + " (the paper uses 10000)";
     }
     throw std::invalid_argument(
-        knobs + (low ? " makes RoPE's slowest pair turn so fast that its angles overflow "
-                     : " makes RoPE's slowest pair turn by less than the smallest normal "
-                       "number of ") +
+        knobs +
+        (low ? " makes RoPE's slowest pair turn so fast that its angles overflow "
+             : " makes RoPE's slowest pair turn by less than the smallest normal "
+               "number of ") +
         limits.type_name + (low ? " (inf, every loss nan)" : " (it would not turn at all)") +
         where + "; " + fix);
 }

@@ -198,11 +198,13 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
         if (!fs::exists(run.file(name))) {
             // A start killed before it wrote both: the plain command clears it (see above).
             if (!killed_start_files(dir).empty())
-                throw std::runtime_error(
-                    "--resume: '" + dir + "' holds only the start of a run killed before its "
-                    "first checkpoint (pid " + RunLock::holder(dir) + "), nothing to resume; run "
-                    "the same command without --resume: it clears that start and trains into "
-                    "the same --out");
+                throw std::runtime_error("--resume: '" + dir +
+                                         "' holds only the start of a run killed before its first "
+                                         "checkpoint (pid " +
+                                         RunLock::holder(dir) +
+                                         "), nothing to resume; run the same command without "
+                                         "--resume: it clears that start and trains into the "
+                                         "same --out");
             DirectoryState state = inspect_directory(dir);
             state.writer.clear();  // the lock it found held is ours
             if (state.kind == DirectoryKind::damaged_run || state.kind == DirectoryKind::training_run)

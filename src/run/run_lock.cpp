@@ -85,8 +85,8 @@ void RunLock::record_holder() const {
     }
     if (fd < 0) {
         const int error = errno;
-        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" +
-                                 std::strerror(error) + "); " + lock_open_fix(error, fd_, lock_path(dir_)));
+        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(error) +
+                                 "); " + lock_open_fix(error, fd_, lock_path(dir_)));
     }
     const std::string pid = std::to_string(::getpid()) + "\n";
     const bool ok =

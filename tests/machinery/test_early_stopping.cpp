@@ -10,10 +10,10 @@
 #include <tuple>
 #include <vector>
 
-#include "run/checkpoint_commit.hpp"
 #include "finetune/early_stopping.hpp"
 #include "finetune/finetune_progress.hpp"
 #include "finetune/finetune_setup.hpp"
+#include "run/checkpoint_commit.hpp"
 
 using namespace rf;
 
@@ -135,7 +135,8 @@ TEST_CASE("fine-tune records: a number out of range is refused with its field, n
         std::string bad_score = score;
         bad_score.replace(bad_score.find("10"), 2, n);
         return R"({"best_step": )" + best_step + R"(, "evaluations_since_best": 0, "stopped": false,
-                  "best_validation": )" + bad_score + R"(, "best_test": )" + score + "}";
+                  "best_validation": )" +
+               bad_score + R"(, "best_test": )" + score + "}";
     };
     EarlyStopping r;
     write("best.safetensors", "best bytes");  // restore reads the best model's bytes too
