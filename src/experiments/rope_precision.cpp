@@ -16,7 +16,7 @@
 #include <string>
 #include <utility>
 
-#include "position/position.hpp"
+#include "position/rope_angles.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {

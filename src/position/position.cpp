@@ -3,6 +3,7 @@
 //
 // Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
 #include "position/position.hpp"
+#include "position/rope_angles.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "position/position.hpp"
+#include "position/rope_angles.hpp"
 
 namespace rf {
 

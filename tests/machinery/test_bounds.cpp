@@ -20,6 +20,7 @@
 #include "experiments/rope_precision.hpp"
 #include "io/durable_file.hpp"
 #include "io/safetensors.hpp"
+#include "position/rope_angles.hpp"
 #include "tiny_model.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
