@@ -158,6 +158,19 @@ std::string position_scaling(const rf::PositionConfig& p) {
 
 // The shortest window of each objective: an MLM window is [CLS] + a token + [SEP]
 // (data/mlm.hpp), a causal one a token to read and one to predict (data/clm.hpp).
+// --max-tokens bounds the validation tokens the windows of --seq-len L are cut from: below one
+// window's text (L − [CLS], [SEP] for mlm; L for clm) nothing could be scored, and the limit,
+// not the text, is what to change.
+void check_max_tokens(size_t max_tokens, size_t L, rf::data::Objective objective) {
+    const size_t window = objective == rf::data::Objective::mlm ? L - rf::data::kFramingTokens : L;
+    if (max_tokens >= window) return;
+    throw std::invalid_argument(
+        "--max-tokens " + std::to_string(max_tokens) + " is less than one window of --seq-len " +
+        std::to_string(L) + " (" + std::to_string(window) +
+        " text tokens), so nothing would be scored; give --max-tokens " + std::to_string(window) +
+        " or more (the least that scores one window), or leave it out");
+}
+
 void check_length(size_t L, rf::data::Objective objective) {
     const bool mlm = objective == rf::data::Objective::mlm;
     const size_t shortest = mlm ? rf::data::kFramingTokens + 1 : 2;
@@ -190,6 +203,7 @@ void run_eval(const EvalOptions& o) {
     refuse_trained_text_as_validation(o.run_dir, run.config);
     const rf::data::Objective objective = run.config.train.objective;
     for (size_t L : o.lengths) check_length(L, objective);
+    for (size_t L : o.lengths) check_max_tokens(o.max_tokens, L, objective);
     for (size_t L : o.lengths)  // before any window is built: T² scores per head
         rf::check_evaluation_memory(
             run.config,

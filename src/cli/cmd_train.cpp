@@ -11,6 +11,7 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "config/validate_effects.hpp"
 #include "data/objective.hpp"
 #include "io/shell_quote.hpp"
 #include "inspect/profile.hpp"
@@ -63,6 +64,14 @@ void run_train(const TrainCommandOptions& o) {
     const rf::Config config = rf::load_config(
         o.config_path.empty() ? std::nullopt : std::optional<std::string>(o.config_path),
         o.overrides);
+    // Settings that change nothing because of another number (config/validate_effects.hpp).
+    for (const std::string& note : rf::idle_relation_notes(config))
+        std::cerr << "note: " << note << "\n";
+    if (o.stop_after > config.train.steps)
+        std::cerr << "note: --stop-after " << o.stop_after << " is beyond train.steps = "
+                  << config.train.steps << ", so the run ends at step " << config.train.steps
+                  << " first and --stop-after changes nothing; give --stop-after below "
+                  << config.train.steps << " to pause, or leave it out\n";
     rf::TrainOptions options;
     options.out_dir = o.out_dir;
     if (options.out_dir.empty()) {

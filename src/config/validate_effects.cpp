@@ -151,6 +151,31 @@ void refuse_idle_keys(const Config& config) {
     }
 }
 
+std::vector<std::string> idle_relation_notes(const Config& config) {
+    std::vector<std::string> notes;
+    const ModelConfig& m = config.model;
+    if (m.embedding_size != 0 && m.embedding_size == m.hidden)
+        notes.push_back("model.embedding_size = " + std::to_string(m.embedding_size) +
+                        " equals model.hidden, the width the embeddings have anyway, so it "
+                        "changes nothing (no projection is added); leave it at 0, or give "
+                        "another width to factorise the embeddings");
+    const PositionConfig& p = config.position;
+    if ((p.scaling == RopeScaling::linear || p.scaling == RopeScaling::ntk) &&
+        p.scaling_factor == 1.0)
+        notes.push_back("position.scaling = " + value_of(config, "position.scaling") +
+                        " with position.scaling_factor = 1 scales by 1, so it changes nothing; "
+                        "set position.scaling_factor > 1 (e.g. 2 for twice the trained length), "
+                        "or leave position.scaling = none");
+    const TrainConfig& t = config.train;
+    if (t.checkpoint_every > t.steps)
+        notes.push_back("train.checkpoint_every = " + std::to_string(t.checkpoint_every) +
+                        " is beyond train.steps = " + std::to_string(t.steps) +
+                        ", so no checkpoint falls inside the run (the last step is saved "
+                        "anyway); give train.checkpoint_every ≤ " +
+                        std::to_string(t.steps) + " to save along the way");
+    return notes;
+}
+
 IdleKeysGiven::IdleKeysGiven(std::set<std::string> given)
     : given_(std::move(given)), outer_(checked_keys) {
     checked_keys = &given_;

@@ -64,6 +64,12 @@ private:
     const std::set<std::string>* outer_;
 };
 
+// The settings that change nothing because of another key's number, not a word (so not rows of
+// key_uses()): model.embedding_size equal to model.hidden, position.scaling = linear or ntk with
+// position.scaling_factor = 1, train.checkpoint_every beyond train.steps. One line each, for
+// `train` to print as notes; empty when every such key acts (or is at its default).
+std::vector<std::string> idle_relation_notes(const Config& config);
+
 // The keys ("table.key") whose values differ between `a` and `b`.
 std::set<std::string> keys_changed(const Config& a, const Config& b);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/fnv1a.hpp"
+#include "io/json_whole.hpp"
 #include "io/durable_file.hpp"
 
 namespace rf::data {
@@ -26,7 +27,7 @@ Json to_json(const SourceFileRecord& r) {
     return Json{{"path", r.path}, {"size", r.size}, {"fnv1a64", r.fnv1a64}};
 }
 SourceFileRecord from_json(const Json& j) {
-    return {j.at("path").get<std::string>(), j.at("size").get<unsigned long long>(),
+    return {j.at("path").get<std::string>(), json_whole(j, "size", "size"),
             j.at("fnv1a64").get<std::string>()};
 }
 }  // namespace
@@ -46,6 +47,8 @@ SourceFileRecord parse_source_record(const std::string& text, const std::string&
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + record_file + "' is damaged (not a path, size and FNV-1a "
                                  "record); " + fix);
+    } catch (const std::invalid_argument& e) {  // a size out of range (json_whole)
+        throw std::runtime_error("'" + record_file + "' is damaged (" + e.what() + "); " + fix);
     }
 }
 
@@ -60,6 +63,8 @@ std::vector<SourceFileRecord> parse_source_records(const std::string& text,
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + record_file + "' is damaged (not a list of path, size and "
                                  "FNV-1a records); " + fix);
+    } catch (const std::invalid_argument& e) {  // a size out of range (json_whole)
+        throw std::runtime_error("'" + record_file + "' is damaged (" + e.what() + "); " + fix);
     }
 }
 

@@ -62,8 +62,19 @@ PreparedData prepare_data(const DataConfig& config, size_t batch_size,
                                     config.seq_len, framing_tokens(objective));
     data::require_window_fits_bytes(config.path, "validation", split.validation_text.size(),
                                     config.seq_len, framing_tokens(objective));
-    if (!tokenizer)
+    if (!tokenizer) {
         tokenizer = data::train_tokenizer(config.tokenizer, split.train_text, config.vocab_size);
+        // The character tokenizer keeps every character it sees, up to data.vocab_size: a size
+        // above the text's own characters changes nothing (the default is left unremarked).
+        if (config.tokenizer == "char" && tokenizer->vocab_size() < config.vocab_size &&
+            config.vocab_size != DataConfig{}.vocab_size)
+            std::cerr << "note: data.vocab_size = " << config.vocab_size
+                      << " is above the training text's characters (" << tokenizer->vocab_size()
+                      << " tokens with the specials), so the character tokenizer has "
+                      << tokenizer->vocab_size() << " and the setting changes nothing; give "
+                         "data.vocab_size ≤ "
+                      << tokenizer->vocab_size() << " to cap the alphabet, or leave it out\n";
+    }
     PreparedData out;
     out.split_summary = split.summary();
     out.train_ids = tokenizer->encode(split.train_text);

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_whole.hpp"
 #include "io/read_file.hpp"
 #include "data/utf8.hpp"
 #include "data/wordpiece.hpp"
@@ -299,10 +301,24 @@ std::unique_ptr<Tokenizer> parse_tokenizer(const std::string& text, const std::s
             auto merges = file.at("merges").get<std::vector<std::pair<std::string, std::string>>>();
             return std::make_unique<BpeTokenizer>(std::move(vocab), std::move(merges));
         }
-        if (type == "wordpiece")
-            return std::make_unique<WordPieceTokenizer>(
-                std::move(vocab), file.at("file_ids").get<std::vector<int>>(),
-                file.at("do_lower_case").get<bool>(), file.value("do_basic_tokenize", true));
+        if (type == "wordpiece") {
+            // each id checked, never converted out of range (1e30 as an int is undefined)
+            std::vector<int> file_ids;
+            const nlohmann::json& ids = file.at("file_ids");
+            if (!ids.is_array()) throw std::invalid_argument("\"file_ids\" is not a list");
+            for (size_t i = 0; i < ids.size(); ++i) {
+                const std::string shown = "file_ids[" + std::to_string(i) + "]";
+                const uint64_t id = json_whole(ids[i], shown);
+                if (id > uint64_t(std::numeric_limits<int>::max()))
+                    throw std::invalid_argument("\"" + shown + "\" is " + ids[i].dump() +
+                                                ", past the largest token id " +
+                                                std::to_string(std::numeric_limits<int>::max()));
+                file_ids.push_back(static_cast<int>(id));
+            }
+            return std::make_unique<WordPieceTokenizer>(std::move(vocab), std::move(file_ids),
+                                                        file.at("do_lower_case").get<bool>(),
+                                                        file.value("do_basic_tokenize", true));
+        }
         throw std::invalid_argument("unknown type \"" + type +
                                     "\" (expected \"char\", \"bpe\" or \"wordpiece\")");
     } catch (const nlohmann::json::exception& e) {

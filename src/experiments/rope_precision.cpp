@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "position/rope_angles.hpp"
 #include "tensor/format.hpp"
 
 namespace rf {
@@ -172,10 +173,10 @@ RopePrecisionVectors random_rope_vectors(size_t groups, size_t tokens, size_t he
 }
 
 BaseRange rope_precision_base_range(size_t head_dim, size_t largest) {
-    if (head_dim <= 2) return {0.0, std::numeric_limits<double>::infinity()};
-    const double E = static_cast<double>(head_dim - 2) / static_cast<double>(head_dim);
-    const double m = static_cast<double>(std::max<size_t>(largest, 1));
-    return {std::pow(m / std::ldexp(1.0, 127), 1.0 / E), std::pow(2.0, 126.0 / E)};
+    // the one rule on RoPE's angles (position.hpp), no scaling, float32's range
+    const RopeBaseRange r =
+        rope_angle_base_range(head_dim, static_cast<double>(largest), 1.0, 1.0, kFloat32Angles);
+    return {r.lo, r.hi};
 }
 
 namespace {

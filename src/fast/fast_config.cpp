@@ -96,9 +96,13 @@ std::vector<std::string> make_portable(FastConfig& fast) {
         fast.products = ProductLibrary::automatic;
     }
     if (fast.precision == Precision::bf16 && !bf16_unavailable().empty()) {
-        notes.push_back(trained + "model.precision = bf16; this " +
-                        (cpu_has_bf16() ? "build" : "CPU") +
-                        " has no bf16 products: reading it in fp32");
+        const std::string cap = onednn_bf16_cap();
+        notes.push_back(trained + "model.precision = bf16; " +
+                        (!cap.empty()
+                             ? "ONEDNN_MAX_CPU_ISA=" + cap + " keeps oneDNN from its bf16 products"
+                         : cpu_has_bf16() ? std::string("this build has no bf16 products")
+                                          : std::string("this CPU has no bf16 products")) +
+                        ": reading it in fp32");
         fast.precision = Precision::fp32;
     }
     return notes;

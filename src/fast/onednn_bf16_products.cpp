@@ -26,11 +26,13 @@
 
 namespace rf {
 
-bool cpu_has_bf16() {
+namespace {
+
+// AVX512_BF16 as cpu_supports reads AVX-512: the CPU has it, the operating system saves its
+// registers, and RF_MAX_CPU_ISA (fast/simd.cpp) does not cap it. Then cpuid leaf 7,
+// sub-leaf 1, EAX bit 5: AVX512_BF16.
+bool cpu_bf16_bit() {
 #ifdef RF_BF16_X86
-    // AVX-512 as cpu_supports reads it: the CPU has it, the operating system saves its
-    // registers, and RF_MAX_CPU_ISA (fast/simd.cpp) does not cap it. Then cpuid leaf 7,
-    // sub-leaf 1, EAX bit 5: AVX512_BF16.
     if (!cpu_supports(SimdIsa::avx512)) return false;
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || eax < 1) return false;
@@ -39,6 +41,27 @@ bool cpu_has_bf16() {
 #else
     return false;
 #endif
+}
+
+// ONEDNN_MAX_CPU_ISA caps oneDNN itself: below avx512_core_bf16 no bf16 primitive can be made.
+// oneDNN's ISAs nest as bit sets, so the one it will use must hold every bit of that one's
+// (avx2_vnni_2's bf16 is not the AVX-512 one our rounding uses).
+bool onednn_capped_below_bf16() {
+#if defined(RF_HAVE_ONEDNN) && defined(RF_BF16_X86)
+    if (std::getenv("ONEDNN_MAX_CPU_ISA") == nullptr) return false;
+    const auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+    return (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & bf16) != bf16;
+#else
+    return false;
+#endif
+}
+
+}  // namespace
+
+bool cpu_has_bf16() { return cpu_bf16_bit() && !onednn_capped_below_bf16(); }
+
+std::string onednn_bf16_cap() {
+    return cpu_bf16_bit() && onednn_capped_below_bf16() ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
 }
 
 std::string bf16_unavailable() {
@@ -53,6 +76,10 @@ std::string bf16_unavailable() {
     if (sizeof(Real) != sizeof(float))
         return "model.precision = bf16 needs the float32 library (this one is built with "
                "RF_DOUBLE); use model.precision = fp32";
+    if (!onednn_bf16_cap().empty())
+        return "model.precision = bf16: ONEDNN_MAX_CPU_ISA=" + onednn_bf16_cap() +
+               " keeps oneDNN below AVX512_CORE_BF16; unset it (or raise it to "
+               "AVX512_CORE_BF16), or use model.precision = fp32";
     if (!cpu_has_bf16())
         return "model.precision = bf16: this CPU lacks AVX512_BF16 (bfloat16 products at "
                "float32's speed or worse); use model.precision = fp32";

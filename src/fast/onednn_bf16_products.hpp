@@ -21,7 +21,10 @@ namespace rf {
 
 // Whether this CPU has AVX512_BF16 (cpuid): the instruction that rounds float32 to bfloat16
 // and the bfloat16 dot products oneDNN uses without AMX. (Every CPU with AMX_BF16 has it too.)
+// (False, too, where ONEDNN_MAX_CPU_ISA keeps oneDNN below AVX512_CORE_BF16.)
 bool cpu_has_bf16();
+// The ONEDNN_MAX_CPU_ISA word when it alone keeps bf16 from this CPU, else "".
+std::string onednn_bf16_cap();
 // "" when model.precision = bf16 can run here, else the one reason it cannot (no oneDNN in
 // this build, this CPU, the double build), naming what would fix it.
 std::string bf16_unavailable();

@@ -15,6 +15,7 @@
 #include "run/directory_kind.hpp"
 #include "finetune/task_sources.hpp"
 #include "io/durable_file.hpp"
+#include "io/json_whole.hpp"
 #include "io/safetensors.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
@@ -82,12 +83,15 @@ ClassifierRun load_classifier_run(const std::string& dir) {
         task = Json::parse(read_file_bytes(task_path, 1 << 20));
         run.labels = task.at("labels").get<std::vector<std::string>>();
         run.pair = task.at("pair").get<bool>();
-        run.max_len = task.at("max_len").get<size_t>();
+        run.max_len = json_whole(task, "max_len", "max_len");
         run.task = task.at("task").get<std::string>();
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + task_path +
                                  "' is damaged (not JSON with \"task\", \"labels\" (a list of "
                                  "names), \"pair\" and \"max_len\"); fine-tune again");
+    } catch (const std::invalid_argument& e) {  // max_len out of range (json_whole)
+        throw std::runtime_error("'" + task_path + "' is damaged (" + e.what() +
+                                 "); fine-tune again");
     }
     if (run.labels.size() < 2 || run.max_len < 3)
         throw std::runtime_error("'" + task_path + "' is damaged (" +

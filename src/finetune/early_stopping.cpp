@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/durable_file.hpp"
+#include "io/json_whole.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
 #include "run/run_directory.hpp"
@@ -20,12 +21,12 @@ Json score_json(const ClassificationScore& s) {
     return {{"loss", s.loss}, {"accuracy", s.accuracy}, {"macro_f1", s.macro_f1}, {"n", s.n}};
 }
 
-ClassificationScore score_of(const Json& j) {
+ClassificationScore score_of(const Json& j, const std::string& name) {
     ClassificationScore s;
     s.loss = j.at("loss").get<double>();
     s.accuracy = j.at("accuracy").get<double>();
     s.macro_f1 = j.at("macro_f1").get<double>();
-    s.n = j.at("n").get<size_t>();
+    s.n = json_whole(j, "n", name + ".n");
     return s;
 }
 
@@ -64,11 +65,11 @@ void EarlyStopping::restore(const std::string& dir) {
     const std::string path = run_file(dir, "early_stopping.json");
     try {
         const Json j = Json::parse(read_file_bytes(path, 1 << 20));
-        best_step = j.at("best_step").get<size_t>();
-        since_best = j.at("evaluations_since_best").get<size_t>();
+        best_step = json_whole(j, "best_step", "best_step");
+        since_best = json_whole(j, "evaluations_since_best", "evaluations_since_best");
         stopped = j.at("stopped").get<bool>();
-        best_validation = score_of(j.at("best_validation"));
-        best_test = score_of(j.at("best_test"));
+        best_validation = score_of(j.at("best_validation"), "best_validation");
+        best_test = score_of(j.at("best_test"), "best_test");
     } catch (const std::exception& e) {
         throw std::runtime_error("--resume: '" + path + "' is missing or damaged (" + e.what() +
                                  "); fine-tune again into a new --out");

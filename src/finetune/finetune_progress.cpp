@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/durable_file.hpp"
+#include "io/json_whole.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
 
@@ -34,17 +35,20 @@ FinetuneProgress load_progress(const std::string& dir) {
     if (!std::filesystem::exists(path)) return p;
     try {
         const Json j = Json::parse(read_file_bytes(path, 1 << 20));
-        p.step = j.at("step").get<size_t>();
-        p.total_steps = j.at("total_steps").get<size_t>();
+        p.step = json_whole(j, "step", "step");
+        p.total_steps = json_whole(j, "total_steps", "total_steps");
         p.stopped_by = j.at("stopped_by").get<std::string>();
         p.window_loss_sum = j.at("window_loss_sum").get<double>();
-        p.window_count = j.at("window_count").get<size_t>();
+        p.window_count = json_whole(j, "window_count", "window_count");
         p.elapsed_s = j.at("elapsed_s").get<double>();
         p.resume_command = j.value("resume_command", "");
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + path +
                                  "' is damaged (not the step, planned steps and loss window of a "
                                  "fine-tune); fine-tune again into a new --out");
+    } catch (const std::invalid_argument& e) {  // a number out of range (json_whole)
+        throw std::runtime_error("'" + path + "' is damaged (" + e.what() +
+                                 "); fine-tune again into a new --out");
     }
     p.present = true;
     return p;

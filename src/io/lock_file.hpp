@@ -18,4 +18,10 @@ namespace rf {
 // this user (uid 1000)".
 std::string foreign_lock(const struct stat& st);
 
+// The fix for the lock file `lock` that cannot be created or opened (errno `error`) in the
+// directory `dir_fd` (or AT_FDCWD), naming the true cause: a directory where the lock goes
+// (EISDIR), a file system with no free inodes (ENOSPC while statvfs counts none free), a full
+// disk (ENOSPC), else the permissions.
+std::string lock_open_fix(int error, int dir_fd, const std::string& lock);
+
 }  // namespace rf

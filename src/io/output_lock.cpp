@@ -203,7 +203,7 @@ bool take_lock(const std::string& path, const OutputRule& rule) {
         if (fd < 0) {
             const int error = errno;
             refuse("cannot create its lock '" + lock + "' (" + std::strerror(error) + ")",
-                   error == ENOSPC ? "free some disk space" : "check the directory's permissions");
+                   lock_open_fix(error, where.dir_fd, lock));
         }
         // Only a file we created, or one a killed roformer of this user left (io/lock_file.hpp):
         // a hard link to a user's file would get our journal and be removed.

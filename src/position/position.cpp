@@ -3,6 +3,7 @@
 //
 // Legend: C hidden size, H heads, D = C / H head size, r rotary dims.
 #include "position/position.hpp"
+#include "position/rope_angles.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -68,7 +69,11 @@ void validate_position_config(const PositionConfig& c, size_t hidden, size_t num
     // rotates, p-RoPE, xPos, learned frequencies), or, without the lab, a key that needs it.
     if (const RopeLab* lab = rope_lab(position_lab_key(c))) lab->validate(c, num_layers, D);
     if (c.scheme != PositionKind::rope) return;
-    validate_rope_options(rope_options_from_config(c, D));
+    const RopeOptions options = rope_options_from_config(c, D);
+    validate_rope_options(options);
+    // float32: the angles train and read with (bf16 has float32's exponent range)
+    validate_rope_angles(options.rotary_dims, static_cast<double>(c.max_positions), c.base,
+                         c.ntk_factor, c.interpolation_factor, kFloat32Angles);
 }
 
 std::unique_ptr<PositionScheme> make_position_scheme(const PositionConfig& config, size_t hidden,

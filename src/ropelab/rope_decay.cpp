@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "position/rope_angles.hpp"
+
 namespace rf {
 
 // bound(Δ) = (1/h) Σ_{j=1}^{h} |S_j|,  S_j = S_{j−1} + e^{iΔθ_{j−1}},  θ_i = base^(−2i/d)
@@ -30,9 +32,8 @@ double rope_decay_bound(size_t dim, double base, double distance) {
 }
 
 double rope_decay_smallest_base(size_t dim, double largest_distance) {
-    if (dim <= 2) return 0.0;
-    const double exponent = static_cast<double>(dim - 2) / static_cast<double>(dim);
-    return std::pow(std::max(largest_distance, 1.0) / std::ldexp(1.0, 1023), 1.0 / exponent);
+    // the one rule on RoPE's angles (position.hpp), in double's range
+    return rope_angle_base_range(dim, largest_distance, 1.0, 1.0, kDoubleAngles).lo;
 }
 
 }  // namespace rf

@@ -74,6 +74,20 @@ void check_corpus(const RunDirectory& run, const Config& config) {
                                  "; restore the original text, or train a new run with a new --out");
 }
 
+// `now` with the saved data.path where both name the same corpus, however spelt (data/x.txt,
+// ./data/x.txt, a symlink, an absolute path): the corpus is compared by what it holds —
+// check_corpus holds it to the size and hash in corpus.json — or, in a run from before that
+// record, by being the same file. Only data.path's spelling is forgiven, nothing else.
+Config same_corpus_path(const Config& saved, const Config& now, const RunDirectory& run) {
+    Config out = now;
+    if (saved.data.path == now.data.path) return out;
+    std::error_code ec;
+    if (fs::exists(run.file(kCorpusRecord), ec) ||
+        fs::equivalent(saved.data.path, now.data.path, ec))
+        out.data.path = saved.data.path;
+    return out;
+}
+
 // The model, the optimizer and checkpoint.json must be at one step: a manifest that does not
 // list a file (e.g. "files": {}) does not check it, and a step-40 optimizer beside a step-60
 // model would resume without complaint and drift from the run it continues.
@@ -99,7 +113,9 @@ void check_checkpoint_steps(const RunDirectory& run) {
 // start writes — config.toml, split.txt, corpus.json, tokenizer.json, their temporaries — and
 // its lock record. That is this command's own half state: the next `train --out X` removes
 // those files, with one note, and starts. Anything else in X keeps it "not empty".
-void restart_killed_start(const std::string& dir, const RunLock& lock) {
+// killed_start_files: those names when `dir` holds exactly such a start (the lock included),
+// else none.
+std::vector<std::string> killed_start_files(const std::string& dir) {
     static const std::set<std::string> start_files = {"config.toml", "split.txt", kCorpusRecord,
                                                       "tokenizer.json", RunLock::kFileName};
     std::vector<std::string> names;
@@ -107,13 +123,19 @@ void restart_killed_start(const std::string& dir, const RunLock& lock) {
         const std::string name = e.path().filename().string();
         const bool temporary = name.find(".tmp-") != std::string::npos;
         const std::string base = temporary ? name.substr(0, name.find(".tmp-")) : name;
-        if (!start_files.count(base) || !e.is_regular_file()) return;
+        if (!start_files.count(base) || !e.is_regular_file()) return {};
         names.push_back(name);
     }
     if (names.empty() || !RunLock::is_lock_record(dir) ||
         std::find(names.begin(), names.end(), RunLock::kFileName) == names.end() ||
         names.size() == 1)
-        return;
+        return {};
+    return names;
+}
+
+void restart_killed_start(const std::string& dir, const RunLock& lock) {
+    const std::vector<std::string> names = killed_start_files(dir);
+    if (names.empty()) return;
     const std::string pid = RunLock::holder(dir);
     for (const std::string& name : names)
         if (name != RunLock::kFileName) ::unlinkat(lock.descriptor(), name.c_str(), 0);
@@ -163,7 +185,9 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     check_directory_names(dir, "--out", {kLongestRunName});
     require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
-    RunDirectory run(dir, true, RunLock::acquire(dir));
+    // Locked, but our pid is recorded only once the run is one to resume: a refusal leaves the
+    // record of the writer before (a killed start's pid, which the next start's note names).
+    RunDirectory run(dir, true, RunLock::acquire(dir, false));
     // A FIFO or device under one of our names would block or never end: refuse it by name.
     for (const char* name :
          {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
@@ -172,6 +196,15 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "the run directory is damaged; train a new run with a new --out");
     for (const char* name : {"config.toml", "tokenizer.json"})
         if (!fs::exists(run.file(name))) {
+            // A start killed before it wrote both: the plain command clears it (see above).
+            if (!killed_start_files(dir).empty())
+                throw std::runtime_error("--resume: '" + dir +
+                                         "' holds only the start of a run killed before its first "
+                                         "checkpoint (pid " +
+                                         RunLock::holder(dir) +
+                                         "), nothing to resume; run the same command without "
+                                         "--resume: it clears that start and trains into the "
+                                         "same --out");
             DirectoryState state = inspect_directory(dir);
             state.writer.clear();  // the lock it found held is ours
             if (state.kind == DirectoryKind::damaged_run || state.kind == DirectoryKind::training_run)
@@ -181,6 +214,7 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
             throw std::runtime_error("--resume: '" + dir + "' " + describe(state) +
                                      ", not a training run; drop --resume and pick a new --out");
         }
+    run.lock_->record_holder();  // the run is one to resume: from here on, our pid
     run.checkpoint_ = recover_checkpoint(dir);
     remove_stale_temporaries(dir);
     if (run.checkpoint_.present && !fs::exists(run.file("optimizer.safetensors")))
@@ -191,7 +225,8 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     // Read as a reader does (run/run_config.hpp): a run started on a CPU with bf16 products or
     // a wider ISA resumes here once the config asks for what this CPU has.
     const Config saved = load_run_config(run.file("config.toml"));
-    if (saved != config) throw std::runtime_error(resume_difference(saved, config, run));
+    const Config compared = same_corpus_path(saved, config, run);
+    if (saved != compared) throw std::runtime_error(resume_difference(saved, compared, run));
     if (run.checkpoint_.present && run.checkpoint_.step >= config.train.steps)
         throw std::runtime_error("--resume: the run in '" + dir + "' is already finished (step " +
                                  std::to_string(run.checkpoint_.step) + " of " +

@@ -83,9 +83,11 @@ void RunLock::record_holder() const {
                                      "overwritten — move it away");
         }
     }
-    if (fd < 0)
-        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(errno) +
-                                 "); check the directory's permissions");
+    if (fd < 0) {
+        const int error = errno;
+        throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(error) +
+                                 "); " + lock_open_fix(error, fd_, lock_path(dir_)));
+    }
     const std::string pid = std::to_string(::getpid()) + "\n";
     const bool ok =
         ::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());

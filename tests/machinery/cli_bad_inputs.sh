@@ -56,6 +56,7 @@ mkdir -p "$W/documents" && echo "my notes" > "$W/documents/notes.txt"
 mkdir -p "$W/sym" && echo "precious" > "$W/precious.txt" && ln -s "$W/precious.txt" "$W/sym/lock"
 printf 'digraph autograd {\n  my_own_node;\n}\n' > "$W/notes.dot"  # our format, not our file
 printf '\223NUMPY\001\000my own array' > "$W/mine.npy"
+mkdir -p "$W/dirlock.dot.lock"  # issue 65: a directory where an output's lock goes
 printf 'layer,head,query,token,k0\nmy,own,rows,here,1\n' > "$W/mine.csv"
 setup train $SMALL --set train.steps=4 --stop-after 2 --out "$W/cut2"
 CUT2=$W/cut2
@@ -158,6 +159,7 @@ TABLE=$(cat <<'ROWS'
 2 | its directory '/nonexistent' does not exist                        | attention --run $RUN hello --out /nonexistent/a.npy
 2 | '$W/mine.npy': a file of that name exists and nothing shows that roformer wrote it | attention --run $RUN hello --out $W/mine.npy
 2 | '$W/mine.csv': a file of that name exists and nothing shows that roformer wrote it | attention --run $RUN hello --out $W/mine.csv
+2 | a directory stands where the lock goes: move it away              | graph --config configs/tiny.toml --out $W/dirlock.dot
 2 | model.safetensors is at step 3, optimizer.safetensors at step 2    | train $SMALL --set train.steps=4 --resume --out $MIXED
 2 | the run '$W/xcmp/none/seed1' is at step 2 of 4                     | extrapolate --runs $W/xcmp --no-plot
 2 | --seeds: '0' is less than 1: 0 seeds would train nothing            | compare --config configs/tiny.toml --schemes none --seeds 0 --out $W/o25
@@ -238,6 +240,11 @@ TABLE=$(cat <<'ROWS'
 2 | --base 1e-300 makes the last pair's θ_15 = base^(-30/32)           | rope-precision --base 1e-300 --max-position 16
 2 | give --base from                                                   | rope-precision --base 1e300 --max-position 16
 2 | --base 1e-320 makes θ_i = base^(-2i/128) so large that distance × θ overflows a double | rope-decay --base 1e-320
+2 | position.base = 1e-300 makes RoPE's slowest pair turn so fast that its angles overflow float32 | train $TINY --set position.base=1e-300 --out $W/o40
+2 | makes RoPE's slowest pair turn by less than the smallest normal number of float32 | train $TINY --set position.base=1e300 --out $W/o40
+2 | position.ntk_factor = 1e+300 makes RoPE's slowest pair turn by less than | train $TINY --set position.ntk_factor=1e300 --out $W/o40
+2 | position.interpolation_factor = 1e-40 makes RoPE's angles overflow float32 | train $TINY --set position.interpolation_factor=1e-40 --out $W/o40
+2 | --max-tokens 1 is less than one window of --seq-len 16 (14 text tokens), so nothing would be scored; give --max-tokens 14 or more | eval --run $RUN --seq-len 16 --max-tokens 1
 2 | position.xpos_gamma = 0.3 shapes xPos's decay, but position.xpos = false | train $TINY --set position.xpos_gamma=0.3 --out $W/o40
 2 | position.yarn_beta_fast = 16.0 shapes YaRN's ramp, but position.scaling = none | train $TINY --set position.yarn_beta_fast=16 --out $W/o40
 2 | position.sinusoidal_scale = 1.0 scales the sinusoidal table, but position.scheme = rope | train $TINY --set position.sinusoidal_scale=1 --out $W/o40
@@ -290,10 +297,55 @@ for word in avx3 ""; do
     fi
 done
 
+# Settings that change nothing because of another number train, with one note each (issue 65):
+# the effects table's rows that no word decides.
+rows=$((rows + 1))
+"$BIN" train $SMALL --set train.steps=2 --set data.tokenizer=char --set data.vocab_size=5000 \
+    --set model.embedding_size="$(grep -m1 '^hidden' configs/tiny.toml | grep -o '[0-9]*')" \
+    --set position.scaling=linear --set train.checkpoint_every=3 --stop-after 3 \
+    --out "$W/inert" > "$W/inert.log" 2>&1 ||
+    { echo "FAIL: a run with inert settings was refused: $(tail -2 "$W/inert.log")"; failures=$((failures + 1)); }
+for says in "note: data.vocab_size = 5000 is above the training text's characters" \
+    "note: model.embedding_size = " "note: position.scaling = linear with position.scaling_factor = 1" \
+    "note: train.checkpoint_every = 3 is beyond train.steps = 2" \
+    "note: --stop-after 3 is beyond train.steps = 2"; do
+    grep -qF "$says" "$W/inert.log" || { echo "FAIL: no note: $says"; cat "$W/inert.log"; failures=$((failures + 1)); }
+done
+
 # Nothing already written was lost: the cut run resumes once its corpus is back.
 cp "$W/corpus_before.txt" "$W/cut_corpus.txt"
 "$BIN" train $CUTDATA --set train.steps=4 --resume --out "$CUT" > "$W/resume.log" 2>&1 ||
     { echo "FAIL: the refused run does not resume with its own corpus"; cat "$W/resume.log"; failures=$((failures + 1)); }
+# A start killed (SIGKILL) before it wrote tokenizer.json: --resume is refused naming the dead
+# writer's pid and advising the command that works (the same --out without --resume), and
+# leaves that pid in the record, so the start's note names it too (issue 65).
+mkdir -p "$W/killed" && cp "$RUN/config.toml" "$RUN/split.txt" "$RUN/corpus.json" "$W/killed/"
+sh -c 'exit 0' & dead=$! && wait $dead && echo $dead > "$W/killed/lock"
+rows=$((rows + 1))
+output=$("$BIN" train $SMALL --set train.steps=2 --resume --out "$W/killed" 2>&1)
+[ $? -eq 2 ] && [ "$(echo "$output" | grep -c .)" -eq 1 ] &&
+    [[ "$output" == *"killed before its first checkpoint (pid $dead)"*"run the same command without --resume"* ]] ||
+    { echo "FAIL: --resume of a killed start: $output"; failures=$((failures + 1)); }
+output=$("$BIN" train $SMALL --set train.steps=2 --out "$W/killed" 2>&1)
+[ $? -eq 0 ] && [[ "$output" == *"note: $W/killed held only the start of a run killed before its first checkpoint (pid $dead)"* ]] ||
+    { echo "FAIL: the start after a refused --resume: $output"; failures=$((failures + 1)); }
+
+# The same corpus named another way (./, a symlink) resumes: the corpus is compared by what it
+# holds, not by its path's spelling (issue 65); another text under the new name is still refused.
+SPELT="$TINY --set data.vocab_size=120 --set train.steps=4"
+ln -s "$W/corpus.txt" "$W/corpus_link.txt"
+setup train $SPELT --set data.path="$W/corpus.txt" --stop-after 1 --out "$W/spelt"
+stop=1
+for path in "$W/./corpus.txt" "$W/corpus_link.txt"; do
+    stop=$((stop + 1)) && rows=$((rows + 1))
+    "$BIN" train $SPELT --set data.path="$path" --stop-after $stop --resume --out "$W/spelt" > "$W/spelt.log" 2>&1 ||
+        { echo "FAIL: --resume with the corpus named $path: $(tail -2 "$W/spelt.log")"; failures=$((failures + 1)); }
+done
+head -c 1000 "$W/corpus.txt" | tr 'a-z' 'A-Z' > "$W/other.txt" && cat "$W/corpus.txt" >> "$W/other.txt"
+rows=$((rows + 1))
+output=$("$BIN" train $SPELT --set data.path="$W/other.txt" --resume --out "$W/spelt" 2>&1)
+[ $? -eq 2 ] && [[ "$output" == *"--resume: the corpus '$W/other.txt' changed since the run started"* ]] ||
+    { echo "FAIL: another text under a new name: $output"; failures=$((failures + 1)); }
 [ "$(cat "$W/cmp/summary.md")" = "# my own notes" ] || { echo "FAIL: compare touched summary.md"; failures=$((failures + 1)); }
 for f in "$W/userlock/lock:my notes" "$W/precious.txt:precious"; do
     [ "$(cat "${f%%:*}")" = "${f#*:}" ] || { echo "FAIL: ${f%%:*} was overwritten"; failures=$((failures + 1)); }

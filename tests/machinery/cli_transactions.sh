@@ -282,6 +282,16 @@ elif [ "$WHAT" = disk ]; then
     "$BIN" train "${A[@]}" --set train.checkpoint_every=100 --quiet --resume --out "$mnt/run" >/dev/null 2>"$WORK/again.err" ||
         fail "resume after the full disk: $(cat "$WORK/again.err")"
     same_run "$WORK/ref100" "$mnt/run" "after a full disk at the checkpoint"
+    # 3. no free inode (space left): the message says so, not "check the permissions" (issue 65)
+    inodes=$WORK/inodes && mkdir -p "$inodes"
+    mount -t tmpfs -o size=4m,nr_inodes=64 tmpfs "$inodes" || fail "cannot mount a small-inode tmpfs"
+    trap 'umount "$mnt"; umount "$inodes"' EXIT
+    for i in $(seq 200); do : > "$inodes/f$i" 2>/dev/null || break; done
+    "$BIN" graph --config configs/tiny.toml --out "$inodes/g.dot" >/dev/null 2>"$WORK/inodes.err"
+    code=$?
+    [ $code -eq 2 ] && [ "$(grep -c . "$WORK/inodes.err")" -eq 1 ] &&
+        grep -q "no free inodes" "$WORK/inodes.err" || fail "inodes exhausted: exit $code: $(cat "$WORK/inodes.err")"
+    grep -q "permissions" "$WORK/inodes.err" && fail "inodes exhausted blamed on permissions"
 else
     echo "usage: $0 <roformer> <scratch dir> compare|outputs|lock|disk" && exit 2
 fi

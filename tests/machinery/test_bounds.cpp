@@ -17,11 +17,15 @@
 #include "config/config.hpp"
 #include "data/corpus.hpp"
 #include "data/tokenizer.hpp"
+#include "experiments/rope_precision.hpp"
 #include "io/durable_file.hpp"
 #include "io/safetensors.hpp"
+#include "position/rope_angles.hpp"
 #include "tiny_model.hpp"
 #include "run/checkpoint.hpp"
 #include "run/checkpoint_commit.hpp"
+#include "ropelab/rope_decay.hpp"
+#include "tensor/format.hpp"
 #include "train/evaluate.hpp"
 
 using namespace rf;
@@ -102,6 +106,37 @@ TEST_CASE("config: each size key has a ceiling, named with its limit; non-finite
               doctest::Contains("is not a finite number"));
     }
     CHECK(validate_message({}) == "(accepted)");  // the defaults fit
+}
+
+TEST_CASE("RoPE's angles: one rule, in train's config, rope-precision and rope-decay (issue 65)") {
+    // The range's edges hold and a step past either is refused, by train's config check.
+    const size_t D = default_config().model.hidden / default_config().model.num_heads;
+    const double largest = static_cast<double>(default_config().position.max_positions);
+    const RopeBaseRange r = rope_angle_base_range(D, largest, 1.0, 1.0, kFloat32Angles);
+    REQUIRE(r.lo < 10000.0);
+    REQUIRE(r.hi > 10000.0);
+    CHECK(validate_message({"position.base=" + format_shortest(r.lo * 1.01)}) == "(accepted)");
+    CHECK(validate_message({"position.base=" + format_shortest(r.hi * 0.99)}) == "(accepted)");
+    CHECK(doctest::String(validate_message({"position.base=" + format_shortest(r.lo / 2)}).c_str()) ==
+          doctest::Contains("overflow float32"));
+    CHECK(doctest::String(validate_message({"position.base=" + format_shortest(r.hi * 2)}).c_str()) ==
+          doctest::Contains("smallest normal number of float32"));
+    // The factors move the range: an NTK factor grows the base, interpolation slows the angles.
+    const RopeBaseRange ntk = rope_angle_base_range(D, largest, 4.0, 1.0, kFloat32Angles);
+    CHECK(ntk.hi < r.hi);
+    CHECK(doctest::String(validate_message({"position.ntk_factor=1e300"}).c_str()) ==
+          doctest::Contains("position.ntk_factor = 1e+300"));
+    CHECK(doctest::String(validate_message({"position.interpolation_factor=1e-40"}).c_str()) ==
+          doctest::Contains("position.interpolation_factor = 1e-40 makes RoPE's angles overflow"));
+    CHECK(doctest::String(validate_message({"position.interpolation_factor=1e40"}).c_str()) ==
+          doctest::Contains("vanish in float32"));
+    // rope-precision's and rope-decay's ranges are this rule's (float32, double).
+    CHECK(rope_precision_base_range(64, 100).lo ==
+          rope_angle_base_range(64, 100, 1.0, 1.0, kFloat32Angles).lo);
+    CHECK(rope_precision_base_range(64, 100).hi ==
+          rope_angle_base_range(64, 100, 1.0, 1.0, kFloat32Angles).hi);
+    CHECK(rope_decay_smallest_base(64, 1e6) ==
+          rope_angle_base_range(64, 1e6, 1.0, 1.0, kDoubleAngles).lo);
 }
 
 TEST_CASE("bounded_product: a product that would wrap is refused, not taken as 0") {

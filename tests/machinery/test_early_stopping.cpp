@@ -4,11 +4,16 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
-#include "run/checkpoint_commit.hpp"
 #include "finetune/early_stopping.hpp"
+#include "finetune/finetune_progress.hpp"
 #include "finetune/finetune_setup.hpp"
+#include "run/checkpoint_commit.hpp"
 
 using namespace rf;
 
@@ -115,4 +120,48 @@ TEST_CASE("early stopping: evaluations during the warm-up do not count towards p
     later.update(0, f1(0.40), f1(0.1), bytes);
     later.update(5, f1(0.50), f1(0.2), bytes);
     CHECK(later.best_step == 5);
+}
+
+TEST_CASE("fine-tune records: a number out of range is refused with its field, never converted") {
+    // issue 65: get<size_t>() turned 1e30 or -1 into an undefined or wrapped count.
+    const auto dir = std::filesystem::temp_directory_path() / "rf_test_finetune_numbers";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const char* name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+    };
+    const std::string score = R"({"loss": 1, "accuracy": 0.5, "macro_f1": 0.5, "n": 10})";
+    const auto stopping = [&](const std::string& best_step, const std::string& n) {
+        std::string bad_score = score;
+        bad_score.replace(bad_score.find("10"), 2, n);
+        return R"({"best_step": )" + best_step + R"(, "evaluations_since_best": 0, "stopped": false,
+                  "best_validation": )" +
+               bad_score + R"(, "best_test": )" + score + "}";
+    };
+    EarlyStopping r;
+    write("best.safetensors", "best bytes");  // restore reads the best model's bytes too
+    write("early_stopping.json", stopping("3", "10"));
+    CHECK_NOTHROW(r.restore(dir.string()));  // the well-formed file reads
+    CHECK(r.best_step == 3);
+    for (const auto& [step, n, field] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"1e30", "10", "\"best_step\" is 1e+30"},
+             {"-1", "10", "\"best_step\" is -1"},
+             {"3", "2.5", "\"best_validation.n\" is 2.5"},
+             {"3", "18446744073709551615", "\"best_validation.n\" is 18446744073709551615"}}) {
+        CAPTURE(field);
+        write("early_stopping.json", stopping(step, n));
+        CHECK_THROWS_WITH_AS(r.restore(dir.string()), doctest::Contains(field.c_str()),
+                             std::runtime_error);
+    }
+    const auto progress = [](const std::string& step) {
+        return R"({"step": )" + step + R"(, "total_steps": 8, "stopped_by": "", )" +
+               R"("window_loss_sum": 1.5, "window_count": 2, "elapsed_s": 1})";
+    };
+    write(kFinetuneProgressFile, progress("4"));
+    CHECK(load_progress(dir.string()).step == 4);
+    write(kFinetuneProgressFile, progress("1e30"));
+    CHECK_THROWS_WITH_AS(load_progress(dir.string()), doctest::Contains("\"step\" is 1e+30"),
+                         std::runtime_error);
+    std::filesystem::remove_all(dir);
 }

@@ -242,3 +242,28 @@ TEST_CASE("key uses: a run's own config.toml stays readable; only what --set cha
     CHECK_THROWS_AS(rf::load_config(std::nullopt, {"position.xpos_gamma=0.3"}),
                     std::invalid_argument);
 }
+
+TEST_CASE("key uses: settings idle because of another number get a note (issue 65)") {
+    const auto notes = [](const std::vector<std::string>& overrides) {
+        return rf::idle_relation_notes(rf::load_config(std::nullopt, overrides));
+    };
+    const auto one_note = [&](const std::vector<std::string>& overrides, const char* says) {
+        const std::vector<std::string> n = notes(overrides);
+        CAPTURE(overrides.front());
+        REQUIRE(n.size() == 1);
+        CHECK(contains(n[0], says));
+        CHECK(n[0].find('\n') == std::string::npos);
+    };
+    CHECK(notes({}).empty());  // the defaults act (or are at their default)
+    const std::string hidden = std::to_string(rf::default_config().model.hidden);
+    one_note({"model.embedding_size=" + hidden}, "model.embedding_size = ");
+    CHECK(notes({"model.embedding_size=" + std::to_string(rf::default_config().model.hidden / 2)})
+              .empty());
+    one_note({"position.scaling=linear", "position.scaling_factor=1"},
+             "position.scaling = linear with position.scaling_factor = 1");
+    CHECK(notes({"position.scaling=linear", "position.scaling_factor=2"}).empty());
+    const size_t steps = rf::default_config().train.steps;
+    one_note({"train.checkpoint_every=" + std::to_string(steps + 1)},
+             ("is beyond train.steps = " + std::to_string(steps)).c_str());
+    CHECK(notes({"train.checkpoint_every=" + std::to_string(steps)}).empty());
+}

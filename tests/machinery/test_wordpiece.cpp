@@ -308,3 +308,16 @@ TEST_CASE("wordpiece: a byte-order mark before vocab.txt's first line; JSON erro
     CHECK(bad.find("json.exception") == std::string::npos);
     CHECK(bad.find('\n') == std::string::npos);
 }
+
+TEST_CASE("wordpiece: a file id out of range is refused with its place, never converted") {
+    // issue 65: get<std::vector<int>>() turned 1e30 into an undefined int.
+    const auto t = from_lines(kSmall, true);
+    for (const char* bad : {"1e30", "-1", "4294967296"}) {
+        CAPTURE(std::string(bad));
+        nlohmann::json file = nlohmann::json::parse(t->to_json());
+        file["file_ids"][1] = nlohmann::json::parse(bad);
+        CHECK_THROWS_WITH_AS(parse_tokenizer(file.dump(), "tokenizer.json"),
+                             doctest::Contains("\"file_ids[1]\" is "), std::runtime_error);
+    }
+    CHECK_NOTHROW(parse_tokenizer(t->to_json(), "tokenizer.json"));
+}
