@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/durable_file.hpp"
+#include "io/json_whole.hpp"
 #include "io/locked_directory.hpp"
 #include "io/platform.hpp"
 #include "io/safetensors.hpp"
@@ -77,25 +78,13 @@ bool matches(const std::string& path, const Json& entry) {
     return bytes_match(read_file_bytes(path), entry);
 }
 
-// A number the manifest records (the step, a file's size) that is not a whole number from 0 to
-// 2^53: named, never converted (1e30 or -1 as a size_t is undefined or wraps).
-struct BadManifestNumber : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-constexpr uint64_t kMaxManifestNumber = uint64_t(1) << 53;  // every JSON reader keeps it exact
-
-void require_whole(const Json& object, const char* key, const std::string& shown) {
-    const Json& v = object.at(key);
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxManifestNumber)
-        throw BadManifestNumber("\"" + shown + "\" is " + v.dump() +
-                                ", not a whole number from 0 to 2^53");
-}
-
 Json read_manifest(const std::string& run_dir) {
     const std::string path = in_dir(run_dir, kCheckpointManifest);
     try {
         Json manifest = Json::parse(read_file_bytes(path, 1 << 20));
-        require_whole(manifest, "step", "step");
+        // The step and every size: whole numbers from 0 to 2^53, named, never converted
+        // (io/json_whole.hpp).
+        json_whole(manifest, "step", "step");
         if (!manifest.at("files").is_object()) throw std::invalid_argument("files");
         // Only the files a checkpoint writes (the model and the optimizer; a fine-tune with
         // early stopping also its best model and early_stopping.json, every fine-tune its
@@ -104,7 +93,7 @@ Json read_manifest(const std::string& run_dir) {
         // recovery rename some other file.
         for (const auto& [name, entry] : manifest.at("files").items()) {
             const std::string temp = entry.at("temp").get<std::string>();
-            require_whole(entry, "size", "files." + name + ".size");
+            json_whole(entry, "size", "files." + name + ".size");
             entry.at("fnv1a64").get<std::string>();
             const bool known = name == "model.safetensors" || name == "optimizer.safetensors" ||
                                name == "best.safetensors" || name == "early_stopping.json" ||
@@ -117,13 +106,13 @@ Json read_manifest(const std::string& run_dir) {
         if (manifest.contains("run_files")) {
             if (!manifest.at("run_files").is_object()) throw std::invalid_argument("run_files");
             for (const auto& [name, entry] : manifest.at("run_files").items()) {
-                require_whole(entry, "size", "run_files." + name + ".size");
+                json_whole(entry, "size", "run_files." + name + ".size");
                 entry.at("fnv1a64").get<std::string>();
                 if (!is_recorded_run_file(name)) throw std::invalid_argument(name);
             }
         }
         return manifest;
-    } catch (const BadManifestNumber& e) {
+    } catch (const NotJsonWhole& e) {
         throw std::runtime_error("'" + path + "': " + e.what() +
                                  "; the run directory was damaged — start again with a new --out");
     } catch (const std::exception&) {  // Json::exception, or a name we would not write
