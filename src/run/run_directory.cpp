@@ -163,7 +163,22 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     check_directory_names(dir, "--out", {kLongestRunName});
     require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
-    RunDirectory run(dir, true, RunLock::acquire(dir));
+    RunDirectory run(dir, true, RunLock::acquire(dir, false));
+    // A refusal leaves nothing it made: the pid record goes again if this call created it
+    // (`--resume` into an empty directory must leave it empty).
+    const bool made_record = run.lock_->record_holder();
+    try {
+        run.check_resumable(config);
+    } catch (...) {
+        if (made_record) run.lock_->remove_record();
+        throw;
+    }
+    return run;
+}
+
+void RunDirectory::check_resumable(const Config& config) {
+    const std::string& dir = dir_;
+    RunDirectory& run = *this;
     // A FIFO or device under one of our names would block or never end: refuse it by name.
     for (const char* name :
          {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
@@ -201,7 +216,6 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "`, or train longer into a new --out");
     check_corpus(run, config);
     run.tokenizer_ = data::load_tokenizer(run.file("tokenizer.json"));
-    return run;
 }
 
 void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& tokenizer,
@@ -227,7 +241,7 @@ RunDirectory::~RunDirectory() {
     struct stat st {};
     if (::fstatat(fd, kCheckpointManifest, &st, AT_SYMLINK_NOFOLLOW) == 0) return;
     for (const std::string& name : names_written_in(fd)) ::unlinkat(fd, name.c_str(), 0);
-    if (lock_->holds_record()) ::unlinkat(fd, RunLock::kFileName, 0);
+    lock_->remove_record();
     lock_->remove_created();  // only if empty, with the parents it made
 }
 

@@ -61,6 +61,8 @@ private:
     RunDirectory(std::string dir, bool resuming, RunLock lock)
         : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
     RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
+    // resume()'s checks, under the lock: throws when the directory cannot be continued.
+    void check_resumable(const Config& config);
     std::string dir_;
     bool resuming_;
     std::optional<RunLock> lock_;  // none on a replica
