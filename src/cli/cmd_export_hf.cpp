@@ -19,7 +19,8 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& o) {
-    rf::check_staged_output_directory(o.out, "export-hf");  // before the work
+    rf::check_staged_output_directory(o.out, "export-hf",
+                                      {rf::hf::kLongestExportedName});  // before the work
     const rf::DirectoryState state = rf::require_model_run(o.run_dir, "RUN");
     rf::require_idle_run(state, o.run_dir, "RUN");
     const rf::hf::ExportedFiles exported = rf::hf::export_hf(o.run_dir, o.out);

@@ -21,7 +21,8 @@ struct ImportOptions {
 };
 
 void run_import(const ImportOptions& o) {
-    rf::check_staged_output_directory(o.out, "import-hf");  // before the work
+    rf::check_staged_output_directory(o.out, "import-hf",
+                                      {rf::hf::kLongestImportedName});  // before the work
     const rf::hf::ImportedModel imported = rf::hf::import_hf(o.hf_dir, o.out);
     const rf::ModelConfig& m = imported.model->config();
     std::printf(

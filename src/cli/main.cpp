@@ -22,7 +22,9 @@
 
 #include "cli/bounds.hpp"
 #include "cli/commands.hpp"
+#include "config/memory_estimate.hpp"
 #include "fast/blas_core.hpp"
+#include "fast/openmp.hpp"
 #include "fast/simd.hpp"
 #include "io/platform.hpp"
 #include "run/interrupt.hpp"
@@ -271,6 +273,13 @@ int main(int argc, char** argv) {
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
     // Each training step frees what the next asks for again: keep it (run/memory_reuse.hpp).
     rf::keep_freed_memory();
+    // Under a tight ulimit -v the loops run on the threads whose stacks fit, down to one, so
+    // that libgomp never fails to start a worker mid-command (config/memory_estimate.hpp).
+    // train and finetune set their own count (train.threads) and check it (apply_threading).
+    if (rf::kOpenMP)
+        if (const size_t fit = rf::threads_within_address_space(size_t(omp_get_max_threads()));
+            fit < size_t(omp_get_max_threads()))
+            omp_set_num_threads(int(fit));
     // A file-size limit (ulimit -f) would kill us with SIGXFSZ in the middle of a write; ignored,
     // the write fails with EFBIG instead and the checkpoint commit reports it, the previous
     // checkpoint intact.

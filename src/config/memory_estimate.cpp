@@ -89,6 +89,14 @@ double worker_thread_bytes() {
     return kArena + stack_bytes;
 }
 
+size_t threads_within_address_space(size_t wanted) {
+    const double limit = address_space_limit_bytes();
+    if (limit <= 0 || wanted <= 1) return wanted;
+    const double left = limit - address_space_mapped_bytes() - kAddressSpaceSlackBytes;
+    const double extra = std::floor(std::max(0.0, left) / worker_thread_bytes());
+    return extra + 1 >= double(wanted) ? wanted : size_t(extra) + 1;
+}
+
 double training_address_space_bytes(double training_bytes, size_t threads) {
     const double t = double(std::max<size_t>(1, threads));
     return training_bytes + t * kOpenBlasBufferBytes + (t - 1) * worker_thread_bytes() +

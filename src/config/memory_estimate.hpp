@@ -63,6 +63,12 @@ inline constexpr double kOpenBlasBufferBytes = 128.0 * (1 << 20);
 // Each worker thread beyond the first also maps a malloc arena (64 MiB reserved) and its
 // stack (ulimit -s, 8 MiB by default).
 double worker_thread_bytes();
+// The OpenMP threads that fit under ulimit -v beside what is mapped now: `wanted`, or fewer (at
+// least 1) when the workers' stacks and arenas (worker_thread_bytes each) and the slack would
+// not fit; `wanted` when there is no limit. libgomp starts its workers at the first parallel
+// loop and ends the process if one's stack cannot be mapped ("Thread creation failed", exit 1,
+// no line of ours): the roformer binary runs on these before any command (src/cli/main.cpp).
+size_t threads_within_address_space(size_t wanted);
 // The rest a training maps beyond its estimate and the buffers (oneDNN's generated code, the
 // heap's slack): measured with configs/tiny.toml, the smallest ulimit -v that trains is within
 // this margin of the estimate (docs/training.md, "What every command guarantees").

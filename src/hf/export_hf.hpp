@@ -43,4 +43,8 @@ std::vector<NamedTensor> hf_tensors(const RoFormer& model, const Config& config,
 
 ExportedFiles export_hf(const std::string& run_dir, const std::string& out_dir);
 
+// The longest path export-hf writes inside --out (an output file's mark's temporary:
+// io/output_file.hpp), which check_staged_output_directory checks before anything is made.
+inline constexpr const char* kLongestExportedName = "tokenizer_config.json.written-by.tmp-<pid>";
+
 }  // namespace rf::hf

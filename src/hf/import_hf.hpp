@@ -35,6 +35,9 @@
 namespace rf::hf {
 
 inline constexpr const char* kSourceRecord = "hf_source.json";
+// The longest path import-hf writes inside --out (the checkpoint's temporary), which
+// check_staged_output_directory checks before anything is made.
+inline constexpr const char* kLongestImportedName = "model.safetensors.tmp-<pid>";
 
 // An HF checkpoint read and checked, ready to be written as a run (or compared in tests).
 struct ImportedModel {

@@ -273,35 +273,47 @@ void check_directory_names(const std::string& dir, const std::string& what,
 
 void check_output_names(const std::string& path, const std::string& what,
                         const std::vector<std::string>& patterns) {
-    // How many bytes each pattern adds to NAME.
+    // How many bytes each pattern adds to NAME. A pattern that goes on past a '/' (a file inside
+    // the directory the name makes) adds its part before the '/' to the name, all to the path.
     auto extra_of = [](const std::string& pattern) { return written_length(pattern) - 4; };
-    std::string longest = "NAME";
-    for (const std::string& p : patterns)
+    std::string longest = "NAME", longest_name = "NAME";
+    for (const std::string& p : patterns) {
         if (extra_of(p) > extra_of(longest)) longest = p;
-    const size_t extra = extra_of(longest);
+        const std::string name_part = p.substr(0, p.find('/'));
+        if (extra_of(name_part) > extra_of(longest_name)) longest_name = name_part;
+    }
     const auto [name_max, path_max] = name_and_path_max(parent_of(path));
     const std::string name = name_of(path);
     auto refuse = [&](bool whole_path, size_t have, long limit, const std::string& shown) {
-        const long room = limit - long(extra) - (whole_path ? 1 : 0);
+        const std::string& pattern = whole_path ? longest : longest_name;
+        const long room = limit - long(extra_of(pattern)) - (whole_path ? 1 : 0);
         throw std::runtime_error(
             "cannot write " + what + " '" + shown + "': " + (whole_path ? "the path" : "its name") +
-            " has " + std::to_string(have) + " bytes, and '" + longest +
-            "', a name roformer writes beside it, would be over the file system's limit of " +
+            " has " + std::to_string(have) + " bytes, and '" + pattern + "', a " +
+            (pattern.find('/') == std::string::npos ? "name" : "path") +
+            " roformer writes beside it, would be over the file system's limit of " +
             std::to_string(limit) + " bytes (" + (whole_path ? "PATH_MAX" : "NAME_MAX") + "); " +
             (room > 0 ? "give a " + std::string(whole_path ? "path" : "name") + " of at most " +
                             std::to_string(room) + " bytes"
                       : std::string("write it into a directory with a shorter path")));
     };
-    if (long(name.size() + extra) > name_max) refuse(false, name.size(), name_max, path);
-    if (long(path.size() + extra) >= path_max)
+    if (long(name.size() + extra_of(longest_name)) > name_max)
+        refuse(false, name.size(), name_max, path);
+    if (long(path.size() + extra_of(longest)) >= path_max)
         refuse(true, path.size(), path_max, path.substr(0, 60) + "…");
 }
 
-void check_staged_output_directory(const std::string& dir, const std::string& command) {
+void check_staged_output_directory(const std::string& dir, const std::string& command,
+                                   const std::vector<std::string>& inside) {
     std::string path = dir;
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     if (path.empty() || name_of(path) == "." || name_of(path) == "..") return;  // refused later
-    check_output_names(path, "--out", {".NAME.partial-" + command + "-<pid>"});
+    check_directory_names(path, "--out", {});  // every part of it
+    // The staging directory's name, and every path inside it (longer than the same inside OUT).
+    const std::string staging = ".NAME.partial-" + command + "-<pid>";
+    std::vector<std::string> patterns = {staging};
+    for (const std::string& name : inside) patterns.push_back(staging + "/" + name);
+    check_output_names(path, "--out", patterns);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
     std::error_code ec;

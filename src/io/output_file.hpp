@@ -78,9 +78,11 @@ void write_output_file(const std::string& path, const std::string& bytes, const 
 
 // Step 1 alone: every name made from `path` fits the NAME_MAX of its directory (pathconf)
 // and PATH_MAX. `patterns` are those names, NAME standing for path's last component and
-// <pid> for a pid ("NAME.written-by.tmp-<pid>"). Throws std::runtime_error "cannot write
-// <what> '<path>': its name has N bytes, and '<pattern>', a name roformer writes beside it,
-// would be over …; give a name of at most M bytes". check_output_file and
+// <pid> for a pid ("NAME.written-by.tmp-<pid>"); a pattern may go on inside the directory
+// NAME makes (".NAME.partial-export-hf-<pid>/config.json"): its part before the '/' is the
+// name. Throws std::runtime_error "cannot write <what> '<path>': its name has N bytes, and
+// '<pattern>', a name roformer writes beside it, would be over …; give a name of at most M
+// bytes". check_output_file and
 // check_staged_output_directory call it with the names they make.
 void check_output_names(const std::string& path, const std::string& what,
                         const std::vector<std::string>& patterns);
@@ -95,10 +97,13 @@ void check_directory_names(const std::string& dir, const std::string& what,
 
 // The up-front check of an --out directory that `command` publishes by one rename of a
 // staging directory ".NAME.partial-COMMAND-<pid>" beside it (import-hf, export-hf:
-// run/staged_directory.hpp), called with the options, before any work: a symlink there is
-// refused (the rename would replace the link, not the directory it names), and so is a name
-// whose staging directory's name would be too long.
-void check_staged_output_directory(const std::string& dir, const std::string& command);
+// run/staged_directory.hpp), called with the options, before any work and before any
+// directory is made: a symlink there is refused (the rename would replace the link, not the
+// directory it names), and so is a name whose staging directory's name, or the path of one
+// of the files `inside` it (the longest the command writes, temporaries included), would be
+// too long.
+void check_staged_output_directory(const std::string& dir, const std::string& command,
+                                   const std::vector<std::string>& inside);
 
 // The mark's name beside `path`, and the owner it names for this program's files.
 std::string written_by_name(const std::string& path);

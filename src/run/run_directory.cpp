@@ -185,9 +185,24 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
     if (dir.empty()) throw std::invalid_argument("train: no output directory given (--out DIR)");
     check_directory_names(dir, "--out", {kLongestRunName});
     require_directory(dir, "--resume: the run directory", "drop --resume to start a new run there");
-    // Locked, but our pid is recorded only once the run is one to resume: a refusal leaves the
-    // record of the writer before (a killed start's pid, which the next start's note names).
+    // Locked, but our pid is recorded only once the run is one to resume (check_resumable): a
+    // refusal before that leaves the record of the writer before (a killed start's pid, which
+    // the next start's note names); a refusal after it takes the record away again if this
+    // call created it (`--resume` into an empty directory leaves it empty).
     RunDirectory run(dir, true, RunLock::acquire(dir, false));
+    bool made_record = false;
+    try {
+        run.check_resumable(config, made_record);
+    } catch (...) {
+        if (made_record) run.lock_->remove_record();
+        throw;
+    }
+    return run;
+}
+
+void RunDirectory::check_resumable(const Config& config, bool& made_record) {
+    const std::string& dir = dir_;
+    RunDirectory& run = *this;
     // A FIFO or device under one of our names would block or never end: refuse it by name.
     for (const char* name :
          {"config.toml", "tokenizer.json", "split.txt", kCorpusRecord, "metrics.csv",
@@ -214,7 +229,7 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
             throw std::runtime_error("--resume: '" + dir + "' " + describe(state) +
                                      ", not a training run; drop --resume and pick a new --out");
         }
-    run.lock_->record_holder();  // the run is one to resume: from here on, our pid
+    made_record = run.lock_->record_holder();  // the run is one to resume: from here on, our pid
     run.checkpoint_ = recover_checkpoint(dir);
     remove_stale_temporaries(dir);
     if (run.checkpoint_.present && !fs::exists(run.file("optimizer.safetensors")))
@@ -236,7 +251,6 @@ RunDirectory RunDirectory::resume(const std::string& dir, const Config& config) 
                                  "`, or train longer into a new --out");
     check_corpus(run, config);
     run.tokenizer_ = data::load_tokenizer(run.file("tokenizer.json"));
-    return run;
 }
 
 void RunDirectory::write_run_files(const Config& config, const data::Tokenizer& tokenizer,
@@ -262,7 +276,7 @@ RunDirectory::~RunDirectory() {
     struct stat st {};
     if (::fstatat(fd, kCheckpointManifest, &st, AT_SYMLINK_NOFOLLOW) == 0) return;
     for (const std::string& name : names_written_in(fd)) ::unlinkat(fd, name.c_str(), 0);
-    if (lock_->holds_record()) ::unlinkat(fd, RunLock::kFileName, 0);
+    lock_->remove_record();
     lock_->remove_created();  // only if empty, with the parents it made
 }
 

@@ -61,6 +61,9 @@ private:
     RunDirectory(std::string dir, bool resuming, RunLock lock)
         : dir_(std::move(dir)), resuming_(resuming), lock_(std::move(lock)) {}
     RunDirectory(std::string dir, bool resuming) : dir_(std::move(dir)), resuming_(resuming) {}
+    // resume()'s checks, under the lock: throws when the directory cannot be continued.
+    // made_record: set once it has written our pid into a lock record it created.
+    void check_resumable(const Config& config, bool& made_record);
     std::string dir_;
     bool resuming_;
     std::optional<RunLock> lock_;  // none on a replica

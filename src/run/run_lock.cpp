@@ -13,6 +13,7 @@
 
 #include "io/lock_file.hpp"
 #include "io/locked_directory.hpp"
+#include "run/created_directories.hpp"
 
 namespace rf {
 
@@ -63,7 +64,7 @@ std::optional<RunLock> RunLock::try_acquire(const std::string& dir) {
     return RunLock(fd, dir);
 }
 
-void RunLock::record_holder() const {
+bool RunLock::record_holder() const {
     if (!is_lock_record(dir_))
         throw std::runtime_error("'" + lock_path(dir_) +
                                  "' exists and is not roformer's lock record (a pid); it would "
@@ -71,6 +72,7 @@ void RunLock::record_holder() const {
     // Created here, or the record a killed roformer of this user left (io/lock_file.hpp): never
     // a hard link to someone's file (`cp -al` of a run shares its `lock` with the original).
     int fd = ::openat(fd_, kFileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const bool created = fd >= 0;
     if (fd < 0 && errno == EEXIST) {
         fd = ::openat(fd_, kFileName, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         struct stat st {};
@@ -99,6 +101,11 @@ void RunLock::record_holder() const {
     if (!ok)
         throw std::runtime_error("cannot write '" + lock_path(dir_) + "' (" + std::strerror(error) +
                                  "); check free space");
+    return created;
+}
+
+void RunLock::remove_record() const {
+    if (holds_record()) ::unlinkat(fd_, kFileName, 0);
 }
 
 std::string RunLock::holder(const std::string& dir) {
@@ -114,11 +121,7 @@ RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
     const LocatedPath where = locate(dir);
     std::string created_top;  // the outermost directory missing now, which this call makes
     if (where.dir_fd == AT_FDCWD) {
-        for (fs::path missing = fs::path(dir).lexically_normal();
-             !missing.empty() && missing != missing.root_path() &&
-             !fs::exists(fs::symlink_status(missing, ec));
-             missing = missing.parent_path())
-            if (!missing.filename().empty()) created_top = missing.string();
+        created_top = outermost_missing(dir);
         fs::create_directories(dir, ec);
     } else {  // created inside the directory we hold, wherever it is now
         fs::path made;
@@ -128,6 +131,7 @@ RunLock RunLock::acquire(const std::string& dir, bool record_pid) {
                 ec = std::error_code(errno, std::generic_category());
         }
     }
+    if (ec) remove_created_directories(dir, created_top);  // those made before the failure
     if (ec)
         throw std::runtime_error("cannot create run directory '" + dir + "' (" + ec.message() +
                                  "); pick another --out");
@@ -167,11 +171,7 @@ bool RunLock::in_place() const {
 
 void RunLock::remove_created() const {
     if (created_top_.empty() || !in_place()) return;
-    for (fs::path made = fs::path(dir_).lexically_normal(); !made.empty();
-         made = made.parent_path()) {
-        if (made.filename().empty()) continue;  // "a/b/": the same directory as "a/b"
-        if (::rmdir(made.c_str()) != 0 || made == created_top_) return;
-    }
+    remove_created_directories(dir_, created_top_);
 }
 
 void RunLock::forget_in_child() {

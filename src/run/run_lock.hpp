@@ -36,8 +36,11 @@ public:
     // dir/lock is a pid record a RunLock wrote (a regular file of digits), or absent.
     static bool is_lock_record(const std::string& dir);
 
-    // Writes our pid into dir/lock (refusing a `lock` that is not a pid record).
-    void record_holder() const;
+    // Writes our pid into dir/lock (refusing a `lock` that is not a pid record); true when this
+    // call created dir/lock (none was there), so that a refusal can take it away again.
+    bool record_holder() const;
+    // Removes dir/lock while it is the record of this process's pid (holds_record()).
+    void remove_record() const;
     // In a child forked while we held the lock: drop the child's copy of the descriptor (the
     // parent keeps the lock; the child must not keep it alive should the parent die).
     void forget_in_child();

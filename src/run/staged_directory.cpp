@@ -14,6 +14,7 @@
 
 #include "io/durable_file.hpp"
 #include "io/output_file.hpp"
+#include "run/created_directories.hpp"
 #include "run/directory_kind.hpp"
 
 namespace rf {
@@ -83,7 +84,22 @@ StagedDirectory::StagedDirectory(const std::string& out, const std::string& comm
     target_ = target.string();
     guard_ = std::make_unique<InterruptGuard>();
     InterruptGuard::quiet_notes();  // the Interrupted line says what happened
-    // OUT's parents are made as `mkdir -p` would (`--out hf/classroom` in a fresh checkout).
+    // OUT's parents are made as `mkdir -p` would (`--out hf/classroom` in a fresh checkout);
+    // a failure before the publish removes them again (run/created_directories.hpp).
+    parents_top_ = outermost_missing(target.parent_path().string());
+    try {
+        lock_and_check(target);
+    } catch (...) {
+        if (created_) ::rmdir(target.c_str());  // only if empty
+        remove_created_directories(target.parent_path().string(), parents_top_);
+        if (out_fd_ >= 0) ::close(out_fd_);
+        throw;
+    }
+}
+
+void StagedDirectory::lock_and_check(const fs::path& target) {
+    const std::string& out = out_;
+    const std::string& command = command_;
     std::error_code made;
     fs::create_directories(target.parent_path(), made);
     if (made)
@@ -126,7 +142,7 @@ StagedDirectory::StagedDirectory(const std::string& out, const std::string& comm
         }
     }
     // 2. Check, under the lock. OUT must be empty: everything else is refused by what it is.
-    try {
+    {
         std::error_code ec;
         if (!fs::is_empty(target, ec)) {
             DirectoryState state = inspect_directory(target.string());
@@ -147,10 +163,6 @@ StagedDirectory::StagedDirectory(const std::string& out, const std::string& comm
                        .string();
         fs::remove_all(staging_, ec);  // a reused pid's leftover
         staging_lock_.emplace(RunLock::acquire(staging_, false));
-    } catch (...) {
-        if (created_) ::rmdir(target.c_str());
-        ::close(out_fd_);
-        throw;
     }
 }
 
@@ -217,6 +229,8 @@ StagedDirectory::~StagedDirectory() {
         if (created_ && ::fstat(out_fd_, &locked) == 0 && ::stat(target.c_str(), &named) == 0 &&
             locked.st_ino == named.st_ino)
             ::rmdir(target.c_str());  // only if empty
+        if (!fs::exists(fs::symlink_status(target, ec)))
+            remove_created_directories(target.parent_path().string(), parents_top_);
     }
     ::close(out_fd_);
 }

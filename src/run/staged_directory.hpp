@@ -20,6 +20,7 @@
 // (run_directory.hpp, checkpoint_commit.hpp). They take the same lock.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,7 +65,11 @@ public:
     const std::vector<std::string>& names() const { return order_; }
 
 private:
+    // Steps 1 and 2, once OUT's missing parents are known (parents_top_).
+    void lock_and_check(const std::filesystem::path& target);
+
     std::string out_, command_, target_, staging_;  // target_: OUT, absolute
+    std::string parents_top_;  // the outermost parent of OUT this writer makes; "" if none
     int out_fd_ = -1;  // holds OUT's flock
     bool created_ = false, published_ = false;
     std::unique_ptr<InterruptGuard> guard_;

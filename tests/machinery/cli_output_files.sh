@@ -19,8 +19,10 @@
 #      is, the user's file unchanged; the copy, its lock moved away, resumes without changing
 #      a byte of the original
 #   7. an --out whose run files would be over PATH_MAX, or with a part over NAME_MAX (train,
-#      finetune, compare): refused in one line, nothing created; a train or compare that fails
-#      leaves none of the parent directories it created
+#      finetune, compare, import-hf, export-hf — whose staging directory beside --out is the
+#      longer path): refused in one line, nothing created; a train, compare, import-hf or
+#      export-hf that fails leaves none of the parent directories it created; a refused
+#      `train --resume` into an empty directory leaves it empty (no `lock`)
 #
 #   tests/machinery/cli_output_files.sh BIN WORKDIR
 set -u
@@ -211,13 +213,22 @@ deep+=/$(printf 'e%.0s' $(seq $((4080 - ${#deep} - 1))))
 wide=$W/wide/$(printf 'w%.0s' $(seq 300))/run
 FT=(finetune --from "$W/run" --quiet --set threads=1 --set max_train_examples=50 --set epochs=1
     --task kjv-testament)
-for out in "$deep" "$wide"; do
+# import-hf and export-hf write into ".NAME.partial-CMD-PID" beside --out: 4040 bytes fit
+# PATH_MAX with the staging name, not with the files written inside it.
+staged=$W/deep
+while [ ${#staged} -lt 3870 ]; do staged+=/$(printf 'd%.0s' $(seq 200)); done
+staged+=/$(printf 'e%.0s' $(seq $((4040 - ${#staged} - 1))))
+for out in "$deep" "$wide" "$staged"; do
     limit=PATH_MAX && [ "$out" = "$wide" ] && limit=NAME_MAX
-    for cmd in train finetune compare; do
+    cmds="train finetune compare import-hf export-hf"
+    [ "$out" = "$staged" ] && cmds="import-hf export-hf"
+    for cmd in $cmds; do
         case $cmd in
             train) args=(train "${TRAIN[@]}") ;;
             finetune) args=("${FT[@]}") ;;
             compare) args=("${CMP[@]}") ;;
+            import-hf) args=(import-hf "$W/hf") ;;
+            export-hf) args=(export-hf "$W/run") ;;
         esac
         "$BIN" "${args[@]}" --out "$out" >"$W/d.log" 2>&1
         status=$?
@@ -234,5 +245,25 @@ done
 (ulimit -f 100 && exec "$BIN" "${CMP[@]}" --out "$W/x/y/cmp") >"$W/d.log" 2>&1 &&
     fail "compare under ulimit -f 100 exited 0"
 [ ! -e "$W/x" ] || fail "a failed compare left the parents it created: $(find "$W/x")"
+# import-hf of a directory that does not exist, export-hf of a causal-LM run (HF's RoFormer
+# has no such head): refused after the lock on --out, which made its parents — all removed.
+"$BIN" train "${TRAIN[@]}" --set train.objective=clm --out "$W/clm" >"$W/t.log" 2>&1 ||
+    fail "the causal-LM run: $(tail -1 "$W/t.log")"
+for cmd in "import-hf $W/no_such_hf" "export-hf $W/clm"; do
+    # shellcheck disable=SC2086
+    "$BIN" $cmd --out "$W/p/q/out" >"$W/d.log" 2>&1
+    status=$?
+    [ $status -eq 2 ] || fail "${cmd%% *} that fails: exit $status, not 2: $(cat "$W/d.log")"
+    one_line "$W/d.log" "${cmd%% *} that fails"
+    [ ! -e "$W/p" ] || fail "a failed ${cmd%% *} left the parents it created: $(find "$W/p")"
+done
+# A refused `train --resume` leaves nothing it made: not the pid record in an empty directory.
+mkdir "$W/empty_resume"
+"$BIN" train "${TRAIN[@]}" --resume --out "$W/empty_resume" >"$W/d.log" 2>&1
+status=$?
+[ $status -eq 2 ] || fail "train --resume into an empty directory: exit $status, not 2"
+one_line "$W/d.log" "train --resume into an empty directory"
+[ -z "$(ls -A "$W/empty_resume")" ] ||
+    fail "a refused train --resume left $(ls -A "$W/empty_resume") in the empty directory"
 [ $failures -eq 0 ] && echo "PASS: one writer per output file, names checked before the work, nothing left behind"
 [ $failures -eq 0 ]

@@ -5,6 +5,9 @@
 #     ulimit -v and the limit that fits, exit 2, nothing created — never a spin in OpenBLAS's
 #     allocator (the old binary spun for ever); the limit it names then trains; eval alike;
 #     lower limits too, where OpenBLAS's threads at load ended the process with exit 130;
+#   base-bound (OpenMP's workers, started at its first loop) under the limits just above the
+#     load floor: its answer (on the threads that fit) or one error line — never libgomp's
+#     "Thread creation failed" with exit 1;
 #   train stuck in a step (its stderr a full pipe nobody reads, so a progress write blocks):
 #     the first SIGTERM ends it on its own within the grace (10 s), exit 143 — no second signal;
 #     --resume then continues (the lock is free, nothing half-committed).
@@ -51,6 +54,23 @@ for v in $(seq 80000 2000 130000); do
   [ -e "$WORK/tight" ] && fail "train under ulimit -v $v left $WORK/tight"
 done
 echo "ulimit -v 80000 to 130000: one error line (or the loader's exit 127) at every limit"
+# A command that starts OpenMP's workers at its first loop (base-bound): under a limit where a
+# worker's stack does not fit beside what is loaded, libgomp would end the process ("Thread
+# creation failed", exit 1, no line of ours); the loops run on the threads that fit instead —
+# the same answer as without a limit — or one error line, exit 2.
+want=$("$BIN" base-bound --head-dim 16 --length 32 2>&1) || fail "base-bound without a limit: $want"
+for v in $(seq 90000 2000 140000); do
+  msg=$( (ulimit -v "$v"; exec timeout -s KILL 30 "$BIN" base-bound --head-dim 16 --length 32) 2>&1)
+  rc=$?
+  [ $rc -eq 127 ] && continue
+  if [ $rc -eq 0 ]; then
+    [ "$msg" = "$want" ] || fail "base-bound under ulimit -v $v: another answer: $msg"
+  else
+    [ $rc -eq 2 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] && [[ "$msg" == "error: "* ]] ||
+      fail "base-bound under ulimit -v $v: exit $rc, not 0 or 2 in one line: $msg"
+  fi
+done
+echo "base-bound under ulimit -v 90000 to 140000: its answer or one error line at every limit"
 
 # 2. A step that does not end: SIGTERM once, and the process ends within the grace.
 python3 - "$BIN" "$WORK/stuck" <<'EOF' || exit 1
