@@ -12,6 +12,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -169,6 +170,24 @@ __attribute__((section(".preinit_array"), used)) static void (*const kBeforeLibr
     int, char**, char**) = one_blas_thread_at_load;
 #endif
 
+// Memory held back for unwinding. When an allocation fails, the new-handler gives this block
+// back and lets the allocation try once more; a second failure throws bad_alloc, which then
+// unwinds with that room to spare. Without it a destructor that allocates as it unwinds
+// (nlohmann's json frees a nested value through a vector of its own) meets a second bad_alloc
+// inside noexcept: std::terminate, exit 134 and no error line (a tight ulimit -v; fuzz_cli).
+static void* unwind_reserve = nullptr;
+static void give_back_unwind_reserve() {
+    if (!unwind_reserve) throw std::bad_alloc();
+    std::free(unwind_reserve);
+    unwind_reserve = nullptr;
+}
+// false when even this block does not fit: the address space left (ulimit -v) holds no work.
+static bool hold_unwind_reserve() {
+    unwind_reserve = std::malloc(size_t(1) << 20);
+    std::set_new_handler(give_back_unwind_reserve);
+    return unwind_reserve != nullptr;
+}
+
 // The error line, in one write (the lines of several ranks never interleave). Under mpirun the
 // other ranks may be waiting for this one in a collective: MPI_Abort ends them all. Ranks other
 // than 0 wait a moment first: when rank 0 fails alike (a bad config fails everywhere), its
@@ -273,6 +292,16 @@ int main(int argc, char** argv) {
     if (!rf::cli::restart_with_library_settings(argv)) return 2;
     // Each training step frees what the next asks for again: keep it (run/memory_reuse.hpp).
     rf::keep_freed_memory();
+    if (!rf::cli::hold_unwind_reserve()) {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_AS, &limit);
+        std::fprintf(stderr,
+                     "error: roformer: the libraries, once loaded, fill the address space that "
+                     "ulimit -v allows (%llu MiB), with no room to work; raise it "
+                     "(ulimit -v unlimited)\n",
+                     static_cast<unsigned long long>(limit.rlim_cur >> 20));
+        return 2;
+    }
     // Under a tight ulimit -v the loops run on the threads whose stacks fit, down to one, so
     // that libgomp never fails to start a worker mid-command (config/memory_estimate.hpp).
     // train and finetune set their own count (train.threads) and check it (apply_threading).

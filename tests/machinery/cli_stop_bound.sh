@@ -71,6 +71,25 @@ for v in $(seq 90000 2000 140000); do
   fi
 done
 echo "base-bound under ulimit -v 90000 to 140000: its answer or one error line at every limit"
+# A command that reads JSON (import-hf of an exported run) under limits from below the load
+# floor up: a bad_alloc unwinding through nlohmann's json, whose destructor allocates, once
+# ended in std::terminate (exit 134, no line of ours, the staging directory left); now the
+# import, or one error line, exit 2, and nothing left where --out goes.
+"$BIN" "${TINY[@]}" --out "$WORK/hf_run" > /dev/null 2>&1 || fail "the run to export did not train"
+"$BIN" export-hf "$WORK/hf_run" --out "$WORK/hf" > /dev/null 2>&1 || fail "export-hf of the tiny run failed"
+for v in $(seq 90000 500 130000); do
+  rm -rf "$WORK/imported"
+  msg=$( (ulimit -v "$v"; exec timeout -s KILL 30 "$BIN" import-hf "$WORK/hf" --out "$WORK/imported") 2>&1)
+  rc=$?
+  [ $rc -eq 127 ] && continue
+  if [ $rc -ne 0 ]; then
+    [ $rc -eq 2 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] && [[ "$msg" == "error: "* ]] ||
+      fail "import-hf under ulimit -v $v: exit $rc, not 0 or 2 in one line: $msg"
+    left=$(ls -A "$WORK" | grep -E '^(imported|\.imported)' || true)
+    [ -z "$left" ] || fail "import-hf under ulimit -v $v failed and left: $left"
+  fi
+done
+echo "import-hf under ulimit -v 90000 to 130000: the import or one error line, nothing left"
 
 # 2. A step that does not end: SIGTERM once, and the process ends within the grace.
 python3 - "$BIN" "$WORK/stuck" <<'EOF' || exit 1
