@@ -66,7 +66,7 @@ private:
     Tensor table_;  // fixed (no grad), grown to the longest offset + T seen
 };
 
-// ---- rope_scheme in position.cpp --------------------------------------------------------
+// ---- RopePosition, in rope.cpp ----------------------------------------------------------
 class RopePosition : public PositionScheme {
 public:
     RopePosition(const RopeOptions& options, bool rotate_values);
