@@ -213,11 +213,13 @@ deep+=/$(printf 'e%.0s' $(seq $((4080 - ${#deep} - 1))))
 wide=$W/wide/$(printf 'w%.0s' $(seq 300))/run
 FT=(finetune --from "$W/run" --quiet --set threads=1 --set max_train_examples=50 --set epochs=1
     --task kjv-testament)
-# import-hf and export-hf write into ".NAME.partial-CMD-PID" beside --out: 4040 bytes fit
-# PATH_MAX with the staging name, not with the files written inside it.
+# import-hf and export-hf write into ".NAME.partial-CMD-PID" beside --out: 4060 bytes fit
+# PATH_MAX with the staging name (+ 27 with a 7-digit pid), not with the files written inside
+# it (+ 55 and more). Exactly 4060 whatever $W's length: the last part pads it (18–219 bytes).
 staged=$W/deep
-while [ ${#staged} -lt 3870 ]; do staged+=/$(printf 'd%.0s' $(seq 200)); done
-staged+=/$(printf 'e%.0s' $(seq $((4040 - ${#staged} - 1))))
+while [ ${#staged} -lt 3840 ]; do staged+=/$(printf 'd%.0s' $(seq 200)); done
+staged+=/$(printf 'e%.0s' $(seq $((4060 - ${#staged} - 1))))
+[ ${#staged} -eq 4060 ] || fail "the staged --out has ${#staged} bytes, not 4060"
 for out in "$deep" "$wide" "$staged"; do
     limit=PATH_MAX && [ "$out" = "$wide" ] && limit=NAME_MAX
     cmds="train finetune compare import-hf export-hf"
