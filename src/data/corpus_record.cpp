@@ -47,7 +47,7 @@ SourceFileRecord parse_source_record(const std::string& text, const std::string&
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + record_file + "' is damaged (not a path, size and FNV-1a "
                                  "record); " + fix);
-    } catch (const std::invalid_argument& e) {  // a size out of range (json_whole)
+    } catch (const NotJsonWhole& e) {  // a size out of range (io/json_whole.hpp)
         throw std::runtime_error("'" + record_file + "' is damaged (" + e.what() + "); " + fix);
     }
 }
@@ -63,7 +63,7 @@ std::vector<SourceFileRecord> parse_source_records(const std::string& text,
     } catch (const Json::exception&) {
         throw std::runtime_error("'" + record_file + "' is damaged (not a list of path, size and "
                                  "FNV-1a records); " + fix);
-    } catch (const std::invalid_argument& e) {  // a size out of range (json_whole)
+    } catch (const NotJsonWhole& e) {  // a size out of range (io/json_whole.hpp)
         throw std::runtime_error("'" + record_file + "' is damaged (" + e.what() + "); " + fix);
     }
 }

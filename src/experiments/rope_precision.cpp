@@ -173,7 +173,7 @@ RopePrecisionVectors random_rope_vectors(size_t groups, size_t tokens, size_t he
 }
 
 BaseRange rope_precision_base_range(size_t head_dim, size_t largest) {
-    // the one rule on RoPE's angles (position.hpp), no scaling, float32's range
+    // the one rule on RoPE's angles (position/rope_angles.hpp), no scaling, float32's range
     const RopeBaseRange r =
         rope_angle_base_range(head_dim, static_cast<double>(largest), 1.0, 1.0, kFloat32Angles);
     return {r.lo, r.hi};

@@ -89,7 +89,7 @@ ClassifierRun load_classifier_run(const std::string& dir) {
         throw std::runtime_error("'" + task_path +
                                  "' is damaged (not JSON with \"task\", \"labels\" (a list of "
                                  "names), \"pair\" and \"max_len\"); fine-tune again");
-    } catch (const std::invalid_argument& e) {  // max_len out of range (json_whole)
+    } catch (const NotJsonWhole& e) {  // max_len out of range (io/json_whole.hpp)
         throw std::runtime_error("'" + task_path + "' is damaged (" + e.what() +
                                  "); fine-tune again");
     }

@@ -46,7 +46,7 @@ FinetuneProgress load_progress(const std::string& dir) {
         throw std::runtime_error("'" + path +
                                  "' is damaged (not the step, planned steps and loss window of a "
                                  "fine-tune); fine-tune again into a new --out");
-    } catch (const std::invalid_argument& e) {  // a number out of range (json_whole)
+    } catch (const NotJsonWhole& e) {  // a number out of range (io/json_whole.hpp)
         throw std::runtime_error("'" + path + "' is damaged (" + e.what() +
                                  "); fine-tune again into a new --out");
     }

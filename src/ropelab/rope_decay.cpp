@@ -32,7 +32,7 @@ double rope_decay_bound(size_t dim, double base, double distance) {
 }
 
 double rope_decay_smallest_base(size_t dim, double largest_distance) {
-    // the one rule on RoPE's angles (position.hpp), in double's range
+    // the one rule on RoPE's angles (position/rope_angles.hpp), in double's range
     return rope_angle_base_range(dim, largest_distance, 1.0, 1.0, kDoubleAngles).lo;
 }
 
